@@ -1,0 +1,51 @@
+// swift-tools-version:6.0
+// Three layers, each its own module (see ARCHITECTURE.md):
+//   GeofenceCore       pure Swift geometry, rules, GeoJSON and BLOB codecs; no SQLite
+//   GeofenceSQL        the SQL surface: schema, SQL functions, catalog I/O, via sqlite3_api_routines
+//   GeofenceExtension  the loadable extension libgeofence.so (entry points only)
+//   geofence           the command-line tool (swift-argument-parser)
+import PackageDescription
+
+let package = Package(
+    name: "geofence",
+    products: [
+        .executable(name: "geofence", targets: ["GeofenceCLI"]),
+        // Built as libGeofenceExtension.so; scripts/build.sh installs it as libgeofence.so.
+        .library(name: "GeofenceExtension", type: .dynamic, targets: ["GeofenceExtension"]),
+    ],
+    dependencies: [
+        .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
+    ],
+    targets: [
+        .systemLibrary(name: "CSQLite", path: "Sources/CSQLite"),
+        .target(name: "GeofenceCore"),
+        .target(name: "GeofenceSQL", dependencies: ["CSQLite", "GeofenceCore"]),
+        .target(
+            name: "GeofenceExtension",
+            dependencies: ["GeofenceSQL"],
+            exclude: ["exports.map"],
+            linkerSettings: [
+                // Any direct sqlite3_* call would bypass the host's SQLite: make it a link error.
+                .unsafeFlags(["-Xlinker", "-z", "-Xlinker", "defs"]),
+                // Export only the entry points, so our Swift symbols never clash with the host's.
+                .unsafeFlags(["-Xlinker", "--version-script=Sources/GeofenceExtension/exports.map"]),
+                // Self-contained .so: loads in a plain sqlite3 shell on a machine without Swift.
+                .unsafeFlags(["-static-stdlib"], .when(configuration: .release)),
+            ]
+        ),
+        // Opens databases in a process that links libsqlite3 itself (the CLI, the tests).
+        .target(name: "GeofenceHost", dependencies: ["GeofenceSQL"], linkerSettings: [.linkedLibrary("sqlite3")]),
+        .executableTarget(
+            name: "GeofenceCLI",
+            dependencies: ["GeofenceHost", .product(name: "ArgumentParser", package: "swift-argument-parser")],
+            path: "Sources/geofence"
+        ),
+        .testTarget(name: "GeofenceCoreTests", dependencies: ["GeofenceCore"]),
+        .testTarget(
+            name: "GeofenceSQLTests",
+            dependencies: ["GeofenceSQL"],
+            exclude: ["exports.map"],
+            linkerSettings: [.linkedLibrary("sqlite3")]
+        ),
+    ]
+)

@@ -1,0 +1,179 @@
+/// GeoJSON (RFC 7946) features to and from area definitions.
+///
+/// A feature's properties carry the area fields under SPEC's names; a circle
+/// is a Point feature with `radius_m`. The id is `properties.area_id`, else the
+/// feature's `id`. Everything else in `properties` is kept as free properties.
+public enum GeoJSONArea {
+    public static func area(from feature: JSONValue, group: String? = nil) throws -> AreaDefinition {
+        guard case .object = feature else { throw InputError("feature must be an object, got \(feature.typeName)") }
+        guard feature["type"] == .string("Feature") else {
+            throw InputError("must be \"Feature\", got \(feature["type"]?.serialized ?? "nothing")", field: "type")
+        }
+        let props: [(String, JSONValue)]
+        switch feature["properties"] {
+        case .object(let m)?: props = m
+        case .null?, nil: props = []
+        case let v?: throw InputError("must be an object or null, got \(v.typeName)", field: "properties")
+        }
+        let p = JSONValue.object(props)
+
+        var rawId: String
+        switch (p["area_id"], feature["id"]) {
+        case (.string(let s)?, _): rawId = s
+        case (.number(let n)?, _): rawId = n
+        case (let v?, _) where v != .null: throw InputError("must be a string or number, got \(v.typeName)", field: "properties.area_id")
+        case (_, .string(let s)?): rawId = s
+        case (_, .number(let n)?): rawId = n
+        default: throw InputError("feature has no area_id property and no id", field: "properties.area_id")
+        }
+        // --group wins over a group_id property: the caller named the group explicitly.
+        let groupId = try group ?? optionalString(p, "group_id")
+        if let g = groupId { rawId = g + "#" + rawId }
+
+        guard let geometry = feature["geometry"], geometry != .null else { throw InputError("feature has no geometry", field: "geometry") }
+        let shape = try shape(from: geometry, radius: try optionalNumber(p, "radius_m"))
+
+        var a = AreaDefinition(areaId: rawId, shape: shape)
+        a.groupId = groupId
+        a.name = try optionalString(p, "name")
+        a.inAccuracyMaxM = try optionalNumber(p, "in_accuracy_max_m")
+        a.outAccuracyMaxM = try optionalNumber(p, "out_accuracy_max_m")
+        a.inConfirmCount = try optionalInteger(p, "in_confirm_count") ?? 1
+        a.outConfirmCount = try optionalInteger(p, "out_confirm_count") ?? 1
+        a.validFrom = try optionalTime(p, "valid_from")
+        a.validUntil = try optionalTime(p, "valid_until")
+        a.confidence = try optionalNumber(p, "confidence")
+        a.timezone = try optionalString(p, "timezone")
+        a.properties = props.filter { !AreaDefinition.fieldNames.contains($0.0) }
+        do { try a.validate() } catch var e as InputError {
+            if let f = e.field, !f.hasPrefix("geometry"), !f.hasPrefix("properties") { e.field = "properties." + f }
+            throw e
+        }
+        return a
+    }
+
+    public static func shape(from g: JSONValue, radius: Double?) throws -> Shape {
+        guard case .string(let type)? = g["type"] else { throw InputError("geometry has no type", field: "geometry.type") }
+        guard let coords = g["coordinates"] else { throw InputError("geometry has no coordinates", field: "geometry.coordinates") }
+        switch type {
+        case "Polygon":
+            if radius != nil { throw InputError("radius_m is only for Point (circle) features", field: "properties.radius_m") }
+            return .polygons([try polygon(coords, at: "geometry.coordinates")])
+        case "MultiPolygon":
+            if radius != nil { throw InputError("radius_m is only for Point (circle) features", field: "properties.radius_m") }
+            guard case .array(let items) = coords else { throw InputError("must be an array of polygons", field: "geometry.coordinates") }
+            return .polygons(try items.enumerated().map { try polygon($1, at: "geometry.coordinates[\($0)]") })
+        case "Point":
+            guard let r = radius else {
+                throw InputError("a Point area is a circle and needs a radius_m property", field: "properties.radius_m")
+            }
+            return .circle(Circle(center: try position(coords, at: "geometry.coordinates"), radiusM: r))
+        default:
+            throw InputError("geometry type \(type) is not an area: use Polygon, MultiPolygon, or Point with radius_m", field: "geometry.type")
+        }
+    }
+
+    static func polygon(_ v: JSONValue, at: String) throws -> Polygon {
+        guard case .array(let rings) = v else { throw InputError("must be an array of rings", field: at) }
+        return Polygon(try rings.enumerated().map { ri, ring in
+            guard case .array(let positions) = ring else { throw InputError("must be an array of positions", field: at + "[\(ri)]") }
+            return Ring(try positions.enumerated().map { try position($1, at: at + "[\(ri)][\($0)]") })
+        })
+    }
+
+    static func position(_ v: JSONValue, at: String) throws -> LonLat {
+        guard case .array(let xs) = v, xs.count >= 2, xs.count <= 3 else {
+            throw InputError("a position must be [longitude, latitude] (optionally altitude)", field: at)
+        }
+        var d: [Double] = []
+        for x in xs {
+            guard case .number(let n) = x, let value = Double(n), value.isFinite else {
+                throw InputError("a coordinate must be a finite number, got \(x.serialized)", field: at)
+            }
+            d.append(value)
+        }
+        return LonLat(lon: d[0], lat: d[1])
+    }
+
+    static func optionalString(_ p: JSONValue, _ key: String) throws -> String? {
+        switch p[key] {
+        case nil, .null?: return nil
+        case .string(let s)?: return s
+        case let v?: throw InputError("must be a string, got \(v.typeName)", field: "properties." + key)
+        }
+    }
+
+    static func optionalNumber(_ p: JSONValue, _ key: String) throws -> Double? {
+        switch p[key] {
+        case nil, .null?: return nil
+        case .number(let n)?:
+            guard let d = Double(n), d.isFinite else { throw InputError("number \(n) is out of range", field: "properties." + key) }
+            return d
+        case let v?: throw InputError("must be a number, got \(v.typeName) \(v.serialized.prefix(40))", field: "properties." + key)
+        }
+    }
+
+    static func optionalInteger(_ p: JSONValue, _ key: String) throws -> Int? {
+        guard let d = try optionalNumber(p, key) else { return nil }
+        guard d == d.rounded(), abs(d) < 1e9 else { throw InputError("must be an integer, got \(d)", field: "properties." + key) }
+        return Int(d)
+    }
+
+    static func optionalTime(_ p: JSONValue, _ key: String) throws -> Timestamp? {
+        switch p[key] {
+        case nil, .null?: return nil
+        case .string(let s)?:
+            do { return try Timestamp.parse(s) } catch let e as Timestamp.ParseError {
+                throw InputError(e.description, field: "properties." + key)
+            }
+        case .number(let n)?:
+            guard let t = Timestamp.parseUnixSeconds(n) else { throw InputError("bad Unix time \(n)", field: "properties." + key) }
+            return t
+        case let v?: throw InputError("must be a time string, got \(v.typeName)", field: "properties." + key)
+        }
+    }
+
+    // MARK: Export
+
+    /// The feature for an area, such that `area(from:)` gives the same area back.
+    /// A grouped id `<group>#<id>` is written with group_id and the bare id.
+    public static func feature(for a: AreaDefinition) -> JSONValue {
+        var props: [(String, JSONValue)] = []
+        var id = a.areaId
+        if let g = a.groupId {
+            props.append(("group_id", .string(g)))
+            if id.hasPrefix(g + "#") { id.removeFirst(g.count + 1) }
+        }
+        props.append(("area_id", .string(id)))
+        if let n = a.name { props.append(("name", .string(n))) }
+        if let v = a.inAccuracyMaxM { props.append(("in_accuracy_max_m", .number(fmt(v)))) }
+        props.append(("in_confirm_count", .number(String(a.inConfirmCount))))
+        if let v = a.outAccuracyMaxM { props.append(("out_accuracy_max_m", .number(fmt(v)))) }
+        props.append(("out_confirm_count", .number(String(a.outConfirmCount))))
+        if let v = a.validFrom { props.append(("valid_from", .string(v.iso8601))) }
+        if let v = a.validUntil { props.append(("valid_until", .string(v.iso8601))) }
+        if let v = a.confidence { props.append(("confidence", .number(fmt(v)))) }
+        if let v = a.timezone { props.append(("timezone", .string(v))) }
+        let geometry: JSONValue
+        switch a.shape {
+        case .circle(let c):
+            props.append(("radius_m", .number(fmt(c.radiusM))))
+            geometry = .object([("type", .string("Point")), ("coordinates", position(c.center))])
+        case .polygons(let polys):
+            let rings = { (p: Polygon) in JSONValue.array(p.rings.map { .array($0.points.map(position)) }) }
+            geometry = polys.count == 1
+                ? .object([("type", .string("Polygon")), ("coordinates", rings(polys[0]))])
+                : .object([("type", .string("MultiPolygon")), ("coordinates", .array(polys.map(rings)))])
+        }
+        props.append(contentsOf: a.properties)
+        return .object([("type", .string("Feature")), ("properties", .object(props)), ("geometry", geometry)])
+    }
+
+    static func position(_ p: LonLat) -> JSONValue { .array([.number(fmt(p.lon)), .number(fmt(p.lat))]) }
+
+    /// Shortest text that reads back as the same Double.
+    static func fmt(_ d: Double) -> String {
+        if d == d.rounded(), abs(d) < 1e15 { return String(Int64(d)) }
+        return "\(d)"
+    }
+}

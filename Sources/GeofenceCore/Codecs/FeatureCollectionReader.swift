@@ -1,0 +1,72 @@
+/// Streams the features of a GeoJSON FeatureCollection one at a time, so a
+/// file of a million features never has to be in memory at once. Members
+/// other than `features` (e.g. `updated_at`) are collected as they pass and
+/// are complete once `next()` has returned nil.
+public struct FeatureCollectionReader {
+    private var json: JSONReader
+    private enum Phase { case start, members, features(first: Bool), done }
+    private var phase = Phase.start
+    private var sawType = false
+    public private(set) var foreignMembers: [(String, JSONValue)] = []
+    public private(set) var featureIndex = -1
+
+    public init(_ json: JSONReader) { self.json = json }
+
+    public var line: Int { json.line }
+
+    /// The next feature, or nil at the end of the collection.
+    public mutating func next() throws -> JSONValue? {
+        while true {
+            switch phase {
+            case .done:
+                return nil
+            case .start:
+                try json.skipWhitespace()
+                guard try json.consume("{") else { throw json.error("a FeatureCollection must be a JSON object") }
+                if try json.consume("}") { throw json.error("empty object: not a FeatureCollection") }
+                try readMemberName()
+            case .features(let first):
+                if try json.consume("]") {
+                    phase = .members
+                    if try json.consume(",") { try readMemberName() } else { try finish(); return nil }
+                    continue
+                }
+                if !first { try json.expect(",") }
+                phase = .features(first: false)
+                featureIndex += 1
+                return try json.readValue(depth: 2)
+            case .members:
+                if try json.consume(",") { try readMemberName() } else { try finish(); return nil }
+            }
+        }
+    }
+
+    /// Reads `"name":` and either enters the features array or reads the member.
+    private mutating func readMemberName() throws {
+        try json.skipWhitespace()
+        guard case .string(let name) = try json.readValue(depth: 1) else { throw json.error("expected a member name") }
+        try json.expect(":")
+        if name == "features" {
+            guard try json.consume("[") else { throw json.error("\"features\" must be an array") }
+            phase = .features(first: true)
+            return
+        }
+        let value = try json.readValue(depth: 1)
+        if name == "type" {
+            guard value == .string("FeatureCollection") else {
+                throw json.error("type is \(value.serialized), expected \"FeatureCollection\"")
+            }
+            sawType = true
+        } else {
+            foreignMembers.append((name, value))
+        }
+        phase = .members
+    }
+
+    private mutating func finish() throws {
+        try json.expect("}")
+        guard try json.atEnd() else { throw json.error("trailing characters after the FeatureCollection") }
+        guard sawType else { throw json.error("the top-level object has no \"type\": \"FeatureCollection\"") }
+        phase = .done
+    }
+}

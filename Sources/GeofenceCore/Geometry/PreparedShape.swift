@@ -1,0 +1,252 @@
+#if canImport(Glibc)
+import Glibc
+#else
+import Darwin
+#endif
+
+/// A shape made ready for many point queries: polygon edges flattened into
+/// one array and bucketed by latitude band, so a containment test touches only
+/// the edges that cross the fix's latitude.
+///
+/// Semantics (SPEC §1, §3):
+/// - Edges are straight lines in lon/lat, as in RFC 7946, GEOS and SpatiaLite.
+///   Containment is the even-odd rule over all rings, which for a valid
+///   (multi)polygon is GEOS's interior: a point on the boundary is outside.
+/// - Distances are geodesic metres on WGS 84 from the fix to the nearest point
+///   of the boundary. A first estimate uses the affine frame at the fix (which
+///   maps lon/lat-straight edges to straight segments, so it finds the right
+///   neighbourhood); the nearest candidates are then refined with exact
+///   ellipsoidal distances along each edge.
+/// - A shape cut at the antimeridian (parts touching both +180 and -180) is one
+///   area: its edges lying along ±180 are not boundary.
+public final class PreparedShape: @unchecked Sendable {
+    public let shape: Shape
+    public let boundingBox: BoundingBox
+
+    // Polygon edges, 4 doubles each: lon1, lat1, lon2, lat2.
+    private let edges: [Double]
+    // Edge index of the first edge of each ring, plus a final sentinel.
+    private let ringStarts: [Int]
+    // Per ring: which polygon it belongs to and whether it is that polygon's exterior.
+    private let ringIsExterior: [Bool]
+    // Edges that lie along a cut at ±180° and are not boundary.
+    private let isCutEdge: [Bool]
+    // Latitude bands: edges whose latitude span meets band b are bandEdges[bandStarts[b]..<bandStarts[b+1]].
+    private let bandMinLat: Double
+    private let bandHeight: Double
+    private let bandStarts: [Int32]
+    private let bandEdges: [Int32]
+
+    public var edgeCount: Int { edges.count / 4 }
+
+    public init(_ shape: Shape) {
+        self.shape = shape
+        self.boundingBox = shape.boundingBox
+        guard case .polygons(let polygons) = shape else {
+            edges = []; ringStarts = [0]; ringIsExterior = []; isCutEdge = []
+            bandMinLat = 0; bandHeight = 1; bandStarts = [0, 0]; bandEdges = []
+            return
+        }
+        var e: [Double] = []
+        var starts: [Int] = []
+        var exterior: [Bool] = []
+        var touchesEast = false, touchesWest = false
+        for poly in polygons {
+            for (ri, ring) in poly.rings.enumerated() {
+                starts.append(e.count / 4)
+                exterior.append(ri == 0)
+                let pts = ring.points
+                guard pts.count >= 2 else { continue }
+                for i in 0..<(pts.count - 1) {
+                    e.append(pts[i].lon); e.append(pts[i].lat); e.append(pts[i + 1].lon); e.append(pts[i + 1].lat)
+                }
+                for p in pts {
+                    if p.lon == 180 { touchesEast = true }
+                    if p.lon == -180 { touchesWest = true }
+                }
+            }
+        }
+        starts.append(e.count / 4)
+        let n = e.count / 4
+        var cut = [Bool](repeating: false, count: n)
+        if touchesEast && touchesWest {
+            for i in 0..<n where e[4 * i] == e[4 * i + 2] && abs(e[4 * i]) == 180 { cut[i] = true }
+        }
+        edges = e; ringStarts = starts; ringIsExterior = exterior; isCutEdge = cut
+
+        // Bands: about four edges per band, at most 4096 bands.
+        let bbox = boundingBox
+        let bandCount = max(1, min(4096, n / 4))
+        let height = max((bbox.maxLat - bbox.minLat) / Double(bandCount), 1e-12)
+        var counts = [Int32](repeating: 0, count: bandCount + 1)
+        func bandRange(_ i: Int) -> ClosedRange<Int> {
+            let lo = min(e[4 * i + 1], e[4 * i + 3]), hi = max(e[4 * i + 1], e[4 * i + 3])
+            let b0 = max(0, min(bandCount - 1, Int((lo - bbox.minLat) / height)))
+            let b1 = max(0, min(bandCount - 1, Int((hi - bbox.minLat) / height)))
+            return b0...b1
+        }
+        for i in 0..<n { for b in bandRange(i) { counts[b + 1] += 1 } }
+        for b in 0..<bandCount { counts[b + 1] += counts[b] }
+        var fill = counts
+        var members = [Int32](repeating: 0, count: Int(counts[bandCount]))
+        for i in 0..<n { for b in bandRange(i) { members[Int(fill[b])] = Int32(i); fill[b] += 1 } }
+        bandMinLat = bbox.minLat; bandHeight = height; bandStarts = counts; bandEdges = members
+    }
+
+    // MARK: Containment
+
+    /// True when the point is in the interior (boundary points are outside, as in GEOS).
+    public func contains(_ p: LonLat) -> Bool {
+        switch shape {
+        case .circle(let c):
+            return Geodesy.distance(c.center, p) < c.radiusM
+        case .polygons:
+            let b = boundingBox
+            guard p.lat >= b.minLat, p.lat <= b.maxLat, p.lon >= b.minLon, p.lon <= b.maxLon else { return false }
+            let bandCount = bandStarts.count - 1
+            let band = max(0, min(bandCount - 1, Int((p.lat - bandMinLat) / bandHeight)))
+            var inside = false
+            edges.withUnsafeBufferPointer { e in
+                for k in Int(bandStarts[band])..<Int(bandStarts[band + 1]) {
+                    let i = Int(bandEdges[k]) * 4
+                    let x1 = e[i], y1 = e[i + 1], x2 = e[i + 2], y2 = e[i + 3]
+                    if (y1 > p.lat) != (y2 > p.lat) {
+                        let x = x1 + (p.lat - y1) * (x2 - x1) / (y2 - y1)
+                        if p.lon < x { inside.toggle() }
+                    }
+                }
+            }
+            return inside
+        }
+    }
+
+    // MARK: Distance
+
+    /// Signed geodesic distance in metres to the boundary: positive inside.
+    public func signedDistance(_ p: LonLat) -> Double {
+        let d = boundaryDistance(p)
+        return contains(p) ? d : -d
+    }
+
+    /// Unsigned geodesic distance in metres from the point to the boundary.
+    public func boundaryDistance(_ p: LonLat) -> Double {
+        switch shape {
+        case .circle(let c):
+            return abs(c.radiusM - Geodesy.distance(c.center, p))
+        case .polygons:
+            let approx = approximateEdgeDistances(p)
+            guard let best = approx.min() else { return .infinity }
+            let rel = relativeFrameError(p, best)
+            let limit = best * (1 + 3 * rel) + 1e-3
+            var order = approx.indices.filter { approx[$0] <= limit && !isCutEdge[$0] }
+            if order.count > 64 { order.sort { approx[$0] < approx[$1] }; order = Array(order.prefix(64)) }
+            var exact = Double.infinity
+            for i in order { exact = min(exact, geodesicDistanceToEdge(p, i)) }
+            return exact
+        }
+    }
+
+    /// Whether the point is at least `threshold` metres from the boundary.
+    /// Cheaper than `boundaryDistance`: the frame estimate decides unless the
+    /// answer is within its error band, and only then is the exact distance computed.
+    public func isAtLeast(_ threshold: Double, fromBoundary p: LonLat) -> Bool {
+        if threshold <= 0 { return true }
+        switch shape {
+        case .circle:
+            return boundaryDistance(p) >= threshold
+        case .polygons:
+            var best = Double.infinity
+            forEachApproximateEdgeDistance(p) { i, d in if !isCutEdge[i] { best = min(best, d) } }
+            let rel = relativeFrameError(p, max(best, threshold))
+            if best > threshold * (1 + 3 * rel) + 1e-3 { return true }
+            if best < threshold * (1 - 3 * rel) - 1e-3 { return false }
+            return boundaryDistance(p) >= threshold
+        }
+    }
+
+    /// How far the affine frame at the fix can be off, relative to a distance d:
+    /// the longitude scale changes by tan φ · Δφ over a latitude offset Δφ ≤ d/R,
+    /// plus curvature terms; 1e-4 covers ellipsoid versus frame at short range.
+    private func relativeFrameError(_ p: LonLat, _ d: Double) -> Double {
+        let x = d / 6_371_000
+        let t = abs(tan(min(abs(p.lat), 89.999) * .pi / 180))
+        return min(0.5, 1e-4 + x * (1 + t) + x * x)
+    }
+
+    private func approximateEdgeDistances(_ p: LonLat) -> [Double] {
+        var out = [Double](repeating: .infinity, count: edgeCount)
+        forEachApproximateEdgeDistance(p) { i, d in out[i] = d }
+        return out
+    }
+
+    /// Distance in metres from the fix to each edge in the affine frame at the fix.
+    @inline(__always)
+    private func forEachApproximateEdgeDistance(_ p: LonLat, _ body: (Int, Double) -> Void) {
+        let k = WGS84.metresPerDegree(atLat: p.lat)
+        edges.withUnsafeBufferPointer { e in
+            for i in 0..<(e.count / 4) {
+                let ax = Geodesy.wrapDegrees(e[4 * i] - p.lon)
+                let bx = ax + (e[4 * i + 2] - e[4 * i])
+                let x1 = ax * k.lon, y1 = (e[4 * i + 1] - p.lat) * k.lat
+                let x2 = bx * k.lon, y2 = (e[4 * i + 3] - p.lat) * k.lat
+                body(i, Self.originToSegment(x1, y1, x2, y2))
+            }
+        }
+    }
+
+    @inline(__always)
+    static func originToSegment(_ x1: Double, _ y1: Double, _ x2: Double, _ y2: Double) -> Double {
+        let dx = x2 - x1, dy = y2 - y1
+        let len2 = dx * dx + dy * dy
+        var t = len2 > 0 ? -(x1 * dx + y1 * dy) / len2 : 0
+        t = min(1, max(0, t))
+        let x = x1 + t * dx, y = y1 + t * dy
+        return (x * x + y * y).squareRoot()
+    }
+
+    /// Exact minimum over the edge of the ellipsoidal distance from p: coarse
+    /// sampling picks the bracket, golden-section search finishes it.
+    private func geodesicDistanceToEdge(_ p: LonLat, _ i: Int) -> Double {
+        let lon1 = p.lon + Geodesy.wrapDegrees(edges[4 * i] - p.lon)
+        let lat1 = edges[4 * i + 1]
+        let dLon = edges[4 * i + 2] - edges[4 * i], dLat = edges[4 * i + 3] - lat1
+        func f(_ t: Double) -> Double {
+            Geodesy.distance(p, LonLat(lon: lon1 + t * dLon, lat: lat1 + t * dLat))
+        }
+        let samples = 8
+        var bestT = 0.0, bestD = f(0)
+        for s in 1...samples {
+            let t = Double(s) / Double(samples)
+            let d = f(t)
+            if d < bestD { bestD = d; bestT = t }
+        }
+        var lo = max(0, bestT - 1 / Double(samples)), hi = min(1, bestT + 1 / Double(samples))
+        let g = (5.0.squareRoot() - 1) / 2
+        var c = hi - g * (hi - lo), d = lo + g * (hi - lo)
+        var fc = f(c), fd = f(d)
+        for _ in 0..<48 {
+            if fc < fd { hi = d; d = c; fd = fc; c = hi - g * (hi - lo); fc = f(c) }
+            else { lo = c; c = d; fc = fd; d = lo + g * (hi - lo); fd = f(d) }
+            if hi - lo < 1e-12 { break }
+        }
+        return min(bestD, fc, fd)
+    }
+
+    // MARK: Probability support
+
+    /// Visits each ring's edges as segments in the affine metric frame at the
+    /// fix (metres; origin at the fix). Cut edges are kept: they close rings.
+    func forEachRingInFrame(at p: LonLat, _ body: (_ isExterior: Bool, _ segments: [(Double, Double, Double, Double)]) -> Void) {
+        let k = WGS84.metresPerDegree(atLat: p.lat)
+        for r in 0..<(ringStarts.count - 1) {
+            var segs: [(Double, Double, Double, Double)] = []
+            segs.reserveCapacity(ringStarts[r + 1] - ringStarts[r])
+            for i in ringStarts[r]..<ringStarts[r + 1] {
+                let ax = Geodesy.wrapDegrees(edges[4 * i] - p.lon)
+                let bx = ax + (edges[4 * i + 2] - edges[4 * i])
+                segs.append((ax * k.lon, (edges[4 * i + 1] - p.lat) * k.lat, bx * k.lon, (edges[4 * i + 3] - p.lat) * k.lat))
+            }
+            body(ringIsExterior[r], segs)
+        }
+    }
+}

@@ -1,0 +1,39 @@
+/// The three-valued verdict of one fix against one area (SPEC §3).
+public enum Verdict: Equatable, Sendable {
+    case inside      // counts towards entering
+    case outside     // counts towards exiting
+    case undecided   // the error circle straddles the boundary, or the fix is too inaccurate
+
+    /// The SQL encoding: 1, 0, NULL.
+    public var sqlValue: Int? {
+        switch self { case .inside: 1; case .outside: 0; case .undecided: nil }
+    }
+}
+
+/// What a verdict needs besides the geometry: the area's accuracy limits and the confidence.
+public struct VerdictRule: Equatable, Sendable {
+    /// A fix whose accuracy is larger than this cannot count towards entering; nil = no limit.
+    public var inAccuracyMax: Double?
+    public var outAccuracyMax: Double?
+    /// CEP confidence p in [0, 1); 0 = plain containment.
+    public var confidence: Double
+
+    public init(inAccuracyMax: Double? = nil, outAccuracyMax: Double? = nil, confidence: Double = 0) {
+        self.inAccuracyMax = inAccuracyMax; self.outAccuracyMax = outAccuracyMax; self.confidence = confidence
+    }
+
+    /// inside-candidate: d ≥ k·accuracy and accuracy ≤ in limit; outside-candidate:
+    /// d ≤ -k·accuracy and accuracy ≤ out limit. With k·accuracy = 0 the boundary
+    /// itself counts as outside, as GEOS containment does, so every fix is one or the other.
+    public func verdict(_ shape: PreparedShape, at p: LonLat, accuracy: Double) -> Verdict {
+        let margin = CEP.factor(confidence) * accuracy
+        let inside = shape.contains(p)
+        if inside {
+            guard inAccuracyMax.map({ accuracy <= $0 }) ?? true else { return .undecided }
+            return shape.isAtLeast(margin, fromBoundary: p) ? .inside : .undecided
+        } else {
+            guard outAccuracyMax.map({ accuracy <= $0 }) ?? true else { return .undecided }
+            return shape.isAtLeast(margin, fromBoundary: p) ? .outside : .undecided
+        }
+    }
+}

@@ -1,0 +1,188 @@
+/// An instant, as whole microseconds since 1970-01-01T00:00:00Z: integers, so
+/// ordering and equality are exact (SPEC §6).
+public struct Timestamp: Comparable, Hashable, Sendable, CustomStringConvertible {
+    public var microseconds: Int64
+    public init(microseconds: Int64) { self.microseconds = microseconds }
+
+    public static func < (l: Timestamp, r: Timestamp) -> Bool { l.microseconds < r.microseconds }
+
+    /// Canonical UTC text: `YYYY-MM-DDTHH:MM:SSZ`, with `.ffffff` when there are
+    /// fractions. Fixed width for years 0001–9999, so text order is time order.
+    public var description: String { iso8601 }
+
+    public var iso8601: String {
+        let (secs, micros) = microseconds.floorDivided(by: 1_000_000)
+        let (days, sod) = secs.floorDivided(by: 86_400)
+        let (y, m, d) = CivilDate.fromDays(days)
+        var s = CivilDate.format(y, m, d) + "T" + pad(Int(sod / 3600), 2) + ":" + pad(Int(sod % 3600 / 60), 2) + ":" + pad(Int(sod % 60), 2)
+        if micros != 0 { s += "." + pad(Int(micros), 6) }
+        return s + "Z"
+    }
+
+    public enum ParseError: Error, Equatable, CustomStringConvertible {
+        case empty
+        case noOffset(String)
+        case malformed(String)
+        public var description: String {
+            switch self {
+            case .empty: "missing time"
+            case .noOffset(let s): "time '\(s)' has no UTC offset (add Z or +09:00): it is ambiguous"
+            case .malformed(let s): "time '\(s)' is neither ISO 8601 with an offset nor Unix seconds"
+            }
+        }
+    }
+
+    /// Accepts ISO 8601 with an offset (`Z`, `+09:00`, `+0900`; `T` or a space;
+    /// fractions of a second) or Unix seconds (integer or decimal).
+    public static func parse(_ text: String) throws -> Timestamp {
+        let s = text.trimmingSpaces
+        if s.isEmpty { throw ParseError.empty }
+        if let unix = parseUnixSeconds(s) { return unix }
+        let b = Array(s.utf8)
+        var i = 0
+        func num(_ n: Int) -> Int? {
+            guard i + n <= b.count else { return nil }
+            var v = 0
+            for k in 0..<n { let c = b[i + k]; guard c >= 48 && c <= 57 else { return nil }; v = v * 10 + Int(c - 48) }
+            i += n
+            return v
+        }
+        func lit(_ c: UInt8) -> Bool { if i < b.count && b[i] == c { i += 1; return true }; return false }
+        guard let y = num(4), lit(45), let mo = num(2), lit(45), let d = num(2) else { throw ParseError.malformed(s) }
+        guard i < b.count, b[i] == 84 || b[i] == 116 || b[i] == 32 else {
+            if i == b.count { throw ParseError.noOffset(s) }
+            throw ParseError.malformed(s)
+        }
+        i += 1
+        guard let h = num(2), lit(58), let mi = num(2) else { throw ParseError.malformed(s) }
+        var sec = 0, micros = 0
+        if lit(58) {
+            guard let ss = num(2) else { throw ParseError.malformed(s) }
+            sec = ss
+            if lit(46) || lit(44) {
+                var digits = 0
+                while i < b.count, b[i] >= 48, b[i] <= 57 {
+                    if digits < 6 { micros = micros * 10 + Int(b[i] - 48) }
+                    digits += 1; i += 1
+                }
+                guard digits > 0 else { throw ParseError.malformed(s) }
+                for _ in digits..<max(digits, 6) { micros *= 10 }
+            }
+        }
+        guard i < b.count else { throw ParseError.noOffset(s) }
+        var offsetMinutes = 0
+        if lit(90) || lit(122) {
+            offsetMinutes = 0
+        } else if b[i] == 43 || b[i] == 45 {
+            let sign = b[i] == 45 ? -1 : 1
+            i += 1
+            guard let oh = num(2) else { throw ParseError.malformed(s) }
+            _ = lit(58)
+            guard let om = num(2), oh <= 23, om <= 59 else { throw ParseError.malformed(s) }
+            offsetMinutes = sign * (oh * 60 + om)
+        } else {
+            throw ParseError.malformed(s)
+        }
+        guard i == b.count else { throw ParseError.malformed(s) }
+        guard (1...12).contains(mo), d >= 1, d <= CivilDate.daysInMonth(y, mo), h <= 23, mi <= 59, sec <= 60 else {
+            throw ParseError.malformed(s)
+        }
+        let days = CivilDate.toDays(y, mo, d)
+        let local = Int64(days) * 86_400 + Int64(h * 3600 + mi * 60 + min(sec, 59))
+        return Timestamp(microseconds: (local - Int64(offsetMinutes * 60)) * 1_000_000 + Int64(micros))
+    }
+
+    static func parseUnixSeconds(_ s: String) -> Timestamp? {
+        var body = Substring(s)
+        var negative = false
+        if body.first == "-" { negative = true; body = body.dropFirst() }
+        let parts = body.split(separator: ".", omittingEmptySubsequences: false)
+        guard parts.count <= 2, let whole = parts.first, !whole.isEmpty, whole.allSatisfy(\.isASCIIDigit),
+              whole.count <= 12 else { return nil }
+        var micros: Int64 = 0
+        if parts.count == 2 {
+            let frac = parts[1]
+            guard !frac.isEmpty, frac.allSatisfy(\.isASCIIDigit) else { return nil }
+            let six = String(frac.prefix(6)).padding(to: 6)
+            micros = Int64(six)!
+        }
+        let v = Int64(whole)! * 1_000_000 + micros
+        return Timestamp(microseconds: negative ? -v : v)
+    }
+}
+
+/// Proleptic Gregorian calendar arithmetic on day numbers (days since 1970-01-01),
+/// after Howard Hinnant's civil_from_days / days_from_civil.
+public enum CivilDate {
+    public static func toDays(_ y: Int, _ m: Int, _ d: Int) -> Int {
+        let yy = m <= 2 ? y - 1 : y
+        let era = (yy >= 0 ? yy : yy - 399) / 400
+        let yoe = yy - era * 400
+        let mp = (m + 9) % 12
+        let doy = (153 * mp + 2) / 5 + d - 1
+        let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy
+        return era * 146_097 + doe - 719_468
+    }
+
+    public static func fromDays(_ z0: Int64) -> (Int, Int, Int) {
+        let z = Int(z0) + 719_468
+        let era = (z >= 0 ? z : z - 146_096) / 146_097
+        let doe = z - era * 146_097
+        let yoe = (doe - doe / 1460 + doe / 36524 - doe / 146_096) / 365
+        let doy = doe - (365 * yoe + yoe / 4 - yoe / 100)
+        let mp = (5 * doy + 2) / 153
+        let d = doy - (153 * mp + 2) / 5 + 1
+        let m = mp < 10 ? mp + 3 : mp - 9
+        return (yoe + era * 400 + (m <= 2 ? 1 : 0), m, d)
+    }
+
+    public static func daysInMonth(_ y: Int, _ m: Int) -> Int {
+        switch m {
+        case 2: return (y % 4 == 0 && y % 100 != 0) || y % 400 == 0 ? 29 : 28
+        case 4, 6, 9, 11: return 30
+        default: return 31
+        }
+    }
+
+    public static func format(_ y: Int, _ m: Int, _ d: Int) -> String {
+        pad(y, 4) + "-" + pad(m, 2) + "-" + pad(d, 2)
+    }
+
+    /// Parses `YYYY-MM-DD` into a day number.
+    public static func parse(_ s: String) -> Int? {
+        let p = s.split(separator: "-", omittingEmptySubsequences: false)
+        guard p.count == 3, p[0].count == 4, p[1].count == 2, p[2].count == 2,
+              let y = Int(p[0]), let m = Int(p[1]), let d = Int(p[2]),
+              (1...12).contains(m), d >= 1, d <= daysInMonth(y, m) else { return nil }
+        return toDays(y, m, d)
+    }
+}
+
+func pad(_ v: Int, _ width: Int) -> String {
+    let s = String(v)
+    return s.count >= width ? s : String(repeating: "0", count: width - s.count) + s
+}
+
+extension Int64 {
+    /// Floor division and a non-negative remainder.
+    func floorDivided(by d: Int64) -> (Int64, Int64) {
+        let q = self / d, r = self % d
+        return r < 0 ? (q - 1, r + d) : (q, r)
+    }
+}
+
+extension Character {
+    var isASCIIDigit: Bool { asciiValue.map { $0 >= 48 && $0 <= 57 } ?? false }
+}
+
+extension String {
+    var trimmingSpaces: String {
+        var s = Substring(self)
+        while let f = s.first, f == " " || f == "\t" || f == "\n" || f == "\r" { s = s.dropFirst() }
+        while let l = s.last, l == " " || l == "\t" || l == "\n" || l == "\r" { s = s.dropLast() }
+        return String(s)
+    }
+    func padding(to width: Int) -> String {
+        count >= width ? self : self + String(repeating: "0", count: width - count)
+    }
+}

@@ -1,0 +1,50 @@
+import CSQLite
+import GeofenceSQL
+
+/// Opening databases in a process that links libsqlite3 itself.
+///
+/// The gf_ functions are registered through sqlite3_auto_extension, the same
+/// entry the loadable extension uses, so every connection this process opens
+/// runs exactly the extension's code. SpatiaLite is loaded by name.
+public enum Database {
+    private static let registered: Bool = {
+        let entry: @convention(c) (OpaquePointer?, UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?, UnsafePointer<sqlite3_api_routines>?) -> Int32 = {
+            Registration.initialize($0, $1, $2)
+        }
+        return sqlite3_auto_extension(unsafeBitCast(entry, to: (@convention(c) () -> Void).self)) == SQLITE_OK
+    }()
+
+    public struct OpenError: Error, CustomStringConvertible {
+        public var description: String
+    }
+
+    /// Opens (or with `create`, creates) the database at `path`, with SpatiaLite
+    /// loaded and a busy timeout, so a second writer waits instead of failing at once.
+    public static func open(_ path: String, create: Bool = false, readOnly: Bool = false, spatiaLite: Bool = true) throws -> Connection {
+        precondition(registered)
+        var handle: OpaquePointer?
+        let flags = readOnly ? SQLITE_OPEN_READONLY : (SQLITE_OPEN_READWRITE | (create ? SQLITE_OPEN_CREATE : 0))
+        let rc = sqlite3_open_v2(path, &handle, flags, nil)
+        guard rc == SQLITE_OK, let handle else {
+            let message = handle.flatMap { sqlite3_errmsg($0) }.map { String(cString: $0) } ?? "error \(rc)"
+            if let handle { sqlite3_close_v2(handle) }
+            if !create && rc == SQLITE_CANTOPEN { throw OpenError(description: "\(path): no such database (create one with `geofence init \(path)`)") }
+            throw OpenError(description: "\(path): cannot open: \(message)")
+        }
+        sqlite3_busy_timeout(handle, 10_000)
+        let db = Connection(owning: handle)
+        if spatiaLite { try loadSpatiaLite(db) }
+        return db
+    }
+
+    public static func loadSpatiaLite(_ db: Connection) throws {
+        sqlite3_enable_load_extension(db.handle, 1)
+        defer { sqlite3_enable_load_extension(db.handle, 0) }
+        var err: UnsafeMutablePointer<CChar>?
+        if sqlite3_load_extension(db.handle, "mod_spatialite", nil, &err) != SQLITE_OK {
+            let message = err.map { String(cString: $0) } ?? "unknown error"
+            sqlite3_free(err)
+            throw OpenError(description: "cannot load SpatiaLite (mod_spatialite): \(message). Install libsqlite3-mod-spatialite.")
+        }
+    }
+}

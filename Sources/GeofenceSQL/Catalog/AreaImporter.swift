@@ -1,0 +1,112 @@
+import GeofenceCore
+
+/// Imports a GeoJSON FeatureCollection into the catalog, streaming.
+///
+/// All or nothing: the import runs in one transaction, and any bad feature
+/// rolls it back with an error naming the file, feature index, id and field.
+/// The seed's server import is `replace` (clear areas and conditions first)
+/// plus `defaultConditions` (an IN and an OUT condition per area, numbered on
+/// from the highest existing id, so from 1 after a replace), guarded by the
+/// set's update time (`updated_at` member of the collection, or `updatedAt`).
+public struct AreaImporter {
+    public struct Options {
+        public var group: String?
+        public var replace = false
+        public var upsert = false
+        public var defaultConditions = false
+        public var makeValid = false
+        /// Overrides the collection's `updated_at` member.
+        public var updatedAt: Timestamp?
+        /// Import even if the set is older than the one imported before.
+        public var force = false
+        public init() {}
+    }
+
+    public struct Report {
+        public var imported = 0
+        public var polygons = 0
+        public var circles = 0
+        public var conditions = 0
+        /// (feature index, area id, GEOS's reason) for each repaired polygon.
+        public var repaired: [(Int, String, String)] = []
+        public var updatedAt: Timestamp?
+    }
+
+    let db: Connection
+    public init(_ db: Connection) { self.db = db }
+
+    public func run(path: String, options: Options, progress: ((Int, Int) -> Void)? = nil) throws -> Report {
+        let file = try FileChunks(path: path)
+        var reader = FeatureCollectionReader(JSONReader(chunks: file.next))
+        let areas = AreaStore(db)
+        let conditions = ConditionStore(db)
+        let settings = Settings(db)
+        return try db.transaction {
+            var report = Report()
+            if options.replace {
+                try db.execute("DELETE FROM gf_conditions; DELETE FROM gf_areas;")
+            }
+            var nextCondition = try conditions.nextId()
+            var feature: JSONValue?
+            repeat {
+                do {
+                    feature = try reader.next()
+                } catch let e as JSONSyntaxError {
+                    throw InputError("malformed GeoJSON at \(e)", file: path,
+                                     item: reader.featureIndex >= 0 ? "feature \(reader.featureIndex)" : nil)
+                }
+                guard let f = feature else { break }
+                let index = reader.featureIndex
+                let where_ = "feature \(index)"
+                let idHint = f["properties"]?["area_id"]?.plainText ?? f["id"]?.plainText
+                do {
+                    var area = try GeoJSONArea.area(from: f, group: options.group)
+                    if case .repaired(let reason) = try areas.checkValidity(&area, makeValid: options.makeValid) {
+                        report.repaired.append((index, area.areaId, reason))
+                    }
+                    try areas.insert(area, upsert: options.upsert)
+                    if case .circle = area.shape { report.circles += 1 } else { report.polygons += 1 }
+                    if options.defaultConditions {
+                        for timing in [ConditionDefinition.Timing.IN, .OUT] {
+                            try conditions.insert(ConditionDefinition(conditionId: nextCondition, areaId: area.areaId, timing: timing))
+                            nextCondition += 1
+                            report.conditions += 1
+                        }
+                    }
+                } catch let e as InputError {
+                    throw e.located(file: path, item: where_, id: idHint)
+                }
+                report.imported += 1
+                if index % 1000 == 0 { progress?(file.bytesRead, file.size) }
+            } while true
+            progress?(file.size, file.size)
+
+            let updated = try options.updatedAt ?? updatedAtMember(reader.foreignMembers, path: path)
+            report.updatedAt = updated
+            if let updated {
+                if let previousText = try settings.get("import_updated_at"), let previous = try? Timestamp.parse(previousText),
+                   updated < previous, !options.force {
+                    throw InputError("this area set was updated at \(updated.iso8601), before the set already imported (updated at \(previous.iso8601)): nothing imported; pass --force to import the older set anyway",
+                                     file: path, field: "updated_at")
+                }
+                try settings.setUnchecked("import_updated_at", updated.iso8601)
+            }
+            return report
+        }
+    }
+
+    func updatedAtMember(_ members: [(String, JSONValue)], path: String) throws -> Timestamp? {
+        guard let v = members.first(where: { $0.0 == "updated_at" })?.1 else { return nil }
+        guard case .string(let s) = v else { throw InputError("must be a time string", file: path, field: "updated_at") }
+        do { return try Timestamp.parse(s) } catch let e as Timestamp.ParseError {
+            throw InputError(e.description, file: path, field: "updated_at")
+        }
+    }
+}
+
+extension JSONValue {
+    /// A string's or number's text, for naming a record in a message.
+    var plainText: String? {
+        switch self { case .string(let s): s; case .number(let n): n; default: nil }
+    }
+}

@@ -1,0 +1,39 @@
+import GeofenceCore
+
+/// Questions asked of the catalog through its SQL surface.
+public enum AreaQueries {
+    public struct Located {
+        public var areaId: String
+        public var name: String?
+        public var verdict: String
+        public var distanceM: Double
+        public var probability: Double
+    }
+
+    /// The SQL behind `geofence locate`: R*Tree candidates whose box meets the
+    /// fix's error circle (a degree box a little larger than k·accuracy), then
+    /// the verdict per area. A user can run the same statement in the shell.
+    public static let locateSQL = """
+        SELECT a.area_id, a.name,
+               CASE ?5 IS NULL WHEN 1 THEN gf_area_contains(a.area_id, ?1, ?2, ?3)
+                               ELSE gf_area_contains(a.area_id, ?1, ?2, ?3, ?5) END AS verdict,
+               gf_area_distance_m(a.area_id, ?1, ?2) AS distance_m,
+               gf_area_inside_probability(a.area_id, ?1, ?2, ?3) AS inside_probability
+        FROM gf_areas AS a
+        WHERE a.id IN (SELECT pkid FROM idx_gf_areas_geom
+                       WHERE xmax >= ?2 - ?4 AND xmin <= ?2 + ?4 AND ymax >= ?1 - ?4 AND ymin <= ?1 + ?4)
+        ORDER BY a.area_id
+        """
+
+    public static func locate(_ db: Connection, lat: Double, lon: Double, accuracy: Double, confidence: Double?) throws -> [Located] {
+        // Degrees that surely cover 3·accuracy (CEP99 is 2.01×), at any latitude below 89.
+        let m = WGS84.metresPerDegree(atLat: min(abs(lat), 89))
+        let pad = 3 * accuracy / min(m.lat, m.lon) + 1e-9
+        return try db.query(locateSQL, [.real(lat), .real(lon), .real(accuracy), .real(pad), confidence.sqlValue]).map { r in
+            let verdict: String
+            switch r[2] { case .integer(1): verdict = "inside"; case .integer(0): verdict = "outside"; default: verdict = "undecided" }
+            return Located(areaId: r[0].string ?? "", name: r[1].string, verdict: verdict,
+                           distanceM: r[3].double ?? 0, probability: r[4].double ?? 0)
+        }
+    }
+}

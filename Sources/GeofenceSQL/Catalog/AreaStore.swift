@@ -1,0 +1,126 @@
+import GeofenceCore
+
+/// Areas in gf_areas: write, read, remove. Every statement binds its values.
+public final class AreaStore {
+    let db: Connection
+    private lazy var insertStatement = Result { try db.prepare(Self.insertSQL(upsert: false)) }
+    private lazy var upsertStatement = Result { try db.prepare(Self.insertSQL(upsert: true)) }
+    private lazy var validityStatement = Result { try db.prepare("SELECT ST_IsValid(?1), ST_IsValidReason(?1)") }
+    private lazy var repairStatement = Result { try db.prepare("SELECT ST_CollectionExtract(MakeValid(?1), 3)") }
+
+    public init(_ db: Connection) { self.db = db }
+
+    static let columns = "area_id, group_id, name, kind, center_lat, center_lon, radius_m, in_accuracy_max_m, in_confirm_count, out_accuracy_max_m, out_confirm_count, valid_from, valid_until, confidence, timezone, properties, geom"
+
+    static func insertSQL(upsert: Bool) -> String {
+        var sql = "INSERT INTO gf_areas (\(columns)) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)"
+        if upsert {
+            let set = columns.split(separator: ",").map { String($0).trimmingCharacters() }.filter { $0 != "area_id" }
+                .map { "\($0) = excluded.\($0)" }.joined(separator: ", ")
+            sql += " ON CONFLICT(area_id) DO UPDATE SET \(set)"
+        }
+        return sql
+    }
+
+    public enum Repair { case none, repaired(reason: String) }
+
+    /// Checks the polygon with GEOS (through SpatiaLite). Invalid: with
+    /// `makeValid`, returns the repaired area; otherwise throws with GEOS's reason.
+    public func checkValidity(_ area: inout AreaDefinition, makeValid: Bool) throws -> Repair {
+        guard case .polygons(let polys) = area.shape else { return .none }
+        let blob = SpatiaLiteBlob.encodeMultiPolygon(polys)
+        let check = try validityStatement.get()
+        try check.bind([.blob(blob)])
+        _ = try check.step()
+        let valid = check.value(0).int64 == 1
+        let reason = check.value(1).string ?? "invalid geometry"
+        guard !valid else { return .none }
+        guard makeValid else {
+            throw InputError("invalid polygon: \(reason) (use --make-valid to repair it with SpatiaLite's MakeValid)", field: "geometry")
+        }
+        let repair = try repairStatement.get()
+        try repair.bind([.blob(blob)])
+        _ = try repair.step()
+        guard case .blob(let fixed) = repair.value(0) else {
+            throw InputError("invalid polygon (\(reason)) and MakeValid left no polygonal part", field: "geometry")
+        }
+        let areal = try fixed.withUnsafeBytes { try SpatiaLiteBlob.decodeAreal($0) }
+        area.shape = .polygons(areal.polygons)
+        return .repaired(reason: reason)
+    }
+
+    public func insert(_ a: AreaDefinition, upsert: Bool = false) throws {
+        let s = try (upsert ? upsertStatement : insertStatement).get()
+        do {
+            try s.run(Self.values(a))
+        } catch let e as SQLiteError where e.message.contains("UNIQUE constraint failed: gf_areas.area_id") {
+            throw InputError("duplicate area_id: an area with this id already exists (use --upsert to replace it)", id: a.areaId, field: "area_id")
+        }
+    }
+
+    static func values(_ a: AreaDefinition) -> [SQLiteValue] {
+        var kind = "polygon"
+        var lat: Double?, lon: Double?, radius: Double?
+        let geom: [UInt8]
+        switch a.shape {
+        case .polygons(let p):
+            geom = SpatiaLiteBlob.encodeMultiPolygon(p)
+        case .circle(let c):
+            kind = "circle"; lat = c.center.lat; lon = c.center.lon; radius = c.radiusM
+            geom = SpatiaLiteBlob.encodeMultiPolygon(CircleEnvelope.polygons(c))
+        }
+        return [
+            .text(a.areaId), a.groupId.sqlValue, a.name.sqlValue, .text(kind), lat.sqlValue, lon.sqlValue, radius.sqlValue,
+            a.inAccuracyMaxM.sqlValue, .integer(Int64(a.inConfirmCount)), a.outAccuracyMaxM.sqlValue, .integer(Int64(a.outConfirmCount)),
+            a.validFrom.map { .text($0.iso8601) } ?? .null, a.validUntil.map { .text($0.iso8601) } ?? .null, a.confidence.sqlValue, a.timezone.sqlValue,
+            .text(JSONValue.object(a.properties).serialized), .blob(geom),
+        ]
+    }
+
+    public func all(group: String? = nil) throws -> [AreaDefinition] {
+        let rows = try db.query("SELECT \(Self.columns) FROM gf_areas WHERE ?1 IS NULL OR group_id = ?1 ORDER BY area_id", [group.sqlValue])
+        return try rows.map(Self.area)
+    }
+
+    public func get(_ id: String) throws -> AreaDefinition? {
+        try db.query("SELECT \(Self.columns) FROM gf_areas WHERE area_id = ?", [.text(id)]).first.map(Self.area)
+    }
+
+    public var count: Int { get throws { Int(try db.scalar("SELECT count(*) FROM gf_areas").int64 ?? 0) } }
+
+    /// Removes the area and (by trigger) its conditions; false if there was none.
+    @discardableResult
+    public func remove(_ id: String) throws -> Bool {
+        try db.query("DELETE FROM gf_areas WHERE area_id = ?", [.text(id)])
+        return db.changes > 0
+    }
+
+    static func area(_ r: [SQLiteValue]) throws -> AreaDefinition {
+        let id = r[0].string ?? ""
+        let shape: Shape
+        if r[3].string == "circle" {
+            shape = .circle(Circle(center: LonLat(lon: r[5].double ?? 0, lat: r[4].double ?? 0), radiusM: r[6].double ?? 0))
+        } else {
+            guard case .blob(let b) = r[16] else { throw CatalogError("area '\(id)' has no geometry") }
+            do {
+                shape = .polygons(try b.withUnsafeBytes { try SpatiaLiteBlob.decodeAreal($0) }.polygons)
+            } catch {
+                throw CatalogError("area '\(id)': geometry cannot be read: \(error)")
+            }
+        }
+        var a = AreaDefinition(areaId: id, shape: shape)
+        a.groupId = r[1].string
+        a.name = r[2].string
+        a.inAccuracyMaxM = r[7].double
+        a.inConfirmCount = Int(r[8].int64 ?? 1)
+        a.outAccuracyMaxM = r[9].double
+        a.outConfirmCount = Int(r[10].int64 ?? 1)
+        a.validFrom = try r[11].string.map(Timestamp.parse)
+        a.validUntil = try r[12].string.map(Timestamp.parse)
+        a.confidence = r[13].double
+        a.timezone = r[14].string
+        if let text = r[15].string, case .object(let m) = try JSONReader.parse(text) { a.properties = m }
+        return a
+    }
+}
+

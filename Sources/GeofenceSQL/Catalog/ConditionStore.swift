@@ -1,0 +1,103 @@
+import GeofenceCore
+
+/// Notification conditions in gf_conditions.
+public final class ConditionStore {
+    let db: Connection
+    public init(_ db: Connection) { self.db = db }
+
+    static let columns = "condition_id, area_id, timing, dwell_s, weekdays, start_time, end_time, start_date, end_date, renotify_suppress_days, timezone"
+
+    public func insert(_ c: ConditionDefinition) throws {
+        do {
+            try db.query("INSERT INTO gf_conditions (\(Self.columns)) VALUES (?,?,?,?,?,?,?,?,?,?,?)", Self.values(c))
+        } catch let e as SQLiteError where e.message.contains("area_id does not name an area") {
+            throw InputError("unknown area '\(c.areaId)': add the area before its conditions", id: String(c.conditionId), field: "area_id")
+        } catch let e as SQLiteError where e.message.contains("UNIQUE constraint failed") {
+            throw InputError("duplicate condition_id", id: String(c.conditionId), field: "condition_id")
+        }
+    }
+
+    static func values(_ c: ConditionDefinition) -> [SQLiteValue] {
+        [
+            .integer(c.conditionId), .text(c.areaId), .text(c.timing.rawValue), c.dwellSeconds.sqlValue,
+            c.weekdays.map { .text($0.description) } ?? .null,
+            c.startMinute.map { .text(ConditionDefinition.formatTime($0)) } ?? .null,
+            c.endMinute.map { .text(ConditionDefinition.formatTime($0)) } ?? .null,
+            c.startDay.map { .text(ConditionDefinition.formatDate($0)) } ?? .null,
+            c.endDay.map { .text(ConditionDefinition.formatDate($0)) } ?? .null,
+            c.renotifySuppressDays.sqlValue, c.timezone.sqlValue,
+        ]
+    }
+
+    public func all(area: String? = nil) throws -> [ConditionDefinition] {
+        try db.query("SELECT \(Self.columns) FROM gf_conditions WHERE ?1 IS NULL OR area_id = ?1 ORDER BY condition_id", [area.sqlValue])
+            .map(Self.condition)
+    }
+
+    public func get(_ id: Int64) throws -> ConditionDefinition? {
+        try db.query("SELECT \(Self.columns) FROM gf_conditions WHERE condition_id = ?", [.integer(id)]).first.map(Self.condition)
+    }
+
+    @discardableResult
+    public func remove(_ id: Int64) throws -> Bool {
+        try db.query("DELETE FROM gf_conditions WHERE condition_id = ?", [.integer(id)])
+        return db.changes > 0
+    }
+
+    public func nextId() throws -> Int64 {
+        (try db.scalar("SELECT coalesce(max(condition_id), 0) + 1 FROM gf_conditions").int64) ?? 1
+    }
+
+    static func condition(_ r: [SQLiteValue]) throws -> ConditionDefinition {
+        let timing = ConditionDefinition.Timing(rawValue: r[2].string ?? "") ?? .IN
+        var c = ConditionDefinition(conditionId: r[0].int64 ?? 0, areaId: r[1].string ?? "", timing: timing)
+        c.dwellSeconds = r[3].int64
+        c.weekdays = try r[4].string.map(Weekdays.parse)
+        c.startMinute = try r[5].string.map { try ConditionDefinition.parseTime($0, field: "start_time") }
+        c.endMinute = try r[6].string.map { try ConditionDefinition.parseTime($0, field: "end_time") }
+        c.startDay = try r[7].string.map { try ConditionDefinition.parseDate($0, field: "start_date") }
+        c.endDay = try r[8].string.map { try ConditionDefinition.parseDate($0, field: "end_date") }
+        c.renotifySuppressDays = r[9].int64.map(Int.init)
+        c.timezone = r[10].string
+        return c
+    }
+}
+
+/// Rows of the conditions CSV (`geofence conditions import`) and of
+/// `conditions add` options, as text fields by column name.
+public enum ConditionText {
+    public static let columns = ["condition_id", "area_id", "timing", "dwell_s", "weekdays", "start_time", "end_time",
+                                 "start_date", "end_date", "renotify_suppress_days", "timezone"]
+
+    /// Empty or missing fields are unset.
+    public static func condition(_ f: [String: String]) throws -> ConditionDefinition {
+        func get(_ k: String) -> String? { f[k].flatMap { $0.trimmingCharacters().isEmpty ? nil : $0.trimmingCharacters() } }
+        guard let idText = get("condition_id") else { throw InputError("is required", field: "condition_id") }
+        guard let id = Int64(idText) else { throw InputError("must be an integer, got '\(idText)'", field: "condition_id") }
+        guard let area = get("area_id") else { throw InputError("is required", id: idText, field: "area_id") }
+        guard let timingText = get("timing"), let timing = ConditionDefinition.Timing(rawValue: timingText.uppercased()) else {
+            throw InputError("must be IN, OUT or DWELL, got '\(f["timing"] ?? "")'", id: idText, field: "timing")
+        }
+        var c = ConditionDefinition(conditionId: id, areaId: area, timing: timing)
+        do {
+            if let s = get("dwell_s") {
+                guard let v = Int64(s) else { throw InputError("must be whole seconds, got '\(s)'", field: "dwell_s") }
+                c.dwellSeconds = v
+            }
+            c.weekdays = try get("weekdays").map(Weekdays.parse)
+            c.startMinute = try get("start_time").map { try ConditionDefinition.parseTime($0, field: "start_time") }
+            c.endMinute = try get("end_time").map { try ConditionDefinition.parseTime($0, field: "end_time") }
+            c.startDay = try get("start_date").map { try ConditionDefinition.parseDate($0, field: "start_date") }
+            c.endDay = try get("end_date").map { try ConditionDefinition.parseDate($0, field: "end_date") }
+            if let s = get("renotify_suppress_days") {
+                guard let v = Int(s) else { throw InputError("must be whole days, got '\(s)'", field: "renotify_suppress_days") }
+                c.renotifySuppressDays = v
+            }
+            c.timezone = get("timezone")
+            try c.validate()
+        } catch let e as InputError {
+            throw e.located(id: idText)
+        }
+        return c
+    }
+}

@@ -1,0 +1,54 @@
+import GeofenceCore
+
+/// Containment against a catalog area by id: the area's own accuracy limits
+/// and confidence, else the database's default_confidence, unless the call
+/// gives `p`. Unknown ids are an error (a typo should not read as "outside").
+enum CatalogFunctions {
+    static func register(_ db: Connection) throws {
+        let cache = ShapeCache()
+        let names = ["area_id", "lat", "lon", "accuracy_m", "p"]
+
+        try db.createFunction("gf_area_contains", arities: [4, 5], argumentNames: names, flags: FunctionFlags.reading) { a in
+            if (0..<a.count).contains(where: a.isNull) { return .null }
+            let (shape, rule) = try lookup(a, cache)
+            var r = rule
+            if a.count > 4 { r.confidence = try GeometryFunctions.confidence(a, 4) }
+            let p = try GeometryFunctions.position(a, lat: 1, lon: 2)
+            return GeometryFunctions.verdictValue(r.verdict(shape, at: p, accuracy: try GeometryFunctions.accuracy(a, 3)))
+        }
+
+        try db.createFunction("gf_area_distance_m", arities: [3], argumentNames: names, flags: FunctionFlags.reading) { a in
+            if (0..<3).contains(where: a.isNull) { return .null }
+            return .real(try lookup(a, cache).0.signedDistance(try GeometryFunctions.position(a, lat: 1, lon: 2)))
+        }
+
+        try db.createFunction("gf_area_inside_probability", arities: [4], argumentNames: names, flags: FunctionFlags.reading) { a in
+            if (0..<4).contains(where: a.isNull) { return .null }
+            let shape = try lookup(a, cache).0
+            return .real(InsideProbability.of(shape, at: try GeometryFunctions.position(a, lat: 1, lon: 2),
+                                              accuracy: try GeometryFunctions.accuracy(a, 3)))
+        }
+    }
+
+    static func lookup(_ a: Arguments, _ cache: ShapeCache) throws -> (PreparedShape, VerdictRule) {
+        let id = try a.text(0)
+        let db = a.connection
+        let rows: [[SQLiteValue]]
+        do {
+            rows = try db.query("""
+                SELECT CASE kind WHEN 'circle' THEN gf_circle(center_lat, center_lon, radius_m) ELSE geom END,
+                       in_accuracy_max_m, out_accuracy_max_m,
+                       coalesce(confidence, (SELECT CAST(value AS REAL) FROM gf_settings WHERE key = 'default_confidence'), 0)
+                FROM gf_areas WHERE area_id = ?
+                """, [.text(id)])
+        } catch let e as SQLiteError where e.message.contains("no such table") {
+            throw FunctionError("\(a.function): no geofence catalog in this database (no gf_areas table): create one with `geofence init`")
+        }
+        guard let r = rows.first else { throw a.fail(0, "names no area in gf_areas: '\(id)'") }
+        guard case .blob(let bytes) = r[0] else { throw FunctionError("\(a.function): area '\(id)' has no geometry") }
+        let shape = try bytes.withUnsafeBytes { b in
+            try cache.shape(for: b) { try GeometryFunctions.shape(from: b, a, 0) }
+        }
+        return (shape, VerdictRule(inAccuracyMax: r[1].double, outAccuracyMax: r[2].double, confidence: r[3].double ?? 0))
+    }
+}

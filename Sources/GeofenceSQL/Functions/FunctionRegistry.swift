@@ -1,0 +1,145 @@
+import CSQLite
+
+/// Registers Swift closures as SQL scalar functions.
+///
+/// One C trampoline serves every function: SQLite hands back the closure's box
+/// as the function's user data. A closure reports bad input by throwing
+/// `FunctionError`, which becomes an SQL error naming the function and the
+/// argument; nothing in here traps, so a bad call never takes the host down.
+public struct FunctionError: Error, CustomStringConvertible {
+    public var message: String
+    public init(_ message: String) { self.message = message }
+    public var description: String { message }
+}
+
+/// The arguments of one call, with checked accessors.
+public struct Arguments {
+    public let function: String
+    public let names: [String]
+    let argv: UnsafeMutablePointer<OpaquePointer?>?
+    public let count: Int
+    public let context: OpaquePointer
+
+    func raw(_ i: Int) -> OpaquePointer { argv![i]! }
+
+    public func isNull(_ i: Int) -> Bool { sqlite.pointee.value_type!(raw(i)) == SQLITE_NULL }
+
+    func name(_ i: Int) -> String { i < names.count ? "\(i + 1) (\(names[i]))" : "\(i + 1)" }
+
+    public func fail(_ i: Int, _ message: String) -> FunctionError {
+        FunctionError("\(function): argument \(name(i)) \(message)")
+    }
+
+    public func double(_ i: Int) throws -> Double {
+        let v = raw(i)
+        switch sqlite.pointee.value_type!(v) {
+        case SQLITE_INTEGER, SQLITE_FLOAT:
+            let d = sqlite.pointee.value_double!(v)
+            guard d.isFinite else { throw fail(i, "must be finite") }
+            return d
+        case SQLITE_TEXT:
+            // Numeric text is what SQLite's own numeric functions accept too.
+            guard let d = Double(text(of: v).trimmingCharacters()), d.isFinite else {
+                throw fail(i, "must be a number, got text")
+            }
+            return d
+        default:
+            throw fail(i, "must be a number")
+        }
+    }
+
+    func text(of v: OpaquePointer) -> String {
+        sqlite.pointee.value_text!(v).map { String(cString: $0) } ?? ""
+    }
+
+    public func text(_ i: Int) throws -> String {
+        let v = raw(i)
+        switch sqlite.pointee.value_type!(v) {
+        case SQLITE_TEXT, SQLITE_INTEGER, SQLITE_FLOAT: return text(of: v)
+        default: throw fail(i, "must be text")
+        }
+    }
+
+    /// The argument's bytes, valid only during `body`.
+    public func withBlob<T>(_ i: Int, _ body: (UnsafeRawBufferPointer) throws -> T) throws -> T {
+        let v = raw(i)
+        guard sqlite.pointee.value_type!(v) == SQLITE_BLOB else { throw fail(i, "must be a geometry BLOB") }
+        let n = Int(sqlite.pointee.value_bytes!(v))
+        let p = sqlite.pointee.value_blob!(v)
+        return try body(UnsafeRawBufferPointer(start: n > 0 ? p : nil, count: n))
+    }
+
+    public var connection: Connection { Connection(borrowing: sqlite.pointee.context_db_handle!(context)!) }
+}
+
+final class FunctionBox {
+    let name: String
+    let argumentNames: [String]
+    let body: (Arguments) throws -> SQLiteValue
+    init(name: String, argumentNames: [String], body: @escaping (Arguments) throws -> SQLiteValue) {
+        self.name = name; self.argumentNames = argumentNames; self.body = body
+    }
+}
+
+public enum FunctionFlags {
+    /// Pure functions of their arguments: usable in indexes, views and triggers.
+    public static let pure = SQLITE_UTF8 | SQLITE_DETERMINISTIC | SQLITE_INNOCUOUS
+    /// Reads the database: safe, but not deterministic.
+    public static let reading = SQLITE_UTF8 | SQLITE_INNOCUOUS
+    /// Changes state: callable only from top-level SQL, never from a schema's
+    /// triggers or views, so a hostile database cannot fire it.
+    public static let changing = SQLITE_UTF8 | SQLITE_DIRECTONLY
+}
+
+private let trampoline: @convention(c) (OpaquePointer?, Int32, UnsafeMutablePointer<OpaquePointer?>?) -> Void = { ctx, argc, argv in
+    guard let ctx else { return }
+    let box = Unmanaged<FunctionBox>.fromOpaque(sqlite.pointee.user_data!(ctx)!).takeUnretainedValue()
+    let args = Arguments(function: box.name, names: box.argumentNames, argv: argv, count: Int(argc), context: ctx)
+    do {
+        setResult(ctx, try box.body(args))
+    } catch let e as FunctionError {
+        sqlite.pointee.result_error!(ctx, e.message, -1)
+    } catch let e as SQLiteError {
+        sqlite.pointee.result_error!(ctx, "\(box.name): \(e.message)", -1)
+    } catch {
+        sqlite.pointee.result_error!(ctx, "\(box.name): \(error)", -1)
+    }
+}
+
+private let destroy: @convention(c) (UnsafeMutableRawPointer?) -> Void = { p in
+    if let p { Unmanaged<FunctionBox>.fromOpaque(p).release() }
+}
+
+func setResult(_ ctx: OpaquePointer, _ value: SQLiteValue) {
+    let api = sqlite.pointee
+    switch value {
+    case .null: api.result_null!(ctx)
+    case .integer(let i): api.result_int64!(ctx, i)
+    case .real(let d): api.result_double!(ctx, d)
+    case .text(let s): api.result_text!(ctx, s, -1, SQLITE_TRANSIENT_DESTRUCTOR)
+    case .blob(let b):
+        b.withUnsafeBytes { api.result_blob!(ctx, $0.baseAddress ?? UnsafeRawPointer(bitPattern: 1), Int32(b.count), SQLITE_TRANSIENT_DESTRUCTOR) }
+    }
+}
+
+extension Connection {
+    /// Registers `body` as `name` for each argument count in `arities`
+    /// (`argumentNames` label the arguments in error messages).
+    public func createFunction(_ name: String, arities: [Int], argumentNames: [String], flags: Int32,
+                               _ body: @escaping (Arguments) throws -> SQLiteValue) throws {
+        for n in arities {
+            let box = Unmanaged.passRetained(FunctionBox(name: name, argumentNames: argumentNames, body: body)).toOpaque()
+            let rc = sqlite.pointee.create_function_v2!(handle, name, Int32(n), flags, box, trampoline, nil, nil, destroy)
+            try check(rc, "create function \(name)")
+        }
+    }
+}
+
+extension String {
+    func trimmingCharacters() -> String {
+        var s = Substring(self)
+        while s.first == " " { s = s.dropFirst() }
+        while s.last == " " { s = s.dropLast() }
+        return String(s)
+    }
+}

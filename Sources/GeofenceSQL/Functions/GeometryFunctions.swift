@@ -1,0 +1,84 @@
+import GeofenceCore
+
+/// The containment SQL functions (SPEC §3). `area` is a SpatiaLite geometry
+/// BLOB (Polygon or MultiPolygon, SRID 4326 or 0) or a gf_circle() value.
+/// Any NULL argument gives NULL. Contracts are in README.md, "SQL functions".
+enum GeometryFunctions {
+    static func register(_ db: Connection) throws {
+        let cache = ShapeCache()
+        let shapeNames = ["area", "lat", "lon", "accuracy_m", "p"]
+
+        try db.createFunction("gf_cep_factor", arities: [1], argumentNames: ["p"], flags: FunctionFlags.pure) { a in
+            if a.isNull(0) { return .null }
+            return .real(CEP.factor(try confidence(a, 0)))
+        }
+
+        try db.createFunction("gf_circle", arities: [3], argumentNames: ["lat", "lon", "radius_m"], flags: FunctionFlags.pure) { a in
+            if (0..<3).contains(where: a.isNull) { return .null }
+            let p = try position(a, lat: 0, lon: 1)
+            let r = try a.double(2)
+            guard r > 0, r <= 10_000_000 else { throw a.fail(2, "must be > 0 and at most 10,000 km, got \(r)") }
+            return .blob(CircleBlob.encode(Circle(center: p, radiusM: r)))
+        }
+
+        try db.createFunction("gf_distance_m", arities: [3], argumentNames: shapeNames, flags: FunctionFlags.pure) { a in
+            if (0..<3).contains(where: a.isNull) { return .null }
+            let shape = try prepared(a, 0, cache)
+            return .real(shape.signedDistance(try position(a, lat: 1, lon: 2)))
+        }
+
+        try db.createFunction("gf_contains", arities: [4, 5], argumentNames: shapeNames, flags: FunctionFlags.pure) { a in
+            if (0..<a.count).contains(where: a.isNull) { return .null }
+            let shape = try prepared(a, 0, cache)
+            let p = try position(a, lat: 1, lon: 2)
+            let rule = VerdictRule(confidence: a.count > 4 ? try confidence(a, 4) : 0)
+            return verdictValue(rule.verdict(shape, at: p, accuracy: try accuracy(a, 3)))
+        }
+
+        try db.createFunction("gf_inside_probability", arities: [4], argumentNames: shapeNames, flags: FunctionFlags.pure) { a in
+            if (0..<4).contains(where: a.isNull) { return .null }
+            let shape = try prepared(a, 0, cache)
+            return .real(InsideProbability.of(shape, at: try position(a, lat: 1, lon: 2), accuracy: try accuracy(a, 3)))
+        }
+    }
+
+    static func verdictValue(_ v: Verdict) -> SQLiteValue { v.sqlValue.map { .integer(Int64($0)) } ?? .null }
+
+    static func prepared(_ a: Arguments, _ i: Int, _ cache: ShapeCache) throws -> PreparedShape {
+        try a.withBlob(i) { bytes in
+            try cache.shape(for: bytes) { try shape(from: bytes, a, i) }
+        }
+    }
+
+    static func shape(from bytes: UnsafeRawBufferPointer, _ a: Arguments, _ i: Int) throws -> Shape {
+        if let c = CircleBlob.decode(bytes) { return .circle(c) }
+        do {
+            let areal = try SpatiaLiteBlob.decodeAreal(bytes)
+            guard areal.srid == 4326 || areal.srid == 0 else {
+                throw a.fail(i, "has SRID \(areal.srid); only 4326 (WGS 84 lon/lat) is supported")
+            }
+            return .polygons(areal.polygons)
+        } catch let e as SpatiaLiteBlob.DecodeError {
+            throw a.fail(i, "is not a usable area geometry: \(e)")
+        }
+    }
+
+    static func position(_ a: Arguments, lat: Int, lon: Int) throws -> LonLat {
+        let la = try a.double(lat), lo = try a.double(lon)
+        guard (-90...90).contains(la) else { throw a.fail(lat, "must be a latitude in [-90, 90], got \(la)") }
+        guard (-180...180).contains(lo) else { throw a.fail(lon, "must be a longitude in [-180, 180], got \(lo)") }
+        return LonLat(lon: lo, lat: la)
+    }
+
+    static func accuracy(_ a: Arguments, _ i: Int) throws -> Double {
+        let v = try a.double(i)
+        guard v >= 0 else { throw a.fail(i, "must be >= 0 metres, got \(v)") }
+        return v
+    }
+
+    static func confidence(_ a: Arguments, _ i: Int) throws -> Double {
+        let p = try a.double(i)
+        guard p >= 0, p < 1 else { throw a.fail(i, "must be a confidence in [0, 1), got \(p)") }
+        return p
+    }
+}

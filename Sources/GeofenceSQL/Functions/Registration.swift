@@ -1,0 +1,38 @@
+import CSQLite
+import GeofenceCore
+
+/// The one place that puts every gf_ function into a connection: used by the
+/// extension's entry point and, through sqlite3_auto_extension, by the CLI and
+/// the tests, so every host runs the same code.
+public enum Registration {
+    /// The body of sqlite3_geofence_init.
+    public static func initialize(_ db: OpaquePointer?, _ errorOut: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?,
+                                  _ api: UnsafePointer<sqlite3_api_routines>?) -> Int32 {
+        guard let db, let api else { return SQLITE_ERROR }
+        if sqlite == nil { sqlite = api }
+        do {
+            try register(Connection(borrowing: db))
+            return SQLITE_OK
+        } catch {
+            if let errorOut, let m = api.pointee.malloc64!(UInt64("\(error)".utf8.count + 1)) {
+                let text = "\(error)"
+                _ = text.withCString { strcpyInto(m, $0, text.utf8.count + 1) }
+                errorOut.pointee = m.assumingMemoryBound(to: CChar.self)
+            }
+            return SQLITE_ERROR
+        }
+    }
+
+    public static func register(_ db: Connection) throws {
+        try db.createFunction("gf_version", arities: [0], argumentNames: [], flags: FunctionFlags.pure) { _ in
+            .text(GeofenceVersion.string)
+        }
+        try GeometryFunctions.register(db)
+        try CatalogFunctions.register(db)
+    }
+}
+
+private func strcpyInto(_ dst: UnsafeMutableRawPointer, _ src: UnsafePointer<CChar>, _ n: Int) -> Int {
+    dst.copyMemory(from: src, byteCount: n)
+    return n
+}

@@ -1,0 +1,70 @@
+import CSQLite
+
+/// A prepared statement. Finalized when released.
+public final class Statement {
+    public let handle: OpaquePointer
+    public let sql: String
+    private let connection: Connection
+
+    init(_ handle: OpaquePointer, connection: Connection, sql: String) {
+        self.handle = handle; self.connection = connection; self.sql = sql
+    }
+
+    deinit { _ = sqlite.pointee.finalize!(handle) }
+
+    public func bind(_ values: [SQLiteValue]) throws {
+        _ = sqlite.pointee.reset!(handle)
+        _ = sqlite.pointee.clear_bindings!(handle)
+        for (i, v) in values.enumerated() { try bind(v, at: Int32(i + 1)) }
+    }
+
+    public func bind(_ value: SQLiteValue, at index: Int32) throws {
+        let api = sqlite.pointee
+        let rc: Int32
+        switch value {
+        case .null: rc = api.bind_null!(handle, index)
+        case .integer(let i): rc = api.bind_int64!(handle, index, i)
+        case .real(let d): rc = api.bind_double!(handle, index, d)
+        case .text(let s): rc = api.bind_text!(handle, index, s, -1, SQLITE_TRANSIENT_DESTRUCTOR)
+        case .blob(let b):
+            rc = b.withUnsafeBytes { api.bind_blob!(handle, index, $0.baseAddress ?? UnsafeRawPointer(bitPattern: 1), Int32(b.count), SQLITE_TRANSIENT_DESTRUCTOR) }
+        }
+        try connection.check(rc, sql)
+    }
+
+    /// Advances; true while there is a row.
+    public func step() throws -> Bool {
+        let rc = sqlite.pointee.step!(handle)
+        if rc == SQLITE_ROW { return true }
+        if rc == SQLITE_DONE { return false }
+        throw SQLiteError(code: rc, message: connection.errorMessage, sql: sql)
+    }
+
+    /// Binds, runs to completion, and resets: for INSERT/UPDATE/DELETE.
+    public func run(_ values: [SQLiteValue]) throws {
+        try bind(values)
+        while try step() {}
+        _ = sqlite.pointee.reset!(handle)
+    }
+
+    public var columnCount: Int { Int(sqlite.pointee.column_count!(handle)) }
+    public func columnName(_ i: Int) -> String { sqlite.pointee.column_name!(handle, Int32(i)).map { String(cString: $0) } ?? "" }
+    public var columnNames: [String] { (0..<columnCount).map(columnName) }
+
+    public func value(_ i: Int) -> SQLiteValue {
+        let api = sqlite.pointee
+        let c = Int32(i)
+        switch api.column_type!(handle, c) {
+        case SQLITE_INTEGER: return .integer(api.column_int64!(handle, c))
+        case SQLITE_FLOAT: return .real(api.column_double!(handle, c))
+        case SQLITE_TEXT: return .text(api.column_text!(handle, c).map { String(cString: $0) } ?? "")
+        case SQLITE_BLOB:
+            let n = Int(api.column_bytes!(handle, c))
+            guard n > 0, let p = api.column_blob!(handle, c) else { return .blob([]) }
+            return .blob(Array(UnsafeRawBufferPointer(start: p, count: n)))
+        default: return .null
+        }
+    }
+
+    public var row: [SQLiteValue] { (0..<columnCount).map(value) }
+}

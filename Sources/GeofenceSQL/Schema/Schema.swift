@@ -1,0 +1,77 @@
+import GeofenceCore
+
+/// The catalog's schema: creation, version check, in-place upgrades.
+///
+/// `gf_meta.schema_version` says which sql/NNN_*.sql files a database has had.
+/// Opening checks it: an older database is upgraded in one transaction, a
+/// newer one is refused with a message, never touched.
+public enum Schema {
+    public static var currentVersion: Int { EmbeddedSQL.migrations.last!.0 }
+
+    public enum State: Equatable { case absent, current, older(Int), newer(Int) }
+
+    public static func state(of db: Connection) throws -> State {
+        let exists = try db.scalar("SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = 'gf_meta'")
+        guard exists.int64 == 1 else { return .absent }
+        guard let v = try db.scalar("SELECT value FROM gf_meta WHERE key = 'schema_version'").string.flatMap({ Int($0) }) else {
+            throw CatalogError("gf_meta has no schema_version: not a geofence database, or a damaged one")
+        }
+        if v == currentVersion { return .current }
+        return v < currentVersion ? .older(v) : .newer(v)
+    }
+
+    /// Creates the catalog in an empty or plain SpatiaLite database.
+    public static func create(_ db: Connection) throws {
+        guard db.hasSpatiaLite else { throw CatalogError.spatiaLiteMissing("creating a catalog") }
+        switch try state(of: db) {
+        case .absent: break
+        case .current: throw CatalogError("the database already holds a geofence catalog (schema version \(currentVersion))")
+        case .older(let v): throw CatalogError("the database already holds a geofence catalog (schema version \(v)); open it to upgrade")
+        case .newer(let v): throw newerError(v)
+        }
+        // InitSpatialMetadata opens its own transaction, so it runs first and alone.
+        let hasMetadata = try db.scalar("SELECT count(*) FROM sqlite_master WHERE name = 'spatial_ref_sys'").int64 == 1
+        if !hasMetadata { try db.execute("SELECT InitSpatialMetadata(1)") }
+        try db.transaction {
+            for (version, _, script) in EmbeddedSQL.migrations { try apply(db, version, script) }
+            try db.query("INSERT INTO gf_meta (key, value) VALUES ('created_by', ?)", [.text("geofence " + GeofenceVersion.string)])
+        }
+    }
+
+    /// Checks the version; upgrades an older catalog in place.
+    public static func open(_ db: Connection) throws {
+        switch try state(of: db) {
+        case .absent: throw CatalogError("no geofence catalog in this database: run `geofence init` first")
+        case .current: return
+        case .newer(let v): throw newerError(v)
+        case .older(let v):
+            try db.transaction {
+                for (version, _, script) in EmbeddedSQL.migrations where version > v { try apply(db, version, script) }
+            }
+        }
+    }
+
+    static func apply(_ db: Connection, _ version: Int, _ script: String) throws {
+        try db.execute(script)
+        try db.query("INSERT OR REPLACE INTO gf_meta (key, value) VALUES ('schema_version', ?)", [.text(String(version))])
+    }
+
+    static func newerError(_ v: Int) -> CatalogError {
+        CatalogError("the database has schema version \(v), newer than this geofence \(GeofenceVersion.string) understands (up to \(currentVersion)): upgrade geofence")
+    }
+}
+
+public enum GeofenceVersion {
+    public static let string = "0.1.0"
+}
+
+/// An error about the catalog's state (not about one input record).
+public struct CatalogError: Error, CustomStringConvertible {
+    public var message: String
+    public init(_ message: String) { self.message = message }
+    public var description: String { message }
+
+    static func spatiaLiteMissing(_ what: String) -> CatalogError {
+        CatalogError("SpatiaLite is not loaded in this connection, and \(what) needs it: run `.load mod_spatialite` (or SELECT load_extension('mod_spatialite')) first")
+    }
+}

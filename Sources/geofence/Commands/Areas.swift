@@ -1,0 +1,148 @@
+import ArgumentParser
+import GeofenceCore
+import GeofenceSQL
+
+struct Areas: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "List, show, add and remove areas.",
+        subcommands: [List.self, Show.self, Add.self, Remove.self])
+
+    static let columns = ["area_id", "group_id", "name", "kind", "shape", "in_accuracy_max_m", "in_confirm_count",
+                          "out_accuracy_max_m", "out_confirm_count", "valid_from", "valid_until", "confidence", "timezone", "properties"]
+    static let numeric: Set<String> = ["in_accuracy_max_m", "in_confirm_count", "out_accuracy_max_m", "out_confirm_count", "confidence"]
+
+    static func row(_ a: AreaDefinition) -> [String?] {
+        let kind: String, shape: String
+        switch a.shape {
+        case .circle(let c):
+            kind = "circle"; shape = "r=\(fmt(c.radiusM))m @ \(c.center.lat),\(c.center.lon)"
+        case .polygons(let p):
+            kind = p.count == 1 ? "polygon" : "multipolygon"
+            let holes = p.reduce(0) { $0 + $1.rings.count - 1 }
+            let vertices = p.reduce(0) { $0 + $1.rings.reduce(0) { $0 + $1.points.count - 1 } }
+            shape = "\(p.count) part\(p.count == 1 ? "" : "s"), \(vertices) vertices, \(holes) hole\(holes == 1 ? "" : "s")"
+        }
+        return [a.areaId, a.groupId, a.name, kind, shape, a.inAccuracyMaxM.map(fmt), String(a.inConfirmCount),
+                a.outAccuracyMaxM.map(fmt), String(a.outConfirmCount), a.validFrom?.iso8601, a.validUntil?.iso8601,
+                a.confidence.map(fmt), a.timezone, a.properties.isEmpty ? nil : JSONValue.object(a.properties).serialized]
+    }
+
+    struct List: ParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "List all areas, ordered by id.")
+        @Argument(help: "The database file.") var db: String
+        @Option(help: "Only areas of this group.") var group: String?
+        @OptionGroup var output: OutputOptions
+        func run() throws {
+            try reporting {
+                let areas = try AreaStore(openCatalog(db)).all(group: group)
+                output.print(columns: Areas.columns, rows: areas.map(Areas.row), numeric: Areas.numeric)
+            }
+        }
+    }
+
+    struct Show: ParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Show one area, with its geometry as a GeoJSON feature.")
+        @Argument(help: "The database file.") var db: String
+        @Argument(help: "The area id.") var id: String
+        @Flag(help: "Print the area as a GeoJSON Feature.") var geojson = false
+        @OptionGroup var output: OutputOptions
+        func run() throws {
+            try reporting {
+                guard let a = try AreaStore(openCatalog(db)).get(id) else { throw InputError("no such area", id: id) }
+                if geojson { print(GeoJSONArea.feature(for: a).serialized); return }
+                output.print(columns: Areas.columns, rows: [Areas.row(a)], numeric: Areas.numeric)
+            }
+        }
+    }
+
+    struct Add: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Add one area: a circle, or a GeoJSON Polygon/MultiPolygon geometry.",
+            discussion: "Example: geofence areas add fences.db --id station --circle 35.681,139.767,300 --in-confirm-count 2")
+        @Argument(help: "The database file.") var db: String
+        @Option(help: "The area id (unique).") var id: String
+        @Option(help: "A circle: LAT,LON,RADIUS_M.") var circle: String?
+        @Option(help: "A GeoJSON geometry object (Polygon or MultiPolygon), as text.") var geometry: String?
+        @Option(help: "Group id: the area's id becomes <group>#<id>.") var group: String?
+        @Option(help: "A display name.") var name: String?
+        @Option(help: "Largest accuracy (m) that can count towards entering; default: no limit.") var inAccuracyMax: Double?
+        @Option(help: "Consecutive inside fixes that confirm an entry.") var inConfirmCount: Int = 1
+        @Option(help: "Largest accuracy (m) that can count towards exiting; default: no limit.") var outAccuracyMax: Double?
+        @Option(help: "Consecutive outside fixes that confirm an exit.") var outConfirmCount: Int = 1
+        @Option(help: "Start of the validity period (ISO 8601 with offset), included.") var validFrom: String?
+        @Option(help: "End of the validity period (ISO 8601 with offset), included.") var validUntil: String?
+        @Option(help: "CEP confidence p in [0, 1) for this area; default: the database's.") var confidence: Double?
+        @Option(help: "IANA time zone for this area's conditions.") var timezone: String?
+        @Flag(help: "Replace an existing area with this id.") var upsert = false
+        @Flag(help: "Repair a self-intersecting polygon with MakeValid.") var makeValid = false
+
+        func run() throws {
+            try reporting {
+                let geometryValue: JSONValue
+                var props: [(String, JSONValue)] = [("area_id", .string(id))]
+                switch (circle, geometry) {
+                case (let c?, nil):
+                    let parts = c.split(separator: ",").map { Double($0.trimmingCharacters(in: " ")) }
+                    guard parts.count == 3, let lat = parts[0], let lon = parts[1], let r = parts[2] else {
+                        throw InputError("expected LAT,LON,RADIUS_M, got '\(c)'", field: "--circle")
+                    }
+                    geometryValue = .object([("type", .string("Point")), ("coordinates", .array([JSONValue.number(lon), JSONValue.number(lat)]))])
+                    props.append(("radius_m", JSONValue.number(r)))
+                case (nil, let g?):
+                    do { geometryValue = try JSONReader.parse(g) } catch {
+                        throw InputError("not JSON: \(error)", field: "--geometry")
+                    }
+                default:
+                    throw InputError("give exactly one of --circle and --geometry", field: "--circle/--geometry")
+                }
+                if let name { props.append(("name", .string(name))) }
+                if let v = inAccuracyMax { props.append(("in_accuracy_max_m", JSONValue.number(v))) }
+                props.append(("in_confirm_count", .number(String(inConfirmCount))))
+                if let v = outAccuracyMax { props.append(("out_accuracy_max_m", JSONValue.number(v))) }
+                props.append(("out_confirm_count", .number(String(outConfirmCount))))
+                if let v = validFrom { props.append(("valid_from", .string(v))) }
+                if let v = validUntil { props.append(("valid_until", .string(v))) }
+                if let v = confidence { props.append(("confidence", JSONValue.number(v))) }
+                if let v = timezone { props.append(("timezone", .string(v))) }
+                let feature = JSONValue.object([("type", .string("Feature")), ("properties", .object(props)), ("geometry", geometryValue)])
+                let conn = try openCatalog(db)
+                var area = try GeoJSONArea.area(from: feature, group: group)
+                try conn.transaction {
+                    let store = AreaStore(conn)
+                    if case .repaired(let reason) = try store.checkValidity(&area, makeValid: makeValid) {
+                        warn("repaired: \(reason)")
+                    }
+                    try store.insert(area, upsert: upsert)
+                }
+                print("added area \(area.areaId)")
+            }
+        }
+    }
+
+    struct Remove: ParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Remove an area and its conditions.")
+        @Argument(help: "The database file.") var db: String
+        @Argument(help: "The area ids.") var ids: [String]
+        func run() throws {
+            try reporting {
+                let conn = try openCatalog(db)
+                try conn.transaction {
+                    let store = AreaStore(conn)
+                    for id in ids where try !store.remove(id) { throw InputError("no such area (nothing removed)", id: id) }
+                }
+                print("removed \(ids.count) area\(ids.count == 1 ? "" : "s") and their conditions")
+            }
+        }
+    }
+}
+
+func fmt(_ d: Double) -> String { d == d.rounded() && abs(d) < 1e15 ? String(Int64(d)) : "\(d)" }
+
+extension Substring {
+    func trimmingCharacters(in set: Character) -> String {
+        var s = self
+        while s.first == set { s = s.dropFirst() }
+        while s.last == set { s = s.dropLast() }
+        return String(s)
+    }
+}

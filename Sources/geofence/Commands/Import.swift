@@ -1,0 +1,50 @@
+import ArgumentParser
+import GeofenceCore
+import GeofenceSQL
+
+struct Import: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Import areas from a GeoJSON FeatureCollection, all or nothing.",
+        discussion: """
+            Each feature becomes an area: Polygon and MultiPolygon as they are, a Point with a \
+            radius_m property as a circle. Properties named like the area fields (area_id, group_id, \
+            in_accuracy_max_m, in_confirm_count, out_accuracy_max_m, out_confirm_count, valid_from, \
+            valid_until, confidence, timezone, name) set them; the rest are kept as free properties. \
+            The file is streamed, and the whole import is one transaction.
+            """)
+
+    @Argument(help: "The database file.") var db: String
+    @Argument(help: "The GeoJSON FeatureCollection file.") var file: String
+    @Option(help: "Group id: areas get ids <group>#<area_id>.") var group: String?
+    @Flag(help: "Replace the whole catalog (areas and conditions) with this set.") var replace = false
+    @Flag(help: "Replace areas whose id already exists instead of failing.") var upsert = false
+    @Flag(help: "Add an IN and an OUT condition for every imported area, numbered on from the highest id.")
+    var withDefaultConditions = false
+    @Flag(help: "Repair self-intersecting polygons with SpatiaLite's MakeValid (and list them) instead of failing.")
+    var makeValid = false
+    @Option(help: "The set's update time (ISO 8601 with offset); overrides the collection's updated_at member.")
+    var updatedAt: String?
+    @Flag(help: "Import even if the set is older than the one imported before.") var force = false
+
+    func run() throws {
+        try reporting {
+            let conn = try openCatalog(db)
+            var o = AreaImporter.Options()
+            o.group = group; o.replace = replace; o.upsert = upsert; o.defaultConditions = withDefaultConditions
+            o.makeValid = makeValid; o.force = force
+            if let updatedAt {
+                do { o.updatedAt = try Timestamp.parse(updatedAt) } catch let e as Timestamp.ParseError {
+                    throw InputError(e.description, field: "--updated-at")
+                }
+            }
+            let bar = ProgressBar(label: "importing")
+            let r = try AreaImporter(conn).run(path: file, options: o, progress: bar.update)
+            for (index, id, reason) in r.repaired { warn("repaired feature \(index) (id '\(id)'): \(reason)") }
+            var line = "imported \(r.imported) areas (\(r.polygons) polygonal, \(r.circles) circles)"
+            if r.conditions > 0 { line += " and \(r.conditions) conditions" }
+            if replace { line += ", replacing the previous catalog" }
+            if let t = r.updatedAt { line += "; set updated at \(t.iso8601)" }
+            print(line)
+        }
+    }
+}

@@ -1,0 +1,15 @@
+import ArgumentParser
+
+@main
+struct GeofenceCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "geofence",
+        abstract: "A geofencing engine inside SQLite: fence catalogs, accuracy-aware containment, judgement.",
+        discussion: "Every command takes the database file first. See README.md for the SQL functions.",
+        version: "0.1.0",
+        subcommands: [
+            Init.self, Import.self, Areas.self, Conditions.self, Clear.self, SettingsCommand.self,
+            Export.self, Locate.self, Version.self,
+        ]
+    )
+}

@@ -1,0 +1,52 @@
+import ArgumentParser
+import GeofenceCore
+import GeofenceHost
+import GeofenceSQL
+#if canImport(Glibc)
+@preconcurrency import Glibc
+#endif
+
+/// Runs a command body and turns every known error into one clear line on
+/// stderr and exit status 1 (input errors) or 2 (database and other errors).
+func reporting(_ body: () throws -> Void) throws {
+    do {
+        try body()
+    } catch let e as InputError {
+        fail("error: \(e)", code: 1)
+    } catch let e as CatalogError {
+        fail("error: \(e)", code: 2)
+    } catch let e as SQLiteError {
+        fail("error: database: \(e)", code: 2)
+    } catch let e as Database.OpenError {
+        fail("error: \(e)", code: 2)
+    }
+}
+
+func fail(_ message: String, code: Int32) -> Never {
+    fputs(message + "\n", stderr)
+    exit(code)
+}
+
+func warn(_ message: String) { fputs(message + "\n", stderr) }
+
+/// Opens the catalog: checks the schema version and upgrades an older one.
+func openCatalog(_ path: String) throws -> Connection {
+    let db = try Database.open(path)
+    try Schema.open(db)
+    return db
+}
+
+/// A one-line progress bar on stderr, only when stderr is a terminal.
+struct ProgressBar {
+    let label: String
+    let enabled = isatty(2) != 0
+    func update(_ done: Int, _ total: Int) {
+        guard enabled, total > 0 else { return }
+        let fraction = min(1, Double(done) / Double(total))
+        let width = 30
+        let filled = Int(fraction * Double(width))
+        fputs("\r\(label) [" + String(repeating: "#", count: filled) + String(repeating: " ", count: width - filled)
+              + "] \(Int(fraction * 100))%", stderr)
+        if done >= total { fputs("\n", stderr) }
+    }
+}

@@ -1,0 +1,63 @@
+import GeofenceCore
+
+/// Tables for people, JSON and CSV for scripts: every listing command offers all three.
+struct OutputOptions: ParsableArguments {
+    @Flag(help: "Print JSON (an array of objects) instead of a table.")
+    var json = false
+    @Flag(help: "Print CSV with a header row instead of a table.")
+    var csv = false
+
+    func validate() throws {
+        if json && csv { throw ValidationError("choose one of --json and --csv") }
+    }
+
+    /// Cells are nil for NULL. JSON keeps numbers as numbers when `numeric` says so.
+    func print(columns: [String], rows: [[String?]], numeric: Set<String> = []) {
+        if json {
+            let items = rows.map { row in
+                JSONValue.object(zip(columns, row).map { name, cell in
+                    guard let cell else { return (name, .null) }
+                    if numeric.contains(name), Double(cell) != nil { return (name, .number(cell)) }
+                    if cell.hasPrefix("{") || cell.hasPrefix("["), let v = try? JSONReader.parse(cell) { return (name, v) }
+                    return (name, .string(cell))
+                })
+            }
+            Swift.print(JSONValue.array(items).serialized)
+        } else if csv {
+            Swift.print(columns.map(csvField).joined(separator: ","))
+            for row in rows { Swift.print(row.map { csvField($0 ?? "") }.joined(separator: ",")) }
+        } else {
+            Swift.print(table(columns: columns, rows: rows), terminator: "")
+        }
+    }
+}
+
+func csvField(_ s: String) -> String {
+    s.contains(where: { $0 == "," || $0 == "\"" || $0 == "\n" || $0 == "\r" })
+        ? "\"" + s.replacingAll("\"", with: "\"\"") + "\"" : s
+}
+
+func table(columns: [String], rows: [[String?]]) -> String {
+    let cells = rows.map { $0.map { $0 ?? "" } }
+    var widths = columns.map(\.count)
+    for row in cells { for (i, c) in row.enumerated() { widths[i] = max(widths[i], c.count) } }
+    func line(_ r: [String]) -> String {
+        r.enumerated().map { $1 + String(repeating: " ", count: widths[$0] - $1.count) }.joined(separator: "  ")
+            .trimmingTrailingSpaces() + "\n"
+    }
+    var out = line(columns)
+    out += line(widths.map { String(repeating: "-", count: $0) })
+    for r in cells { out += line(r) }
+    return out
+}
+
+extension String {
+    func replacingAll(_ a: String, with b: String) -> String { split(separator: a, omittingEmptySubsequences: false).joined(separator: b) }
+    func trimmingTrailingSpaces() -> String {
+        var s = Substring(self)
+        while s.last == " " { s = s.dropLast() }
+        return String(s)
+    }
+}
+
+import ArgumentParser
