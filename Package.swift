@@ -43,9 +43,7 @@ let package = Package(
         .testTarget(name: "GeofenceCoreTests", dependencies: ["GeofenceCore"]),
         .testTarget(
             name: "GeofenceSQLTests",
-            dependencies: ["GeofenceSQL"],
-            exclude: ["exports.map"],
-            linkerSettings: [.linkedLibrary("sqlite3")]
+            dependencies: ["GeofenceHost"]
         ),
     ]
 )
