@@ -187,9 +187,16 @@ public final class PreparedShape: @unchecked Sendable {
             for i in 0..<(e.count / 4) {
                 let ax = Geodesy.wrapDegrees(e[4 * i] - p.lon)
                 let bx = ax + (e[4 * i + 2] - e[4 * i])
-                let x1 = ax * k.lon, y1 = (e[4 * i + 1] - p.lat) * k.lat
-                let x2 = bx * k.lon, y2 = (e[4 * i + 3] - p.lat) * k.lat
-                body(i, Self.originToSegment(x1, y1, x2, y2))
+                let y1 = (e[4 * i + 1] - p.lat) * k.lat, y2 = (e[4 * i + 3] - p.lat) * k.lat
+                var d = Self.originToSegment(ax * k.lon, y1, bx * k.lon, y2)
+                if abs(bx - ax) > 180 {
+                    // An edge over half the globe wide (a parallel round a pole cap)
+                    // may pass the fix's meridian one turn over: its copies ±360° are the same edge.
+                    for shift in [-360.0, 360.0] {
+                        d = min(d, Self.originToSegment((ax + shift) * k.lon, y1, (bx + shift) * k.lon, y2))
+                    }
+                }
+                body(i, d)
             }
         }
     }

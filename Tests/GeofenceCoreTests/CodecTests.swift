@@ -1,0 +1,127 @@
+import XCTest
+@testable import GeofenceCore
+
+final class JSONTests: XCTestCase {
+    func testParsesAndKeepsNumberText() throws {
+        let v = try JSONReader.parse(#"{"a": [1, 2.5e3, -0], "b": "x\u00e9\ud83d\ude00", "c": null, "d": 12345678901234567890}"#)
+        XCTAssertEqual(v["b"], .string("xé😀"))
+        XCTAssertEqual(v["d"], .number("12345678901234567890"))
+        XCTAssertEqual(try JSONReader.parse(v.serialized), v)
+    }
+
+    func testErrorsSayWhere() {
+        XCTAssertThrowsError(try JSONReader.parse("{\n  \"a\": [1, 2,]\n}")) { e in
+            let err = e as! JSONSyntaxError
+            XCTAssertEqual(err.line, 2)
+            XCTAssertTrue(err.message.contains("expected a value"), err.message)
+        }
+        XCTAssertThrowsError(try JSONReader.parse("[NaN]"))
+        XCTAssertThrowsError(try JSONReader.parse("[01]"))
+        XCTAssertThrowsError(try JSONReader.parse(String(repeating: "[", count: 100_000))) { e in
+            XCTAssertTrue((e as! JSONSyntaxError).message.contains("nesting"))
+        }
+    }
+
+    func testFeatureCollectionStreamsAndCollectsMembers() throws {
+        let text = #"{"features": [{"type":"Feature"}, {"type":"Feature","id":2}], "type": "FeatureCollection", "updated_at": "2026-01-01T00:00:00Z"}"#
+        var r = FeatureCollectionReader(JSONReader(string: text))
+        var n = 0
+        while try r.next() != nil { n += 1 }
+        XCTAssertEqual(n, 2)
+        XCTAssertEqual(r.foreignMembers.first?.0, "updated_at")
+        var bad = FeatureCollectionReader(JSONReader(string: #"{"type": "Feature", "features": []}"#))
+        XCTAssertThrowsError(try bad.next())
+    }
+}
+
+final class TimestampTests: XCTestCase {
+    func testFormsAndOrdering() throws {
+        let a = try Timestamp.parse("2026-11-20T09:00:00+09:00")
+        XCTAssertEqual(a.iso8601, "2026-11-20T00:00:00Z")
+        XCTAssertEqual(try Timestamp.parse("2026-11-20 00:00:00.5Z").iso8601, "2026-11-20T00:00:00.500000Z")
+        XCTAssertEqual(try Timestamp.parse("1763596800"), try Timestamp.parse("2025-11-20T00:00:00Z"))
+        XCTAssertEqual(try Timestamp.parse("1763596800.25").microseconds, 1_763_596_800_250_000)
+        XCTAssertEqual(try Timestamp.parse("2026-11-20T09:00:00+0900"), a)
+        XCTAssertLessThan(try Timestamp.parse("2026-11-20T08:59:59.999999+09:00"), a)
+        XCTAssertThrowsError(try Timestamp.parse("2026-11-20T09:00:00")) { e in
+            XCTAssertTrue("\(e)".contains("no UTC offset"))
+        }
+        XCTAssertThrowsError(try Timestamp.parse("2026-02-30T00:00:00Z"))
+        XCTAssertThrowsError(try Timestamp.parse(""))
+    }
+
+    func testCivilDateRoundTrip() {
+        for days in stride(from: -800_000, to: 800_000, by: 997) {
+            let (y, m, d) = CivilDate.fromDays(Int64(days))
+            XCTAssertEqual(CivilDate.toDays(y, m, d), days)
+        }
+    }
+}
+
+final class SpatiaLiteBlobTests: XCTestCase {
+    func testRoundTripAndErrors() throws {
+        let poly = Polygon([Ring([LonLat(lon: 1, lat: 2), LonLat(lon: 3, lat: 2), LonLat(lon: 3, lat: 4), LonLat(lon: 1, lat: 2)])])
+        let blob = SpatiaLiteBlob.encodeMultiPolygon([poly, poly])
+        let back = try blob.withUnsafeBytes { try SpatiaLiteBlob.decodeAreal($0) }
+        XCTAssertEqual(back.srid, 4326)
+        XCTAssertEqual(back.polygons, [poly, poly])
+        for cut in [1, 10, 44, blob.count - 1] {
+            XCTAssertThrowsError(try Array(blob.prefix(cut)).withUnsafeBytes { try SpatiaLiteBlob.decodeAreal($0) }, "truncated at \(cut)")
+        }
+        var huge = blob
+        huge[47] = 0xFF; huge[48] = 0xFF; huge[49] = 0xFF; huge[50] = 0x7F   // absurd polygon count
+        XCTAssertThrowsError(try huge.withUnsafeBytes { try SpatiaLiteBlob.decodeAreal($0) })
+        let circle = CircleBlob.encode(Circle(center: LonLat(lon: 139, lat: 35), radiusM: 10))
+        XCTAssertEqual(circle.withUnsafeBytes { CircleBlob.decode($0) }?.radiusM, 10)
+        XCTAssertThrowsError(try circle.withUnsafeBytes { try SpatiaLiteBlob.decodeAreal($0) })
+    }
+}
+
+final class AreaDefinitionTests: XCTestCase {
+    func feature(_ props: String, _ geometry: String = #"{"type":"Polygon","coordinates":[[[0,0],[1,0],[1,1],[0,0]]]}"#) throws -> JSONValue {
+        try JSONReader.parse(#"{"type":"Feature","properties":{"#+props+#"},"geometry":"# + geometry + "}")
+    }
+
+    func testFieldsAndGroupsAndRoundTrip() throws {
+        let f = try feature(#""area_id":"A1","in_confirm_count":3,"valid_from":"2026-01-01T00:00:00+09:00","timezone":"Asia/Tokyo","shop":"x""#)
+        let a = try GeoJSONArea.area(from: f, group: "G")
+        XCTAssertEqual(a.areaId, "G#A1")
+        XCTAssertEqual(a.inConfirmCount, 3)
+        XCTAssertEqual(a.validFrom?.iso8601, "2025-12-31T15:00:00Z")
+        XCTAssertEqual(a.properties.map(\.0), ["shop"])
+        XCTAssertEqual(try GeoJSONArea.area(from: GeoJSONArea.feature(for: a)), a)
+        let circle = try GeoJSONArea.area(from: feature(#""area_id":"C","radius_m":150"#, #"{"type":"Point","coordinates":[139.7,35.6]}"#))
+        XCTAssertEqual(circle.shape, .circle(Circle(center: LonLat(lon: 139.7, lat: 35.6), radiusM: 150)))
+    }
+
+    func testBadInputNamesTheField() throws {
+        let cases: [(String, String, String)] = [
+            (#""area_id":"A","in_confirm_count":0"#, #"{"type":"Polygon","coordinates":[[[0,0],[1,0],[1,1],[0,0]]]}"#, "properties.in_confirm_count"),
+            (#""area_id":"A","in_accuracy_max_m":-1"#, #"{"type":"Polygon","coordinates":[[[0,0],[1,0],[1,1],[0,0]]]}"#, "properties.in_accuracy_max_m"),
+            (#""area_id":"A","timezone":"Mars/Olympus""#, #"{"type":"Polygon","coordinates":[[[0,0],[1,0],[1,1],[0,0]]]}"#, "properties.timezone"),
+            (#""area_id":"A""#, #"{"type":"Polygon","coordinates":[[[0,0],[1,0],[1,1],[0,1]]]}"#, "geometry.coordinates[0]"),
+            (#""area_id":"A""#, #"{"type":"Polygon","coordinates":[[[0,0],[1,0],[0,0]]]}"#, "geometry.coordinates[0]"),
+            (#""area_id":"A""#, #"{"type":"Polygon","coordinates":[[[0,0],[1,0],[1,95],[0,0]]]}"#, "geometry.coordinates[0][2]"),
+            (#""area_id":"A""#, #"{"type":"LineString","coordinates":[[0,0],[1,0]]}"#, "geometry.type"),
+            (#""area_id":"A""#, #"{"type":"Point","coordinates":[0,0]}"#, "properties.radius_m"),
+            (#""area_id":"A","valid_from":"2026-01-01T00:00:00""#, #"{"type":"Polygon","coordinates":[[[0,0],[1,0],[1,1],[0,0]]]}"#, "properties.valid_from"),
+            (#""name":"no id""#, #"{"type":"Polygon","coordinates":[[[0,0],[1,0],[1,1],[0,0]]]}"#, "properties.area_id"),
+        ]
+        for (props, geometry, field) in cases {
+            XCTAssertThrowsError(try GeoJSONArea.area(from: feature(props, geometry)), props) { e in
+                XCTAssertEqual((e as? InputError)?.field, field, "\(e)")
+            }
+        }
+    }
+
+    func testConditionText() throws {
+        let c = try ConditionText.condition(["condition_id": "7", "area_id": "A", "timing": "dwell", "dwell_s": "600",
+                                             "weekdays": "Mon,Sat", "start_time": "22:00", "end_time": "06:00"])
+        XCTAssertEqual(c.timing, .DWELL)
+        XCTAssertEqual(c.weekdays?.description, "Mon,Sat")
+        XCTAssertEqual(c.startMinute, 22 * 60)
+        XCTAssertThrowsError(try ConditionText.condition(["condition_id": "1", "area_id": "A", "timing": "IN", "start_time": "25:00"]))
+        XCTAssertThrowsError(try ConditionText.condition(["condition_id": "1", "area_id": "A", "timing": "DWELL"]))
+        XCTAssertThrowsError(try ConditionText.condition(["condition_id": "1", "area_id": "A", "timing": "IN", "weekdays": "Funday"]))
+    }
+}
