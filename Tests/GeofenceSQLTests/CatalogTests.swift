@@ -1,0 +1,140 @@
+import XCTest
+import Foundation
+import GeofenceCore
+import GeofenceHost
+@testable import GeofenceSQL
+
+/// Real SpatiaLite databases in a temporary folder, opened the way the CLI opens them.
+class DatabaseTestCase: XCTestCase {
+    var dir: String!
+
+    override func setUp() {
+        dir = "/tmp/geofence-tests-\(getpid())-\(name.filter { $0.isLetter || $0.isNumber })"
+        try? FileManager.default.removeItem(atPath: dir)
+        try! FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
+    }
+
+    override func tearDown() { try? FileManager.default.removeItem(atPath: dir) }
+
+    func newCatalog() throws -> Connection {
+        let db = try Database.open(dir + "/t.db", create: true)
+        try Schema.create(db)
+        return db
+    }
+
+    func write(_ name: String, _ text: String) -> String {
+        let path = dir + "/" + name
+        try! text.write(toFile: path, atomically: true, encoding: .utf8)
+        return path
+    }
+
+    func collection(_ features: [String], extra: String = "") -> String {
+        #"{"type":"FeatureCollection"\#(extra),"features":[\#(features.joined(separator: ","))]}"#
+    }
+
+    func square(_ id: String, _ lon: Double, _ lat: Double, _ size: Double = 0.01, props: String = "") -> String {
+        let c = "[[\(lon),\(lat)],[\(lon + size),\(lat)],[\(lon + size),\(lat + size)],[\(lon),\(lat + size)],[\(lon),\(lat)]]"
+        return #"{"type":"Feature","properties":{"area_id":"\#(id)"\#(props)},"geometry":{"type":"Polygon","coordinates":[\#(c)]}}"#
+    }
+}
+
+final class CatalogTests: DatabaseTestCase {
+    func testSchemaVersionIsCheckedOnOpen() throws {
+        let db = try newCatalog()
+        XCTAssertEqual(try Schema.state(of: db), .current)
+        try db.execute("UPDATE gf_meta SET value = '99' WHERE key = 'schema_version'")
+        XCTAssertThrowsError(try Schema.open(db)) { e in XCTAssertTrue("\(e)".contains("newer"), "\(e)") }
+        XCTAssertThrowsError(try Schema.create(db))
+    }
+
+    func testImportIsAllOrNothing() throws {
+        let db = try newCatalog()
+        let good = write("good.geojson", collection([square("A", 139, 35), square("B", 139.1, 35)]))
+        let report = try AreaImporter(db).run(path: good, options: .init())
+        XCTAssertEqual(report.imported, 2)
+        // The third feature is bad: nothing of this file may land, and A and B stay as they were.
+        let bad = write("bad.geojson", collection([square("C", 139.2, 35), square("D", 139.3, 35),
+                                                   square("E", 139.4, 35, props: #","in_confirm_count":0"#)]))
+        XCTAssertThrowsError(try AreaImporter(db).run(path: bad, options: .init())) { e in
+            let err = e as! InputError
+            XCTAssertEqual(err.item, "feature 2")
+            XCTAssertEqual(err.id, "E")
+            XCTAssertEqual(err.field, "properties.in_confirm_count")
+        }
+        XCTAssertEqual(try AreaStore(db).all().map(\.areaId), ["A", "B"])
+        // Duplicate ids fail unless upsert; replace swaps the whole catalog.
+        XCTAssertThrowsError(try AreaImporter(db).run(path: good, options: .init())) { e in
+            XCTAssertTrue("\(e)".contains("duplicate area_id"), "\(e)")
+        }
+        var upsert = AreaImporter.Options(); upsert.upsert = true
+        XCTAssertEqual(try AreaImporter(db).run(path: good, options: upsert).imported, 2)
+        var replace = AreaImporter.Options(); replace.replace = true; replace.defaultConditions = true; replace.group = "G"
+        let other = write("other.geojson", collection([square("X", 140, 35)]))
+        _ = try AreaImporter(db).run(path: other, options: replace)
+        XCTAssertEqual(try AreaStore(db).all().map(\.areaId), ["G#X"])
+        XCTAssertEqual(try ConditionStore(db).all().map { "\($0.conditionId) \($0.timing)" }, ["1 IN", "2 OUT"])
+    }
+
+    func testMalformedJSONIsLocated() throws {
+        let db = try newCatalog()
+        let path = write("broken.geojson", "{\"type\":\"FeatureCollection\",\"features\":[\n" + square("A", 139, 35) + ",\n{\"type\": \"Feature\", }]}")
+        XCTAssertThrowsError(try AreaImporter(db).run(path: path, options: .init())) { e in
+            XCTAssertTrue("\(e)".contains("line 3"), "\(e)")
+            XCTAssertTrue("\(e)".contains("feature 1"), "\(e)")
+        }
+        XCTAssertEqual(try AreaStore(db).count, 0)
+    }
+
+    func testSelfIntersectionIsRefusedOrRepaired() throws {
+        let db = try newCatalog()
+        let bowtie = #"{"type":"Feature","properties":{"area_id":"bow"},"geometry":{"type":"Polygon","coordinates":[[[0,0],[1,1],[1,0],[0,1],[0,0]]]}}"#
+        let path = write("bow.geojson", collection([bowtie]))
+        XCTAssertThrowsError(try AreaImporter(db).run(path: path, options: .init())) { e in
+            XCTAssertTrue("\(e)".contains("Self-intersection"), "\(e)")
+        }
+        var o = AreaImporter.Options(); o.makeValid = true
+        let r = try AreaImporter(db).run(path: path, options: o)
+        XCTAssertEqual(r.repaired.count, 1)
+        guard case .polygons(let parts)? = try AreaStore(db).get("bow")?.shape else { return XCTFail("no area") }
+        XCTAssertEqual(parts.count, 2, "MakeValid splits a bow-tie into two triangles")
+    }
+
+    func testUpdateTimeGuard() throws {
+        let db = try newCatalog()
+        let newer = write("n.geojson", collection([square("A", 139, 35)], extra: #","updated_at":"2026-05-01T00:00:00Z""#))
+        let older = write("o.geojson", collection([square("B", 139, 35)], extra: #","updated_at":"2026-04-01T00:00:00+09:00""#))
+        var o = AreaImporter.Options(); o.replace = true
+        _ = try AreaImporter(db).run(path: newer, options: o)
+        XCTAssertThrowsError(try AreaImporter(db).run(path: older, options: o)) { e in
+            XCTAssertTrue("\(e)".contains("2026-03-31T15:00:00Z") && "\(e)".contains("2026-05-01T00:00:00Z"), "\(e)")
+        }
+        XCTAssertEqual(try AreaStore(db).all().map(\.areaId), ["A"])
+        o.force = true
+        _ = try AreaImporter(db).run(path: older, options: o)
+        XCTAssertEqual(try AreaStore(db).all().map(\.areaId), ["B"])
+    }
+
+    func testConditionsNeedAreasAndGoWithThem() throws {
+        let db = try newCatalog()
+        _ = try AreaImporter(db).run(path: write("a.geojson", collection([square("A", 139, 35)])), options: .init())
+        let store = ConditionStore(db)
+        try store.insert(ConditionDefinition(conditionId: 1, areaId: "A", timing: .IN))
+        XCTAssertThrowsError(try store.insert(ConditionDefinition(conditionId: 2, areaId: "nope", timing: .IN))) { e in
+            XCTAssertEqual((e as? InputError)?.field, "area_id")
+        }
+        // Plain SQL cannot sneak one in either: the trigger holds without PRAGMA foreign_keys.
+        XCTAssertThrowsError(try db.execute("INSERT INTO gf_conditions (condition_id, area_id, timing) VALUES (3, 'nope', 'IN')"))
+        XCTAssertTrue(try AreaStore(db).remove("A"))
+        XCTAssertEqual(try store.all().count, 0)
+    }
+
+    func testSettingsAreValidated() throws {
+        let db = try newCatalog()
+        let s = Settings(db)
+        try s.set("default_timezone", "America/New_York")
+        XCTAssertEqual(try s.get("default_timezone"), "America/New_York")
+        XCTAssertThrowsError(try s.set("default_timezone", "Nowhere/City"))
+        XCTAssertThrowsError(try s.set("default_confidence", "1"))
+        XCTAssertThrowsError(try s.set("colour", "blue"))
+    }
+}
