@@ -89,6 +89,11 @@ public enum SpatiaLiteBlob {
                     if hasZ { _ = try r.float() }
                     if hasM { _ = try r.double() }
                 }
+                // Lon/lat only: a NaN, an infinity or a projected coordinate would
+                // make every later answer meaningless.
+                guard x.isFinite, y.isFinite, abs(x) <= 180, abs(y) <= 90 else {
+                    throw DecodeError(message: "vertex \(v) (\(x), \(y)) is not a longitude/latitude", offset: r.offset - 16)
+                }
                 pts.append(LonLat(lon: x, lat: y))
             }
             rings.append(Ring(pts))

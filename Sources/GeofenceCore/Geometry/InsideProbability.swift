@@ -43,7 +43,7 @@ public enum InsideProbability {
         }
         let dx = bx - ax, dy = by - ay
         let length = (dx * dx + dy * dy).squareRoot()
-        let panels = max(1, min(512, Int((length / (0.5 * sigma)).rounded(.up))))
+        let panels = 1 + clampedIndex(length / (0.5 * sigma), 512)
         let twoSigma2 = 2 * sigma * sigma
         var sum = 0.0
         let h = 1.0 / Double(panels)
@@ -64,7 +64,7 @@ public enum InsideProbability {
     static func circle(centerDistance c: Double, radius R: Double, sigma: Double) -> Double {
         let lo = max(0, c - 12 * sigma), hi = min(R, c + 12 * sigma)
         if hi <= lo { return c < R ? 1 : 0 }
-        let panels = max(4, min(2048, Int(((hi - lo) / (0.25 * sigma)).rounded(.up))))
+        let panels = 4 + clampedIndex((hi - lo) / (0.25 * sigma), 2048)
         let h = (hi - lo) / Double(panels)
         let s2 = sigma * sigma
         var sum = 0.0

@@ -74,18 +74,25 @@ public final class PreparedShape: @unchecked Sendable {
         }
         edges = e; ringStarts = starts; ringIsExterior = exterior; isCutEdge = cut
 
-        // Bands: about four edges per band, at most 4096 bands.
+        // Bands: about four edges per band, at most 4096; fewer when long edges
+        // would put one edge into many bands (a comb of tall teeth), so the
+        // index stays within 16 entries per edge.
         let bbox = boundingBox
-        let bandCount = max(1, min(4096, n / 4))
-        let height = max((bbox.maxLat - bbox.minLat) / Double(bandCount), 1e-12)
-        var counts = [Int32](repeating: 0, count: bandCount + 1)
+        var bandCount = max(1, min(4096, n / 4))
+        var height = 1.0
+        var counts: [Int32] = []
         func bandRange(_ i: Int) -> ClosedRange<Int> {
             let lo = min(e[4 * i + 1], e[4 * i + 3]), hi = max(e[4 * i + 1], e[4 * i + 3])
-            let b0 = max(0, min(bandCount - 1, Int((lo - bbox.minLat) / height)))
-            let b1 = max(0, min(bandCount - 1, Int((hi - bbox.minLat) / height)))
-            return b0...b1
+            return clampedIndex((lo - bbox.minLat) / height, bandCount)...clampedIndex((hi - bbox.minLat) / height, bandCount)
         }
-        for i in 0..<n { for b in bandRange(i) { counts[b + 1] += 1 } }
+        while true {
+            height = max((bbox.maxLat - bbox.minLat) / Double(bandCount), 1e-12)
+            counts = [Int32](repeating: 0, count: bandCount + 1)
+            var total = 0
+            for i in 0..<n { let r = bandRange(i); total += r.count; for b in r { counts[b + 1] += 1 } }
+            if total <= 16 * n + 64 || bandCount == 1 { break }
+            bandCount = max(1, bandCount / 4)
+        }
         for b in 0..<bandCount { counts[b + 1] += counts[b] }
         var fill = counts
         var members = [Int32](repeating: 0, count: Int(counts[bandCount]))
@@ -104,7 +111,7 @@ public final class PreparedShape: @unchecked Sendable {
             let b = boundingBox
             guard p.lat >= b.minLat, p.lat <= b.maxLat, p.lon >= b.minLon, p.lon <= b.maxLon else { return false }
             let bandCount = bandStarts.count - 1
-            let band = max(0, min(bandCount - 1, Int((p.lat - bandMinLat) / bandHeight)))
+            let band = clampedIndex((p.lat - bandMinLat) / bandHeight, bandCount)
             var inside = false
             edges.withUnsafeBufferPointer { e in
                 for k in Int(bandStarts[band])..<Int(bandStarts[band + 1]) {
@@ -256,4 +263,11 @@ public final class PreparedShape: @unchecked Sendable {
             body(ringIsExterior[r], segs)
         }
     }
+}
+
+/// floor(x) clamped to 0..<count; NaN gives 0. Never traps, whatever x is.
+@inline(__always)
+func clampedIndex(_ x: Double, _ count: Int) -> Int {
+    guard x > 0 else { return 0 }
+    return x >= Double(count - 1) ? count - 1 : Int(x)
 }

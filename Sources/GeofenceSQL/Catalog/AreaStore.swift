@@ -5,7 +5,7 @@ public final class AreaStore {
     let db: Connection
     private lazy var insertStatement = Result { try db.prepare(Self.insertSQL(upsert: false)) }
     private lazy var upsertStatement = Result { try db.prepare(Self.insertSQL(upsert: true)) }
-    private lazy var validityStatement = Result { try db.prepare("SELECT ST_IsValid(?1), ST_IsValidReason(?1)") }
+    private lazy var validityStatement = Result { try db.prepare("SELECT ST_IsValidReason(?1)") }
     private lazy var repairStatement = Result { try db.prepare("SELECT ST_CollectionExtract(MakeValid(?1), 3)") }
 
     public init(_ db: Connection) { self.db = db }
@@ -32,8 +32,10 @@ public final class AreaStore {
         let check = try validityStatement.get()
         try check.bind([.blob(blob)])
         _ = try check.step()
-        let valid = check.value(0).int64 == 1
-        let reason = check.value(1).string ?? "invalid geometry"
+        // ST_IsValidReason rather than ST_IsValid: the latter has GEOS print a
+        // warning on stderr for every invalid polygon.
+        let reason = check.value(0).string ?? "invalid geometry"
+        let valid = reason == "Valid Geometry"
         guard !valid else { return .none }
         guard makeValid else {
             throw InputError("invalid polygon: \(reason) (use --make-valid to repair it with SpatiaLite's MakeValid)", field: "geometry")

@@ -1,0 +1,62 @@
+"""Integration tests: the real CLI, the real sqlite3 shell, Debian's python3,
+ogrinfo and spatialite, against real database files. Run by scripts/test.sh
+after scripts/build.sh has put the release binaries into dist/."""
+import json
+import os
+import subprocess
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+DIST = ROOT / "dist"
+CLI = DIST / "geofence"
+EXTENSION = DIST / "libgeofence.so"
+SAMPLES = ROOT / "samples"
+
+
+def run(*args, check=True, input=None, cwd=None):
+    """Runs a command; returns CompletedProcess with text output."""
+    p = subprocess.run([str(a) for a in args], capture_output=True, text=True, input=input, cwd=cwd, timeout=600)
+    if check and p.returncode != 0:
+        raise AssertionError(f"{args} exited {p.returncode}\nstdout: {p.stdout}\nstderr: {p.stderr}")
+    return p
+
+
+def gf(*args, check=True, input=None):
+    return run(CLI, *args, check=check, input=input)
+
+
+def sql(db, script, check=True):
+    """Runs SQL in the stock sqlite3 shell with SpatiaLite and the extension loaded."""
+    head = f".load mod_spatialite\n.load {EXTENSION.with_suffix('')}\n"
+    return run("sqlite3", "-bail", "-batch", db, check=check, input=head + script)
+
+
+@pytest.fixture
+def catalog(tmp_path):
+    """A new catalog with the sample areas (grouped, with default conditions)."""
+    db = tmp_path / "fences.db"
+    gf("init", db)
+    gf("import", db, SAMPLES / "areas.geojson", "--group", "G", "--with-default-conditions")
+    return db
+
+
+def snapshot(db):
+    """Everything a user can see of the catalog, to prove a failed command changed nothing."""
+    areas = gf("areas", "list", db, "--json").stdout
+    conditions = gf("conditions", "list", db, "--json").stdout
+    settings = gf("settings", db, "--json").stdout
+    return areas, conditions, settings
+
+
+def write_collection(path, features, **members):
+    doc = {"type": "FeatureCollection", **members, "features": features}
+    Path(path).write_text(json.dumps(doc))
+    return path
+
+
+def square(area_id, lon, lat, size=0.01, **props):
+    ring = [[lon, lat], [lon + size, lat], [lon + size, lat + size], [lon, lat + size], [lon, lat]]
+    return {"type": "Feature", "properties": {"area_id": area_id, **props},
+            "geometry": {"type": "Polygon", "coordinates": [ring]}}

@@ -1,0 +1,70 @@
+"""Every class of bad GeoJSON gets a located error, exit status 1, and leaves the database as it was."""
+import json
+
+import pytest
+
+from conftest import gf, snapshot, square
+
+BOWTIE = {"type": "Polygon", "coordinates": [[[139, 35], [139.01, 35.01], [139.01, 35], [139, 35.01], [139, 35]]]}
+
+
+def feature(area_id, geometry, **props):
+    return {"type": "Feature", "properties": {"area_id": area_id, **props}, "geometry": geometry}
+
+
+def collection(*features):
+    return json.dumps({"type": "FeatureCollection", "features": [square("OK1", 139.5, 35.5), *features]})
+
+
+CASES = {
+    "truncated JSON": ('{"type":"FeatureCollection","features":[{"type":"Feature",', ["malformed GeoJSON at line 1"]),
+    "NaN": (collection().replace('"area_id": "OK1"', '"area_id": "OK1", "x": NaN'), ["NaN and Infinity are not JSON numbers"]),
+    "deep nesting": (collection().replace('"area_id": "OK1"', '"area_id": "OK1", "x": ' + "[" * 5000 + "]" * 5000),
+                     ["nesting deeper than"]),
+    "not a collection": (json.dumps(square("A", 139, 35)), ['expected "FeatureCollection"']),
+    "line string": (collection(feature("L", {"type": "LineString", "coordinates": [[139, 35], [139.1, 35]]})),
+                    ["feature 1", "id 'L'", "geometry.type", "not an area"]),
+    "unclosed ring": (collection(feature("U", {"type": "Polygon", "coordinates": [[[139, 35], [139.1, 35], [139.1, 35.1], [139, 35.1]]]})),
+                      ["feature 1", "id 'U'", "geometry.coordinates[0]", "not closed"]),
+    "short ring": (collection(feature("S", {"type": "Polygon", "coordinates": [[[139, 35], [139.1, 35], [139, 35]]]})),
+                   ["id 'S'", "at least 4"]),
+    "latitude 95": (collection(feature("R", {"type": "Polygon", "coordinates": [[[139, 35], [139.1, 95], [139.1, 35.1], [139, 35]]]})),
+                    ["id 'R'", "geometry.coordinates[0][1]", "out of range"]),
+    "string coordinate": (collection(feature("T", {"type": "Polygon", "coordinates": [[[139, "35"], [139.1, 35], [139.1, 35.1], [139, 35]]]})),
+                          ["id 'T'", "finite number"]),
+    "self-intersection": (collection(feature("B", BOWTIE)), ["id 'B'", "Self-intersection", "--make-valid"]),
+    "duplicate id": (collection(square("OK1", 140, 35)), ["feature 1", "duplicate area_id"]),
+    "negative accuracy": (collection(square("N", 140, 35, in_accuracy_max_m=-5)), ["id 'N'", "properties.in_accuracy_max_m"]),
+    "confirm count 0": (collection(square("C", 140, 35, out_confirm_count=0)), ["id 'C'", "properties.out_confirm_count", ">= 1"]),
+    "unknown time zone": (collection(square("Z", 140, 35, timezone="Tokyo")), ["id 'Z'", "properties.timezone", "unknown time zone 'Tokyo'"]),
+    "time without offset": (collection(square("V", 140, 35, valid_from="2026-01-01T00:00:00")), ["properties.valid_from", "no UTC offset"]),
+    "circle without radius": (collection(feature("P", {"type": "Point", "coordinates": [139, 35]})), ["id 'P'", "radius_m"]),
+    "bad threshold type": (collection(square("Q", 140, 35, in_accuracy_max_m="ten")), ["properties.in_accuracy_max_m", "must be a number"]),
+}
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_bad_geojson(catalog, tmp_path, name):
+    text, expected = CASES[name]
+    path = tmp_path / "bad.geojson"
+    path.write_text(text)
+    before = snapshot(catalog)
+    p = gf("import", catalog, path, check=False)
+    assert p.returncode == 1, p.stderr
+    assert p.stderr.startswith("error: ") and str(path) in p.stderr
+    for fragment in expected:
+        assert fragment in p.stderr, p.stderr
+    assert snapshot(catalog) == before
+
+
+def test_make_valid_repairs_and_says_which(catalog, tmp_path):
+    path = tmp_path / "bow.geojson"
+    path.write_text(collection(feature("B", BOWTIE)))
+    p = gf("import", catalog, path, "--make-valid")
+    assert "repaired feature 1 (id 'B')" in p.stderr
+    assert "2 parts" in gf("areas", "show", catalog, "B").stdout
+
+
+def test_missing_file(catalog, tmp_path):
+    p = gf("import", catalog, tmp_path / "nope.geojson", check=False)
+    assert p.returncode == 1 and "No such file" in p.stderr

@@ -1,0 +1,105 @@
+"""The catalog through the CLI: commands, formats, round trips, GIS interoperability."""
+import csv
+import io
+import json
+
+from conftest import CLI, SAMPLES, gf, run, snapshot, square, write_collection
+
+
+def test_init_makes_a_spatialite_database_that_gis_tools_read(catalog):
+    info = run("ogrinfo", "-so", "-ro", catalog, "gf_areas").stdout
+    assert "Feature Count: 4" in info
+    assert 'ID["EPSG",4326]' in info or "EPSG:4326" in info or 'AUTHORITY["EPSG","4326"]' in info
+    assert "Multi Polygon" in info
+    out = run("spatialite", "-bail", catalog, input="SELECT count(*) FROM gf_areas;\nSELECT CheckSpatialIndex('gf_areas', 'geom');\n").stdout
+    assert out.split() == ["4", "1"]
+
+
+def test_list_show_formats(catalog):
+    rows = json.loads(gf("areas", "list", catalog, "--json").stdout)
+    assert [r["area_id"] for r in rows] == ["G#AREA_ID_001", "G#AREA_ID_002", "G#AREA_ID_003", "G#AREA_ID_004"]
+    assert rows[0]["properties"] == {"category": "park"} and rows[0]["in_accuracy_max_m"] == 100
+    table = list(csv.DictReader(io.StringIO(gf("areas", "list", catalog, "--csv").stdout)))
+    assert table[2]["kind"] == "circle" and table[2]["valid_from"] == "2025-12-31T15:00:00Z"
+    assert "G#AREA_ID_004" in gf("areas", "show", catalog, "G#AREA_ID_004").stdout
+    feature = json.loads(gf("areas", "show", catalog, "G#AREA_ID_001", "--geojson").stdout)
+    assert len(feature["geometry"]["coordinates"]) == 2, "polygon keeps its hole"
+    conditions = json.loads(gf("conditions", "list", catalog, "--json").stdout)
+    assert [(c["condition_id"], c["timing"]) for c in conditions[:2]] == [(1, "IN"), (2, "OUT")]
+
+
+def test_export_then_import_gives_the_same_catalog(catalog, tmp_path):
+    exported = tmp_path / "export.geojson"
+    gf("export", catalog, "--out", exported)
+    other = tmp_path / "copy.db"
+    gf("init", other)
+    gf("import", other, exported)
+    assert gf("areas", "list", other, "--json").stdout == gf("areas", "list", catalog, "--json").stdout
+    assert gf("export", other).stdout == gf("export", catalog).stdout
+
+
+def test_add_remove_clear_and_conditions(catalog, tmp_path):
+    gf("areas", "add", catalog, "--id", "station", "--circle", "35.681,139.767,300", "--in-confirm-count", "2")
+    gf("areas", "add", catalog, "--id", "blk", "--geometry",
+       '{"type":"Polygon","coordinates":[[[139,35],[139.01,35],[139.01,35.01],[139,35]]]}')
+    gf("conditions", "add", catalog, "--area", "station", "--timing", "DWELL", "--dwell-s", "600",
+       "--weekdays", "Mon,Fri", "--start-time", "22:00", "--end-time", "06:00", "--timezone", "Asia/Tokyo")
+    shown = json.loads(gf("conditions", "show", catalog, "9", "--json").stdout)[0]
+    assert shown["timing"] == "DWELL" and shown["dwell_s"] == 600 and shown["weekdays"] == "Mon,Fri"
+    gf("areas", "remove", catalog, "station")
+    assert gf("conditions", "show", catalog, "9", check=False).returncode == 1, "removing an area removes its conditions"
+    gf("clear", catalog)
+    assert json.loads(gf("areas", "list", catalog, "--json").stdout) == []
+    assert json.loads(gf("conditions", "list", catalog, "--json").stdout) == []
+
+
+def test_conditions_csv_import(catalog, tmp_path):
+    good = tmp_path / "c.csv"
+    good.write_text("condition_id,area_id,timing,dwell_s,weekdays,start_time,end_time,start_date,end_date,renotify_suppress_days,timezone\n"
+                    "100,G#AREA_ID_001,IN,,Mon,09:00,18:00,2026-01-01,2026-12-31,1,Asia/Tokyo\n"
+                    "101,G#AREA_ID_001,DWELL,300,,,,,,,\n")
+    gf("conditions", "import", catalog, good)
+    bad = tmp_path / "bad.csv"
+    bad.write_text("condition_id,area_id,timing,start_time\n200,G#AREA_ID_001,IN,09:00\n201,G#AREA_ID_001,IN,9am\n")
+    before = snapshot(catalog)
+    p = gf("conditions", "import", catalog, bad, check=False)
+    assert p.returncode == 1
+    assert "bad.csv, row 2, id '201', start_time: expected HH:MM" in p.stderr
+    assert snapshot(catalog) == before
+
+
+def test_settings(catalog):
+    gf("settings", catalog, "default_timezone", "Asia/Tokyo")
+    assert gf("settings", catalog, "default_timezone").stdout.strip() == "Asia/Tokyo"
+    p = gf("settings", catalog, "default_timezone", "Asia/Atlantis", check=False)
+    assert p.returncode == 1 and "unknown time zone 'Asia/Atlantis'" in p.stderr
+    assert gf("settings", catalog, "default_confidence", "1.5", check=False).returncode == 1
+
+
+def test_server_import_replaces_and_guards_update_time(catalog, tmp_path):
+    newer = write_collection(tmp_path / "newer.geojson", [square("X", 139, 35)], updated_at="2026-12-01T00:00:00+09:00")
+    out = gf("import", catalog, newer, "--group", "SRV", "--replace", "--with-default-conditions").stdout
+    assert "replacing" in out
+    assert [r["area_id"] for r in json.loads(gf("areas", "list", catalog, "--json").stdout)] == ["SRV#X"]
+    older = write_collection(tmp_path / "older.geojson", [square("Y", 139, 35)], updated_at="2026-11-01T00:00:00Z")
+    before = snapshot(catalog)
+    p = gf("import", catalog, older, "--group", "SRV", "--replace", check=False)
+    assert p.returncode == 1
+    assert "2026-11-01T00:00:00Z" in p.stderr and "2026-11-30T15:00:00Z" in p.stderr
+    assert snapshot(catalog) == before
+
+
+def test_version_and_schema_guard(catalog):
+    assert gf("version").stdout.startswith("geofence 0.1.0")
+    run("sqlite3", catalog, "UPDATE gf_meta SET value = '42' WHERE key = 'schema_version'")
+    p = gf("areas", "list", catalog, check=False)
+    assert p.returncode == 2 and "schema version 42, newer than this geofence" in p.stderr
+    p = gf("areas", "list", catalog.parent / "missing.db", check=False)
+    assert p.returncode == 2 and "no such database" in p.stderr
+
+
+def test_locate(catalog):
+    rows = json.loads(gf("locate", catalog, "--lat", "35.715", "--lon", "139.773", "--accuracy", "20", "--json").stdout)
+    assert rows[0]["area_id"] == "G#AREA_ID_001" and rows[0]["verdict"] == "inside"
+    rows = json.loads(gf("locate", catalog, "--lat", "35.7115", "--lon", "139.771", "--json").stdout)
+    assert rows[0]["verdict"] == "outside", "the pond is a hole"
