@@ -9,7 +9,7 @@ struct GeofenceCommand: ParsableCommand {
         version: "0.1.0",
         subcommands: [
             Init.self, Import.self, Areas.self, Conditions.self, Clear.self, SettingsCommand.self,
-            Export.self, Locate.self, Version.self,
+            Export.self, Locate.self, Check.self, Judge.self, Notifications.self, State.self, Reset.self, Version.self,
         ]
     )
 }

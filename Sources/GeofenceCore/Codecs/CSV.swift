@@ -1,50 +1,102 @@
 /// RFC 4180 CSV: comma-separated, double-quoted fields with "" for a quote,
 /// CRLF or LF line ends. A UTF-8 byte-order mark at the start is skipped.
-public enum CSVFile {
-    public static func read(path: String) throws -> [[String]] {
-        let file = try FileChunks(path: path)
-        var bytes: [UInt8] = []
-        while let chunk = try file.next() { bytes += chunk }
-        do { return try parse(bytes) } catch let e as InputError { throw e.located(file: path) }
+/// `CSVReader` streams rows from chunks, so a file of millions of fixes is
+/// never whole in memory.
+public struct CSVReader: IteratorProtocol, Sequence {
+    private var next_: () throws -> [UInt8]?
+    private var buffer: [UInt8] = []
+    private var position = 0
+    private var eof = false
+    private var first = true
+    public private(set) var line = 1
+    /// Set when a row could not be read; iteration then stops.
+    public private(set) var error: InputError?
+
+    public init(chunks: @escaping () throws -> [UInt8]?) { self.next_ = chunks }
+
+    private mutating func byte() throws -> UInt8? {
+        if position >= buffer.count {
+            if eof { return nil }
+            repeat {
+                guard let c = try next_() else { eof = true; return nil }
+                buffer = c; position = 0
+            } while buffer.isEmpty
+            if first {
+                first = false
+                if buffer.starts(with: [0xEF, 0xBB, 0xBF]) { position = 3; return try byte() }
+            }
+        }
+        defer { position += 1 }
+        return buffer[position]
     }
 
-    public static func parse(_ input: [UInt8]) throws -> [[String]] {
-        var rows: [[String]] = []
+    public mutating func next() -> [String]? {
+        do { return try readRow() } catch let e as InputError { error = e; return nil } catch {
+            self.error = InputError("\(error)")
+            return nil
+        }
+    }
+
+    public mutating func readRow() throws -> [String]? {
         var row: [String] = []
         var field: [UInt8] = []
-        var i = input.starts(with: [0xEF, 0xBB, 0xBF]) ? 3 : 0
-        var quoted = false, wasQuoted = false
-        var line = 1
+        var quoted = false, wasQuoted = false, any = false
+        let startLine = line
         func endField() throws {
             guard let s = String(validating: field, as: UTF8.self) else {
-                throw InputError("field \(row.count + 1) is not valid UTF-8", item: "line \(line)")
+                throw InputError("field \(row.count + 1) is not valid UTF-8", item: "line \(startLine)")
             }
             row.append(s); field.removeAll(keepingCapacity: true); wasQuoted = false
         }
-        while i < input.count {
-            let b = input[i]
+        while let b = try byte() {
+            any = true
             if quoted {
                 if b == 0x22 {
-                    if i + 1 < input.count && input[i + 1] == 0x22 { field.append(0x22); i += 1 } else { quoted = false }
+                    if position < buffer.count, buffer[position] == 0x22 { position += 1; field.append(0x22) }
+                    else if position >= buffer.count, let n = try byte() {
+                        if n == 0x22 { field.append(0x22) } else { quoted = false; position -= 1 }
+                    } else { quoted = false }
                 } else {
                     if b == 0x0A { line += 1 }
                     field.append(b)
                 }
-            } else {
-                switch b {
-                case 0x22:
-                    guard field.isEmpty && !wasQuoted else { throw InputError("stray quote inside an unquoted field", item: "line \(line)") }
-                    quoted = true; wasQuoted = true
-                case 0x2C: try endField()
-                case 0x0D: break
-                case 0x0A: try endField(); rows.append(row); row = []; line += 1
-                default: field.append(b)
-                }
+                continue
             }
-            i += 1
+            switch b {
+            case 0x22:
+                guard field.isEmpty && !wasQuoted else { throw InputError("stray quote inside an unquoted field", item: "line \(line)") }
+                quoted = true; wasQuoted = true
+            case 0x2C: try endField()
+            case 0x0D: break
+            case 0x0A:
+                line += 1
+                try endField()
+                return row
+            default: field.append(b)
+            }
         }
-        if quoted { throw InputError("unterminated quoted field", item: "line \(line)") }
-        if !field.isEmpty || !row.isEmpty || wasQuoted { try endField(); rows.append(row) }
+        if quoted { throw InputError("unterminated quoted field", item: "line \(startLine)") }
+        if !any { return nil }
+        try endField()
+        return row
+    }
+}
+
+public enum CSVFile {
+    /// All rows of a small file (conditions).
+    public static func read(path: String) throws -> [[String]] {
+        let file = try FileChunks(path: path)
+        var reader = CSVReader(chunks: file.next)
+        var rows: [[String]] = []
+        do { while let r = try reader.readRow() { rows.append(r) } } catch let e as InputError { throw e.located(file: path) }
+        return rows
+    }
+
+    public static func parse(_ bytes: [UInt8]) throws -> [[String]] {
+        var given = false
+        var reader = CSVReader(chunks: { if given { return nil }; given = true; return bytes })
+        var rows: [[String]] = []
+        while let r = try reader.readRow() { rows.append(r) }
         return rows
     }
 }

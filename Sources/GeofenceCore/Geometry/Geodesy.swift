@@ -13,7 +13,14 @@ import Darwin
 /// metre-level accuracy is meaningless for a verdict).
 public enum Geodesy {
     public static func distance(_ p: LonLat, _ q: LonLat) -> Double {
-        if p.lat == q.lat && p.lon == q.lon { return 0 }
+        inverse(p, q).distance
+    }
+
+    /// Distance from p to q, and the geodesic's azimuth at q (radians,
+    /// clockwise from north): the direction in which moving q lengthens the
+    /// distance fastest, which is what a nearest-point search needs.
+    public static func inverse(_ p: LonLat, _ q: LonLat) -> (distance: Double, azimuthAtQ: Double) {
+        if p.lat == q.lat && p.lon == q.lon { return (0, 0) }
         let a = WGS84.a, b = WGS84.b, f = WGS84.f
         let L = wrapDegrees(q.lon - p.lon) * .pi / 180
         let U1 = atan((1 - f) * tan(p.lat * .pi / 180))
@@ -22,12 +29,13 @@ public enum Geodesy {
         var lambda = L
         var iterations = 0
         var sinSigma = 0.0, cosSigma = 0.0, sigma = 0.0, cos2Alpha = 0.0, cos2SigmaM = 0.0
+        var sinLambda = 0.0, cosLambda = 0.0
         while true {
-            let sinLambda = sin(lambda), cosLambda = cos(lambda)
+            sinLambda = sin(lambda); cosLambda = cos(lambda)
             let t1 = cosU2 * sinLambda
             let t2 = cosU1 * sinU2 - sinU1 * cosU2 * cosLambda
             sinSigma = (t1 * t1 + t2 * t2).squareRoot()
-            if sinSigma == 0 { return 0 }
+            if sinSigma == 0 { return (0, 0) }
             cosSigma = sinU1 * sinU2 + cosU1 * cosU2 * cosLambda
             sigma = atan2(sinSigma, cosSigma)
             let sinAlpha = cosU1 * cosU2 * sinLambda / sinSigma
@@ -39,14 +47,21 @@ public enum Geodesy {
                 * (sigma + C * sinSigma * (cos2SigmaM + C * cosSigma * (-1 + 2 * cos2SigmaM * cos2SigmaM)))
             iterations += 1
             if abs(lambda - previous) < 1e-13 { break }
-            if iterations > 200 { return sphericalDistance(p, q) }
+            if iterations > 200 { return (sphericalDistance(p, q), sphericalAzimuthAtQ(p, q)) }
         }
         let u2 = cos2Alpha * (a * a - b * b) / (b * b)
         let A = 1 + u2 / 16384 * (4096 + u2 * (-768 + u2 * (320 - 175 * u2)))
         let B = u2 / 1024 * (256 + u2 * (-128 + u2 * (74 - 47 * u2)))
         let deltaSigma = B * sinSigma * (cos2SigmaM + B / 4 * (cosSigma * (-1 + 2 * cos2SigmaM * cos2SigmaM)
             - B / 6 * cos2SigmaM * (-3 + 4 * sinSigma * sinSigma) * (-3 + 4 * cos2SigmaM * cos2SigmaM)))
-        return b * A * (sigma - deltaSigma)
+        let azimuth = atan2(cosU1 * sinLambda, -sinU1 * cosU2 + cosU1 * sinU2 * cosLambda)
+        return (b * A * (sigma - deltaSigma), azimuth)
+    }
+
+    static func sphericalAzimuthAtQ(_ p: LonLat, _ q: LonLat) -> Double {
+        let phi1 = p.lat * .pi / 180, phi2 = q.lat * .pi / 180
+        let dLambda = wrapDegrees(q.lon - p.lon) * .pi / 180
+        return atan2(cos(phi1) * sin(dLambda), -sin(phi1) * cos(phi2) + cos(phi1) * sin(phi2) * cos(dLambda))
     }
 
     /// Haversine distance on the sphere of WGS 84's mean radius.

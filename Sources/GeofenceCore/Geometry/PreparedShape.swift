@@ -218,32 +218,59 @@ public final class PreparedShape: @unchecked Sendable {
         return (x * x + y * y).squareRoot()
     }
 
-    /// Exact minimum over the edge of the ellipsoidal distance from p: coarse
-    /// sampling picks the bracket, golden-section search finishes it.
+    /// Exact minimum over the edge of the ellipsoidal distance from p.
+    ///
+    /// D(t), the distance from p to the edge point at t, has derivative
+    /// g(t) = E'(t)·û(t), where û is the unit vector of the geodesic's azimuth
+    /// at the edge point (Vincenty gives it with the distance). The minimum is
+    /// at an end where g points away from the edge, else at the root of g,
+    /// found by the Illinois method in a few evaluations. Edges longer than
+    /// 100 km, where D may have more than one local minimum, are first sampled.
     private func geodesicDistanceToEdge(_ p: LonLat, _ i: Int) -> Double {
         let lon1 = p.lon + Geodesy.wrapDegrees(edges[4 * i] - p.lon)
         let lat1 = edges[4 * i + 1]
         let dLon = edges[4 * i + 2] - edges[4 * i], dLat = edges[4 * i + 3] - lat1
-        func f(_ t: Double) -> Double {
-            Geodesy.distance(p, LonLat(lon: lon1 + t * dLon, lat: lat1 + t * dLat))
+        func point(_ t: Double) -> LonLat { LonLat(lon: lon1 + t * dLon, lat: lat1 + t * dLat) }
+        /// (D(t), g(t)) in metres and metres per unit t.
+        func eval(_ t: Double) -> (Double, Double) {
+            let q = point(t)
+            let (d, az) = Geodesy.inverse(p, q)
+            let m = WGS84.metresPerDegree(atLat: q.lat)
+            return (d, cos(az) * m.lat * dLat + sin(az) * m.lon * dLon)
         }
-        let samples = 8
-        var bestT = 0.0, bestD = f(0)
-        for s in 1...samples {
-            let t = Double(s) / Double(samples)
-            let d = f(t)
-            if d < bestD { bestD = d; bestT = t }
+        var lo = 0.0, hi = 1.0
+        var (dLo, gLo) = eval(lo)
+        var (dHi, gHi) = eval(hi)
+        let lengthM = abs(dLat) * 111_000 + abs(dLon) * 111_000 * cos(lat1 * .pi / 180)
+        if lengthM > 100_000 {
+            // Sample to bracket the global minimum on long edges.
+            let samples = 16
+            var bestT = 0.0, bestD = dLo
+            for s in 1...samples { let t = Double(s) / Double(samples); let d = Geodesy.distance(p, point(t)); if d < bestD { bestD = d; bestT = t } }
+            lo = max(0, bestT - 1 / Double(samples)); hi = min(1, bestT + 1 / Double(samples))
+            (dLo, gLo) = eval(lo); (dHi, gHi) = eval(hi)
         }
-        var lo = max(0, bestT - 1 / Double(samples)), hi = min(1, bestT + 1 / Double(samples))
-        let g = (5.0.squareRoot() - 1) / 2
-        var c = hi - g * (hi - lo), d = lo + g * (hi - lo)
-        var fc = f(c), fd = f(d)
-        for _ in 0..<48 {
-            if fc < fd { hi = d; d = c; fd = fc; c = hi - g * (hi - lo); fc = f(c) }
-            else { lo = c; c = d; fc = fd; d = lo + g * (hi - lo); fd = f(d) }
-            if hi - lo < 1e-12 { break }
+        if gLo >= 0 || gHi <= 0 { return min(dLo, dHi) }
+        // Illinois: false position that halves a stale end's value.
+        var best = min(dLo, dHi)
+        var side = 0
+        for _ in 0..<60 {
+            let t = (lo * gHi - hi * gLo) / (gHi - gLo)
+            let (d, g) = eval(t)
+            best = min(best, d)
+            if g == 0 || hi - lo < 1e-13 { break }
+            if g < 0 {
+                lo = t; gLo = g
+                if side == -1 { gHi /= 2 }
+                side = -1
+            } else {
+                hi = t; gHi = g
+                if side == 1 { gLo /= 2 }
+                side = 1
+            }
+            if abs(g) < 1e-9 * max(1, abs(dLat) + abs(dLon)) * 1e5 { break }
         }
-        return min(bestD, fc, fd)
+        return best
     }
 
     // MARK: Probability support

@@ -29,6 +29,7 @@ public enum Registration {
         }
         try GeometryFunctions.register(db)
         try CatalogFunctions.register(db)
+        try JudgementFunctions.register(db)
     }
 }
 

@@ -1,4 +1,7 @@
 import GeofenceCore
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// Prepared shapes keyed by the exact bytes of their BLOB.
 ///
@@ -29,20 +32,28 @@ final class ShapeCache {
         return prepared
     }
 
-    /// FNV-1a over 8-byte words, then the tail: fast and good enough for a
-    /// table whose hits are verified byte for byte.
+    /// FNV-1a over the length, the first 64 bytes (header and bounding box,
+    /// which already tell most areas apart) and the last 64 (the final
+    /// coordinates). Hits are verified byte for byte, so the hash need only spread.
     static func hash(_ b: UnsafeRawBufferPointer) -> UInt64 {
-        var h: UInt64 = 0xcbf2_9ce4_8422_2325
-        let words = b.count / 8
-        for i in 0..<words {
-            h = (h ^ b.loadUnaligned(fromByteOffset: i * 8, as: UInt64.self)) &* 0x0000_0100_0000_01B3
+        var h: UInt64 = 0xcbf2_9ce4_8422_2325 ^ UInt64(b.count)
+        @inline(__always) func mix(_ offset: Int) {
+            h = (h ^ b.loadUnaligned(fromByteOffset: offset, as: UInt64.self)) &* 0x0000_0100_0000_01B3
         }
-        for i in (words * 8)..<b.count { h = (h ^ UInt64(b[i])) &* 0x0000_0100_0000_01B3 }
-        return h ^ UInt64(b.count)
+        if b.count < 8 {
+            for i in 0..<b.count { h = (h ^ UInt64(b[i])) &* 0x0000_0100_0000_01B3 }
+            return h
+        }
+        var o = 0
+        while o + 8 <= min(b.count, 64) { mix(o); o += 8 }
+        var tail = max(o, b.count - 64)
+        while tail + 8 <= b.count { mix(tail); tail += 8 }
+        mix(b.count - 8)
+        return h
     }
 }
 
 @inline(__always)
 private func memcmpEqual(_ a: UnsafeRawBufferPointer, _ b: UnsafeRawBufferPointer) -> Bool {
-    a.count == b.count && (a.count == 0 || a.elementsEqual(b))
+    a.count == b.count && (a.count == 0 || memcmp(a.baseAddress!, b.baseAddress!, a.count) == 0)
 }

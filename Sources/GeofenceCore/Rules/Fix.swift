@@ -1,0 +1,35 @@
+/// One location fix (SPEC §2).
+public struct Fix: Equatable, Sendable {
+    public var subjectId: String
+    public var ts: Timestamp
+    public var position: LonLat
+    /// Horizontal accuracy, a CEP68 radius in metres.
+    public var accuracy: Double
+
+    public init(subjectId: String, ts: Timestamp, lat: Double, lon: Double, accuracy: Double) {
+        self.subjectId = subjectId; self.ts = ts; self.position = LonLat(lon: lon, lat: lat); self.accuracy = accuracy
+    }
+
+    /// Builds a fix from raw fields, or says why it is invalid (SPEC §2): it
+    /// then changes no state, and batch work counts it.
+    public static func validated(subjectId: String?, time: String?, lat: Double?, lon: Double?, accuracy: Double?) -> Result<Fix, InvalidFix> {
+        guard let subjectId, !subjectId.isEmpty else { return .failure(InvalidFix("missing subject_id")) }
+        guard let time, !time.isEmpty else { return .failure(InvalidFix("missing time")) }
+        let ts: Timestamp
+        do { ts = try Timestamp.parse(time) } catch { return .failure(InvalidFix("\(error)")) }
+        guard let lat, !lat.isNaN else { return .failure(InvalidFix("missing or NaN latitude")) }
+        guard let lon, !lon.isNaN else { return .failure(InvalidFix("missing or NaN longitude")) }
+        guard (-90...90).contains(lat) else { return .failure(InvalidFix("latitude \(lat) outside [-90, 90]")) }
+        guard (-180...180).contains(lon) else { return .failure(InvalidFix("longitude \(lon) outside [-180, 180]")) }
+        guard let accuracy else { return .failure(InvalidFix("missing accuracy")) }
+        guard !accuracy.isNaN, accuracy.isFinite else { return .failure(InvalidFix("accuracy is not a finite number")) }
+        guard accuracy >= 0 else { return .failure(InvalidFix("negative accuracy \(accuracy) (the fix is marked invalid)")) }
+        return .success(Fix(subjectId: subjectId, ts: ts, lat: lat, lon: lon, accuracy: accuracy))
+    }
+}
+
+public struct InvalidFix: Error, Equatable, CustomStringConvertible {
+    public var reason: String
+    public init(_ reason: String) { self.reason = reason }
+    public var description: String { reason }
+}

@@ -1,0 +1,36 @@
+/// What judgement needs of the catalog, read-only: the areas that may contain
+/// a point, and each area's rules. The SQL layer implements it over a
+/// SpatiaLite database; a distributed task can implement it over a read-only
+/// copy of the catalog.
+public protocol JudgeCatalog: AnyObject {
+    /// Ids of areas whose bounding box contains the point (a superset of the
+    /// areas that contain it).
+    func candidateAreas(at p: LonLat) throws -> [String]
+    /// The area with its prepared shape and conditions; nil if it no longer exists.
+    func area(_ id: String) throws -> JudgedArea?
+}
+
+/// An area ready for judgement: definition, prepared shape, the verdict rule
+/// with the confidence resolved, and its conditions with their zones resolved.
+public final class JudgedArea: @unchecked Sendable {
+    public let definition: AreaDefinition
+    public let shape: PreparedShape
+    public let rule: VerdictRule
+    /// Sorted by condition_id, each with its time zone.
+    public let conditions: [(ConditionDefinition, TimeZone)]
+
+    public init(definition: AreaDefinition, defaultConfidence: Double, conditions: [(ConditionDefinition, TimeZone)]) {
+        self.definition = definition
+        self.shape = PreparedShape(definition.shape)
+        self.rule = VerdictRule(inAccuracyMax: definition.inAccuracyMaxM, outAccuracyMax: definition.outAccuracyMaxM,
+                                confidence: definition.confidence ?? defaultConfidence)
+        self.conditions = conditions.sorted { $0.0.conditionId < $1.0.conditionId }
+    }
+
+    /// Inside the validity period (both ends included)?
+    public func isValid(at t: Timestamp) -> Bool {
+        if let from = definition.validFrom, t < from { return false }
+        if let until = definition.validUntil, t > until { return false }
+        return true
+    }
+}

@@ -1,0 +1,44 @@
+/// The stay state of one subject in one area (SPEC §4).
+public struct StayState: Equatable, Sendable {
+    public enum Phase: String, Sendable { case unknown = "UNKNOWN", inside = "INSIDE", outside = "OUTSIDE" }
+    public enum Transition: Equatable, Sendable { case enter, exit }
+
+    public var phase: Phase = .unknown
+    public var inStreak = 0
+    public var outStreak = 0
+    /// When the current stay began (the ENTER fix); nil when not inside.
+    public var enteredAt: Timestamp?
+    /// DWELL conditions already spent in the current stay (fired or filtered).
+    public var dwellSpent: [Int64] = []
+
+    public init() {}
+
+    /// UNKNOWN and OUTSIDE with no inside streak behave alike for every later
+    /// transition, so such a state need not be stored.
+    public var isNeutral: Bool { phase != .inside && inStreak == 0 }
+
+    /// Counts one verdict; returns the transition it confirms, if any.
+    /// UNKNOWN → OUTSIDE is silent: a subject first seen outside has not left.
+    public mutating func apply(_ verdict: Verdict, inConfirm: Int, outConfirm: Int, at t: Timestamp) -> Transition? {
+        switch verdict {
+        case .undecided:
+            return nil
+        case .inside:
+            inStreak = inStreak < Int(Int32.max) ? inStreak + 1 : inStreak
+            outStreak = 0
+            if inStreak >= inConfirm && phase != .inside {
+                phase = .inside; enteredAt = t; dwellSpent = []
+                return .enter
+            }
+        case .outside:
+            outStreak = outStreak < Int(Int32.max) ? outStreak + 1 : outStreak
+            inStreak = 0
+            if outStreak >= outConfirm && phase != .outside {
+                let wasInside = phase == .inside
+                phase = .outside; enteredAt = nil; dwellSpent = []
+                return wasInside ? .exit : nil
+            }
+        }
+        return nil
+    }
+}

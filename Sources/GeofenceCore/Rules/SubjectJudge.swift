@@ -1,0 +1,143 @@
+/// Everything judgement keeps about one subject (SPEC §4): its last judged
+/// fix, its non-neutral stays, and the local day each condition last notified
+/// it. Subjects never share state, so subjects can be judged in any order, or
+/// in separate tasks, with the same results.
+public struct SubjectState: Equatable, Sendable {
+    public var subjectId: String
+    public var lastFix: Fix?
+    public var stays: [String: StayState] = [:]
+    public var lastNotifiedDay: [Int64: Int] = [:]
+    public init(subjectId: String) { self.subjectId = subjectId }
+}
+
+public struct Notification: Equatable, Sendable {
+    public var subjectId: String
+    public var ts: Timestamp
+    public var areaId: String
+    public var conditionId: Int64
+    public var transition: ConditionDefinition.Timing
+    public var lat: Double
+    public var lon: Double
+    public var accuracy: Double
+}
+
+/// Why a fix did not count, or a transition did not notify (`--explain`).
+public struct Explanation: Equatable, Sendable {
+    public var subjectId: String
+    public var ts: Timestamp
+    public var areaId: String?
+    public var conditionId: Int64?
+    public var kind: String
+    public var reason: String
+}
+
+public struct JudgeCounters: Equatable, Sendable {
+    public var judged = 0, stale = 0, invalid = 0, transitions = 0, notifications = 0, filtered = 0
+    public init() {}
+    public mutating func add(_ o: JudgeCounters) {
+        judged += o.judged; stale += o.stale; invalid += o.invalid
+        transitions += o.transitions; notifications += o.notifications; filtered += o.filtered
+    }
+}
+
+/// Judges fixes of one subject, in time order, against a catalog.
+public struct SubjectJudge {
+    public let catalog: JudgeCatalog
+    public let explain: Bool
+    public private(set) var counters = JudgeCounters()
+    public private(set) var explanations: [Explanation] = []
+
+    public init(catalog: JudgeCatalog, explain: Bool = false) { self.catalog = catalog; self.explain = explain }
+
+    /// Applies one fix to `state`; returns its notifications ordered by area_id, then condition_id.
+    public mutating func judge(_ fix: Fix, _ state: inout SubjectState) throws -> [Notification] {
+        if let last = state.lastFix, fix.ts <= last.ts {
+            counters.stale += 1
+            note(fix, nil, nil, "stale", "not after the last judged fix at \(last.ts.iso8601)")
+            return []
+        }
+        counters.judged += 1
+        // Areas the fix may be inside, plus every area with a stay under way:
+        // an exit must be seen even from a fix far outside the index's reach.
+        var ids = Set(try catalog.candidateAreas(at: fix.position))
+        ids.formUnion(state.stays.keys)
+        var out: [Notification] = []
+        for id in ids.sorted() {
+            guard let area = try catalog.area(id) else { state.stays[id] = nil; continue }
+            if !area.isValid(at: fix.ts) {
+                if state.stays[id] != nil { note(fix, id, nil, "ignored", "outside the area's validity period") }
+                continue
+            }
+            var stay = state.stays[id] ?? StayState()
+            let verdict = area.rule.verdict(area.shape, at: fix.position, accuracy: fix.accuracy)
+            let transition = stay.apply(verdict, inConfirm: area.definition.inConfirmCount,
+                                        outConfirm: area.definition.outConfirmCount, at: fix.ts)
+            if explain { explainVerdict(fix, area, verdict, stay, transition) }
+            var due: [(ConditionDefinition, TimeZone, ConditionDefinition.Timing)] = []
+            if let transition {
+                counters.transitions += 1
+                let timing: ConditionDefinition.Timing = transition == .enter ? .IN : .OUT
+                for (c, tz) in area.conditions where c.timing == timing { due.append((c, tz, timing)) }
+            }
+            // DWELL after the fix's own transition: at T = 0 it fires with the ENTER.
+            if stay.phase == .inside, let entered = stay.enteredAt {
+                for (c, tz) in area.conditions where c.timing == .DWELL && !stay.dwellSpent.contains(c.conditionId) {
+                    if fix.ts.microseconds - entered.microseconds >= (c.dwellSeconds ?? 0) * 1_000_000 {
+                        stay.dwellSpent.append(c.conditionId)
+                        due.append((c, tz, .DWELL))
+                    }
+                }
+            }
+            for (c, tz, timing) in due.sorted(by: { $0.0.conditionId < $1.0.conditionId }) {
+                let local = tz.local(fix.ts)
+                switch ConditionFilter.check(c, local: local, lastNotifiedDay: state.lastNotifiedDay[c.conditionId]) {
+                case .pass:
+                    state.lastNotifiedDay[c.conditionId] = local.day
+                    counters.notifications += 1
+                    out.append(Notification(subjectId: fix.subjectId, ts: fix.ts, areaId: id, conditionId: c.conditionId,
+                                            transition: timing, lat: fix.position.lat, lon: fix.position.lon, accuracy: fix.accuracy))
+                case .blocked(let why):
+                    counters.filtered += 1
+                    note(fix, id, c.conditionId, "not notified", "\(timing.rawValue): \(why)")
+                }
+            }
+            state.stays[id] = stay.isNeutral ? nil : stay
+        }
+        state.lastFix = fix
+        return out
+    }
+
+    /// Counts an invalid fix (it changes no state).
+    public mutating func reject(subjectId: String, ts: Timestamp?, _ why: InvalidFix) {
+        counters.invalid += 1
+        if explain {
+            explanations.append(Explanation(subjectId: subjectId, ts: ts ?? Timestamp(microseconds: 0), areaId: nil,
+                                            conditionId: nil, kind: "invalid", reason: why.reason))
+        }
+    }
+
+    private mutating func note(_ fix: Fix, _ area: String?, _ condition: Int64?, _ kind: String, _ reason: String) {
+        guard explain else { return }
+        explanations.append(Explanation(subjectId: fix.subjectId, ts: fix.ts, areaId: area, conditionId: condition, kind: kind, reason: reason))
+    }
+
+    private mutating func explainVerdict(_ fix: Fix, _ area: JudgedArea, _ v: Verdict, _ stay: StayState, _ t: StayState.Transition?) {
+        let id = area.definition.areaId
+        switch v {
+        case .undecided:
+            let inside = area.shape.contains(fix.position)
+            let limit = inside ? area.rule.inAccuracyMax : area.rule.outAccuracyMax
+            if let limit, fix.accuracy > limit {
+                note(fix, id, nil, "not counted", "accuracy \(fix.accuracy) m above the \(inside ? "IN" : "OUT") limit \(limit) m")
+            } else {
+                note(fix, id, nil, "not counted", "undecided: the error circle (k·accuracy = \(CEP.factor(area.rule.confidence) * fix.accuracy) m) straddles the boundary")
+            }
+        case .inside where t == nil && stay.phase != .inside:
+            note(fix, id, nil, "counting", "inside \(stay.inStreak) of \(area.definition.inConfirmCount)")
+        case .outside where t == nil && stay.phase == .inside:
+            note(fix, id, nil, "counting", "outside \(stay.outStreak) of \(area.definition.outConfirmCount)")
+        default:
+            break
+        }
+    }
+}

@@ -1,0 +1,39 @@
+import GeofenceCore
+
+/// Judgement from SQL. gf_check changes state, so it is direct-only: a view or
+/// trigger in a database someone hands you cannot call it.
+enum JudgementFunctions {
+    static func register(_ db: Connection) throws {
+        try db.createFunction("gf_time", arities: [1], argumentNames: ["time"], flags: FunctionFlags.pure) { a in
+            if a.isNull(0) { return .null }
+            do { return .text(try Timestamp.parse(try a.text(0)).iso8601) } catch let e as Timestamp.ParseError {
+                throw a.fail(0, "is not a time: \(e)")
+            }
+        }
+
+        try db.createFunction("gf_check", arities: [5], argumentNames: ["subject_id", "ts", "lat", "lon", "accuracy_m"],
+                              flags: FunctionFlags.changing) { a in
+            let conn = a.connection
+            let row = Judgement.Row(subjectId: a.isNull(0) ? nil : try a.text(0), ts: a.isNull(1) ? nil : try a.text(1),
+                                    lat: a.isNull(2) ? nil : try a.double(2), lon: a.isNull(3) ? nil : try a.double(3),
+                                    accuracy: a.isNull(4) ? nil : try a.double(4))
+            do {
+                let (_, notifications) = try Judgement(conn).check(row, recordRun: false)
+                return .text(NotificationJSON.array(notifications).serialized)
+            } catch let e as InputError {
+                throw FunctionError("gf_check: \(e.message)")
+            } catch let e as SQLiteError where e.message.contains("no such table") {
+                throw FunctionError("gf_check: no geofence catalog in this database (\(e.message)): create one with `geofence init`")
+            }
+        }
+    }
+}
+
+public enum NotificationJSON {
+    public static func object(_ n: Notification) -> JSONValue {
+        .object([("subject_id", .string(n.subjectId)), ("ts", .string(n.ts.iso8601)), ("area_id", .string(n.areaId)),
+                 ("condition_id", .number(String(n.conditionId))), ("transition", .string(n.transition.rawValue)),
+                 ("lat", JSONValue.number(n.lat)), ("lon", JSONValue.number(n.lon)), ("accuracy_m", JSONValue.number(n.accuracy))])
+    }
+    public static func array(_ ns: [Notification]) -> JSONValue { .array(ns.map(object)) }
+}

@@ -1,0 +1,133 @@
+import GeofenceCore
+
+/// Where a batch's fixes come from: a table (default the gf_fixes inbox), a
+/// CSV file with a header row, or NDJSON, each with the columns or keys
+/// subject_id, ts, lat, lon, accuracy_m. A row that cannot be read becomes an
+/// invalid fix with the reason (counted, never fatal); a file whose header
+/// lacks a column is an input error before anything is judged.
+public enum FixSources {
+    public static let columns = ["subject_id", "ts", "lat", "lon", "accuracy_m"]
+
+    public static func table(_ db: Connection, name: String) throws -> [Judgement.Row] {
+        // A table name cannot be bound: it must name an existing table or view, and is quoted.
+        guard try db.scalar("SELECT count(*) FROM sqlite_master WHERE type IN ('table', 'view') AND name = ?", [.text(name)]).int64 == 1 else {
+            throw InputError("no table or view named '\(name)'", field: "--table")
+        }
+        let quoted = "\"" + name.split(separator: "\"", omittingEmptySubsequences: false).joined(separator: "\"\"") + "\""
+        let s: Statement
+        do { s = try db.prepare("SELECT subject_id, ts, lat, lon, accuracy_m FROM \(quoted) ORDER BY rowid") } catch let e as SQLiteError {
+            throw InputError("\(e.message) (a fixes table needs columns \(columns.joined(separator: ", ")))", field: "--table")
+        }
+        var rows: [Judgement.Row] = []
+        var n = 0
+        while try s.step() {
+            n += 1
+            rows.append(row(n, subject: s.value(0), ts: s.value(1), lat: s.value(2), lon: s.value(3), accuracy: s.value(4)))
+        }
+        return rows
+    }
+
+    static func row(_ n: Int, subject: SQLiteValue, ts: SQLiteValue, lat: SQLiteValue, lon: SQLiteValue, accuracy: SQLiteValue) -> Judgement.Row {
+        var r = Judgement.Row(subjectId: subject.string, ts: ts.string, lat: lat.double, lon: lon.double, accuracy: accuracy.double)
+        for (name, v) in [("lat", lat), ("lon", lon), ("accuracy_m", accuracy)] {
+            if case .text(let t) = v {
+                if let d = Double(t.trimmingCharacters()) {
+                    switch name { case "lat": r.lat = d; case "lon": r.lon = d; default: r.accuracy = d }
+                } else { r.problem = "\(name) '\(t.prefix(40))' is not a number" }
+            } else if case .blob = v { r.problem = "\(name) is a BLOB, not a number" }
+        }
+        return r
+    }
+
+    /// Streams a CSV or NDJSON file (by extension: .ndjson/.jsonl, else CSV).
+    public static func file(_ path: String) throws -> AnySequence<Judgement.Row> {
+        let chunks = try FileChunks(path: path)
+        if path.hasSuffix(".ndjson") || path.hasSuffix(".jsonl") { return AnySequence(NDJSONFixes(path: path, chunks: chunks)) }
+        var csv = CSVReader(chunks: chunks.next)
+        let header: [String]
+        do {
+            guard let h = try csv.readRow() else { throw InputError("empty file: expected a header row with \(columns.joined(separator: ", "))", file: path) }
+            header = h.map { $0.trimmingCharacters() }
+        } catch let e as InputError { throw e.located(file: path) }
+        let index = try columns.map { c -> Int in
+            guard let i = header.firstIndex(of: c) else {
+                throw InputError("the header has no column '\(c)' (needs \(columns.joined(separator: ", ")))", file: path, item: "line 1")
+            }
+            return i
+        }
+        var n = 0
+        return AnySequence(AnyIterator {
+            guard let fields = csv.next() else { return nil }
+            n += 1
+            if fields == [""] { return Judgement.Row(subjectId: nil, ts: nil, lat: nil, lon: nil, accuracy: nil, problem: "empty line") }
+            guard fields.count == header.count else {
+                return Judgement.Row(subjectId: nil, ts: nil, lat: nil, lon: nil, accuracy: nil,
+                                     problem: "line \(csv.line - 1): \(fields.count) fields, the header has \(header.count)")
+            }
+            let v = index.map { fields[$0].trimmingCharacters() }
+            return row(n, subject: v[0].isEmpty ? .null : .text(v[0]), ts: v[1].isEmpty ? .null : .text(v[1]),
+                       lat: v[2].isEmpty ? .null : .text(v[2]), lon: v[3].isEmpty ? .null : .text(v[3]),
+                       accuracy: v[4].isEmpty ? .null : .text(v[4]))
+        })
+    }
+}
+
+/// One JSON object per line; a line that is not one is an invalid fix.
+struct NDJSONFixes: Sequence, IteratorProtocol {
+    let path: String
+    var lines: CSVLineSplitter
+
+    init(path: String, chunks: FileChunks) { self.path = path; lines = CSVLineSplitter(chunks: chunks.next) }
+
+    mutating func next() -> Judgement.Row? {
+        guard let (number, text) = lines.next() else { return nil }
+        if text.allSatisfy({ $0 == " " || $0 == "\r" || $0 == "\t" }) {
+            return Judgement.Row(subjectId: nil, ts: nil, lat: nil, lon: nil, accuracy: nil, problem: "line \(number): empty line")
+        }
+        guard case .object? = try? JSONReader.parse(text), let v = try? JSONReader.parse(text) else {
+            return Judgement.Row(subjectId: nil, ts: nil, lat: nil, lon: nil, accuracy: nil, problem: "line \(number): not a JSON object")
+        }
+        func value(_ k: String) -> SQLiteValue {
+            switch v[k] {
+            case .string(let s)?: return .text(s)
+            case .number(let n)?:
+                if k == "ts" || k == "subject_id" { return .text(n) }
+                return Double(n).map(SQLiteValue.real) ?? .text(n)
+            case nil, .null?: return .null
+            case let other?: return .text(other.serialized)
+            }
+        }
+        return FixSources.row(number, subject: value("subject_id"), ts: value("ts"), lat: value("lat"), lon: value("lon"), accuracy: value("accuracy_m"))
+    }
+}
+
+/// Splits a byte stream into numbered UTF-8 lines.
+struct CSVLineSplitter {
+    var next_: () throws -> [UInt8]?
+    var pending: [UInt8] = []
+    var start = 0
+    var number = 0
+    var done = false
+    init(chunks: @escaping () throws -> [UInt8]?) { next_ = chunks }
+
+    mutating func next() -> (Int, String)? {
+        while true {
+            if let nl = pending[start...].firstIndex(of: 0x0A) {
+                let line = String(decoding: pending[start..<nl], as: UTF8.self)
+                start = nl + 1
+                number += 1
+                return (number, line)
+            }
+            if done {
+                guard start < pending.count else { return nil }
+                number += 1
+                defer { start = pending.count }
+                return (number, String(decoding: pending[start...], as: UTF8.self))
+            }
+            // Keep only the unfinished line before appending the next chunk.
+            pending.removeSubrange(..<start)
+            start = 0
+            if let c = try? next_() { pending += c } else { done = true }
+        }
+    }
+}

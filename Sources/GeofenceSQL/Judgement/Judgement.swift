@@ -1,0 +1,147 @@
+import GeofenceCore
+
+/// One judgement run over fixes (SPEC §2, §4, §5): the batch behind
+/// `geofence judge`, the single fix behind `geofence check` and gf_check().
+///
+/// Fixes are staged with their parsed times, then read back ordered by
+/// subject, time and input order (SQLite sorts, so a batch need not fit in
+/// memory), and judged subject by subject: load the subject's state, apply its
+/// fixes, save it. Notifications are written in canonical order, so their ids
+/// order them by subject, time, area_id, condition_id. The caller owns the
+/// transaction: a failed run leaves nothing behind.
+public final class Judgement {
+    /// A fix as read from a table or file, before validation.
+    public struct Row {
+        public var subjectId: String?
+        public var ts: String?
+        public var lat: Double?
+        public var lon: Double?
+        public var accuracy: Double?
+        /// Set by a reader that could not make sense of the row: the fix is invalid for this reason.
+        public var problem: String?
+        public init(subjectId: String?, ts: String?, lat: Double?, lon: Double?, accuracy: Double?, problem: String? = nil) {
+            self.subjectId = subjectId; self.ts = ts; self.lat = lat; self.lon = lon; self.accuracy = accuracy; self.problem = problem
+        }
+
+        var validated: Result<Fix, InvalidFix> {
+            if let problem { return .failure(InvalidFix(problem)) }
+            return Fix.validated(subjectId: subjectId, time: ts, lat: lat, lon: lon, accuracy: accuracy)
+        }
+    }
+
+    public struct Report {
+        public var runId: Int64
+        public var fixes = 0
+        public var counters = JudgeCounters()
+    }
+
+    let db: Connection
+    let catalog: SQLCatalog
+    let state: StateStore
+    let explain: Bool
+    private let insertNotification, insertExplanation: Statement
+
+    public init(_ db: Connection, explain: Bool = false) throws {
+        self.db = db
+        self.explain = explain
+        catalog = try SQLCatalog(db)
+        state = try StateStore(db)
+        insertNotification = try db.prepare("""
+            INSERT INTO gf_notifications (run_id, subject_id, ts, area_id, condition_id, transition, lat, lon, accuracy_m)
+            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
+            """)
+        insertExplanation = try db.prepare("INSERT INTO gf_explain (run_id, subject_id, ts, area_id, condition_id, kind, reason) VALUES (?, ?, ?, ?, ?, ?, ?)")
+    }
+
+    func startRun(kind: String, source: String?) throws -> Int64 {
+        try db.query("INSERT INTO gf_runs (kind, source, started_at) VALUES (?, ?, strftime('%Y-%m-%dT%H:%M:%SZ', 'now'))",
+                     [.text(kind), source.sqlValue])
+        return try db.scalar("SELECT last_insert_rowid()").int64 ?? 0
+    }
+
+    func finishRun(_ r: Report) throws {
+        let c = r.counters
+        try db.query("""
+            UPDATE gf_runs SET fixes = ?, judged = ?, stale = ?, invalid = ?, transitions = ?, notifications = ?, filtered = ?
+            WHERE run_id = ?
+            """, [.integer(Int64(r.fixes)), .integer(Int64(c.judged)), .integer(Int64(c.stale)), .integer(Int64(c.invalid)),
+                  .integer(Int64(c.transitions)), .integer(Int64(c.notifications)), .integer(Int64(c.filtered)), .integer(r.runId)])
+    }
+
+    /// Judges a batch. `progress` gets (fixes judged, fixes in the batch).
+    public func run(_ rows: some Sequence<Row>, source: String?, progress: ((Int, Int) -> Void)? = nil) throws -> Report {
+        var report = Report(runId: try startRun(kind: "judge", source: source))
+        var judge = SubjectJudge(catalog: catalog, explain: explain)
+        try db.execute("""
+            DROP TABLE IF EXISTS temp.gf_batch;
+            CREATE TEMP TABLE gf_batch (seq INTEGER PRIMARY KEY, subject_id TEXT, ts_us INTEGER, lat REAL, lon REAL, accuracy_m REAL);
+            """)
+        defer { try? db.execute("DROP TABLE IF EXISTS temp.gf_batch") }
+        let stage = try db.prepare("INSERT INTO temp.gf_batch (subject_id, ts_us, lat, lon, accuracy_m) VALUES (?, ?, ?, ?, ?)")
+        for row in rows {
+            report.fixes += 1
+            switch row.validated {
+            case .success(let f):
+                try stage.run([.text(f.subjectId), .integer(f.ts.microseconds), .real(f.position.lat), .real(f.position.lon), .real(f.accuracy)])
+            case .failure(let why):
+                judge.reject(subjectId: row.subjectId ?? "", ts: row.ts.flatMap { try? Timestamp.parse($0) }, InvalidFix("row \(report.fixes): \(why.reason)"))
+            }
+        }
+        let valid = report.fixes - judge.counters.invalid
+        let ordered = try db.prepare("SELECT subject_id, ts_us, lat, lon, accuracy_m FROM temp.gf_batch ORDER BY subject_id, ts_us, seq")
+        var current: String?
+        var subject = SubjectState(subjectId: ""), loaded = subject
+        var done = 0
+        while try ordered.step() {
+            let id = ordered.value(0).string ?? ""
+            if id != current {
+                if current != nil { try state.save(subject, before: loaded) }
+                current = id
+                subject = try state.load(id); loaded = subject
+            }
+            let fix = Fix(subjectId: id, ts: Timestamp(microseconds: ordered.value(1).int64 ?? 0), lat: ordered.value(2).double ?? 0,
+                          lon: ordered.value(3).double ?? 0, accuracy: ordered.value(4).double ?? 0)
+            for n in try judge.judge(fix, &subject) { try write(n, run: report.runId) }
+            done += 1
+            if done % 10_000 == 0 { progress?(done, valid) }
+        }
+        if current != nil { try state.save(subject, before: loaded) }
+        progress?(valid, valid)
+        report.counters = judge.counters
+        for e in judge.explanations { try write(e, run: report.runId) }
+        try finishRun(report)
+        return report
+    }
+
+    /// Judges one fix (checkLocation): returns its notifications.
+    public func check(_ row: Row, kind: String = "check", recordRun: Bool = true) throws -> (Report, [Notification]) {
+        var report = Report(runId: recordRun ? try startRun(kind: kind, source: nil) : 0)
+        report.fixes = 1
+        var judge = SubjectJudge(catalog: catalog, explain: explain)
+        var out: [Notification] = []
+        switch row.validated {
+        case .failure(let why):
+            throw InputError("invalid fix: \(why.reason)")
+        case .success(let fix):
+            var subject = try state.load(fix.subjectId)
+            let before = subject
+            out = try judge.judge(fix, &subject)
+            try state.save(subject, before: before)
+            for n in out { try write(n, run: report.runId) }
+        }
+        report.counters = judge.counters
+        for e in judge.explanations { try write(e, run: report.runId) }
+        if recordRun { try finishRun(report) }
+        return (report, out)
+    }
+
+    func write(_ n: Notification, run: Int64) throws {
+        try insertNotification.run([.integer(run), .text(n.subjectId), .text(n.ts.iso8601), .text(n.areaId), .integer(n.conditionId),
+                                    .text(n.transition.rawValue), .real(n.lat), .real(n.lon), .real(n.accuracy)])
+    }
+
+    func write(_ e: Explanation, run: Int64) throws {
+        try insertExplanation.run([.integer(run), .text(e.subjectId), e.ts.microseconds == 0 ? .null : .text(e.ts.iso8601),
+                                   e.areaId.sqlValue, e.conditionId.sqlValue, .text(e.kind), .text(e.reason)])
+    }
+}

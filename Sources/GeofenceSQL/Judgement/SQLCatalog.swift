@@ -1,0 +1,46 @@
+import GeofenceCore
+
+/// The catalog as judgement sees it, read from a geofence database: R*Tree
+/// candidates per point, and each area prepared once per run (with its
+/// conditions and their time zones resolved).
+public final class SQLCatalog: JudgeCatalog {
+    let db: Connection
+    private let candidates: Statement
+    private var areas: [String: JudgedArea?] = [:]
+    private let zones = TimeZoneCache()
+    private let defaultConfidence: Double
+    private let defaultZone: TimeZone
+
+    public init(_ db: Connection) throws {
+        self.db = db
+        candidates = try db.prepare("""
+            SELECT a.area_id FROM idx_gf_areas_geom AS r JOIN gf_areas AS a ON a.id = r.pkid
+            WHERE r.xmin <= ?1 AND r.xmax >= ?1 AND r.ymin <= ?2 AND r.ymax >= ?2
+            """)
+        let settings = Settings(db)
+        defaultConfidence = settings.defaultConfidence
+        let zoneName = try settings.get("default_timezone") ?? "UTC"
+        defaultZone = try zones.zone(zoneName)
+    }
+
+    public func candidateAreas(at p: LonLat) throws -> [String] {
+        try candidates.bind([.real(p.lon), .real(p.lat)])
+        var ids: [String] = []
+        while try candidates.step() { if let id = candidates.value(0).string { ids.append(id) } }
+        return ids
+    }
+
+    public func area(_ id: String) throws -> JudgedArea? {
+        if let cached = areas[id] { return cached }
+        var judged: JudgedArea?
+        if let a = try AreaStore(db).get(id) {
+            let areaZone = try a.timezone.map { try zones.zone($0) } ?? defaultZone
+            let conditions = try ConditionStore(db).all(area: id).map { c in
+                (c, try c.timezone.map { try zones.zone($0) } ?? areaZone)
+            }
+            judged = JudgedArea(definition: a, defaultConfidence: defaultConfidence, conditions: conditions)
+        }
+        areas[id] = judged
+        return judged
+    }
+}

@@ -1,0 +1,75 @@
+import GeofenceCore
+
+/// Subject state in gf_subjects, gf_stays and gf_last_notified: loaded and
+/// saved one subject at a time, the unit a distributed task would own.
+final class StateStore {
+    let db: Connection
+    private let loadSubject, loadStays, loadNotified: Statement
+    private let saveSubject, clearStays, saveStay, saveNotified: Statement
+
+    init(_ db: Connection) throws {
+        self.db = db
+        loadSubject = try db.prepare("SELECT last_ts, last_lat, last_lon, last_accuracy_m FROM gf_subjects WHERE subject_id = ?")
+        loadStays = try db.prepare("SELECT area_id, state, in_streak, out_streak, entered_at, dwell_spent FROM gf_stays WHERE subject_id = ?")
+        loadNotified = try db.prepare("SELECT condition_id, local_date FROM gf_last_notified WHERE subject_id = ?")
+        saveSubject = try db.prepare("""
+            INSERT INTO gf_subjects (subject_id, last_ts, last_lat, last_lon, last_accuracy_m) VALUES (?, ?, ?, ?, ?)
+            ON CONFLICT(subject_id) DO UPDATE SET last_ts = excluded.last_ts, last_lat = excluded.last_lat,
+                last_lon = excluded.last_lon, last_accuracy_m = excluded.last_accuracy_m
+            """)
+        clearStays = try db.prepare("DELETE FROM gf_stays WHERE subject_id = ?")
+        saveStay = try db.prepare("""
+            INSERT INTO gf_stays (subject_id, area_id, state, in_streak, out_streak, entered_at, dwell_spent)
+            VALUES (?, ?, ?, ?, ?, ?, ?)
+            """)
+        saveNotified = try db.prepare("""
+            INSERT INTO gf_last_notified (subject_id, condition_id, local_date) VALUES (?, ?, ?)
+            ON CONFLICT(subject_id, condition_id) DO UPDATE SET local_date = excluded.local_date
+            """)
+    }
+
+    func load(_ subject: String) throws -> SubjectState {
+        var s = SubjectState(subjectId: subject)
+        try loadSubject.bind([.text(subject)])
+        if try loadSubject.step() {
+            let ts = try Timestamp.parse(loadSubject.value(0).string ?? "")
+            s.lastFix = Fix(subjectId: subject, ts: ts, lat: loadSubject.value(1).double ?? 0,
+                            lon: loadSubject.value(2).double ?? 0, accuracy: loadSubject.value(3).double ?? 0)
+        }
+        try loadStays.bind([.text(subject)])
+        while try loadStays.step() {
+            var stay = StayState()
+            stay.phase = StayState.Phase(rawValue: loadStays.value(1).string ?? "") ?? .unknown
+            stay.inStreak = Int(loadStays.value(2).int64 ?? 0)
+            stay.outStreak = Int(loadStays.value(3).int64 ?? 0)
+            stay.enteredAt = try loadStays.value(4).string.map(Timestamp.parse)
+            stay.dwellSpent = (loadStays.value(5).string ?? "").split(separator: ",").compactMap { Int64($0) }
+            s.stays[loadStays.value(0).string ?? ""] = stay
+        }
+        try loadNotified.bind([.text(subject)])
+        while try loadNotified.step() {
+            if let id = loadNotified.value(0).int64, let day = CivilDate.parse(loadNotified.value(1).string ?? "") {
+                s.lastNotifiedDay[id] = day
+            }
+        }
+        return s
+    }
+
+    /// Writes what `judge` may have changed: `before` is the state as loaded.
+    func save(_ s: SubjectState, before: SubjectState) throws {
+        if let f = s.lastFix, f != before.lastFix {
+            try saveSubject.run([.text(s.subjectId), .text(f.ts.iso8601), .real(f.position.lat), .real(f.position.lon), .real(f.accuracy)])
+        }
+        if s.stays != before.stays {
+            try clearStays.run([.text(s.subjectId)])
+            for (area, stay) in s.stays.sorted(by: { $0.key < $1.key }) {
+                try saveStay.run([.text(s.subjectId), .text(area), .text(stay.phase.rawValue), .integer(Int64(stay.inStreak)),
+                                  .integer(Int64(stay.outStreak)), stay.enteredAt.map { .text($0.iso8601) } ?? .null,
+                                  stay.dwellSpent.isEmpty ? .null : .text(stay.dwellSpent.map(String.init).joined(separator: ","))])
+            }
+        }
+        for (id, day) in s.lastNotifiedDay where before.lastNotifiedDay[id] != day {
+            try saveNotified.run([.text(s.subjectId), .integer(id), .text(ConditionDefinition.formatDate(day))])
+        }
+    }
+}

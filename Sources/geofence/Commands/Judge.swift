@@ -1,0 +1,63 @@
+import ArgumentParser
+import GeofenceCore
+import GeofenceSQL
+@preconcurrency import Glibc
+
+struct Judge: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Judge a batch of fixes: stay state, transitions, notifications.",
+        discussion: """
+            Fixes come from --fixes FILE (CSV with a header, or NDJSON with .ndjson/.jsonl) or from \
+            --table (default gf_fixes, the inbox, which a run empties). Columns: subject_id, ts, lat, \
+            lon, accuracy_m. Per subject, fixes are judged in time order (ties keep input order); \
+            stale and invalid fixes are counted and skipped. The run is one transaction.
+            """)
+
+    @Argument(help: "The database file.") var db: String
+    @Option(help: "A CSV or NDJSON file of fixes to judge (the inbox is left alone).") var fixes: String?
+    @Option(help: "A table or view of fixes to judge.") var table = "gf_fixes"
+    @Flag(help: "Keep the judged rows in gf_fixes instead of emptying the inbox.") var keep = false
+    @Option(help: "Also write this run's notifications to a CSV file.") var out: String?
+    @Flag(help: "Record why fixes did not count and transitions did not notify (table gf_explain).") var explain = false
+    @Flag(help: "Print only the summary line.") var quiet = false
+
+    func run() throws {
+        try reporting {
+            let conn = try openCatalog(db)
+            let bar = ProgressBar(label: "judging")
+            let report = try conn.transaction { () -> Judgement.Report in
+                let rows: AnySequence<Judgement.Row> = try fixes.map { try FixSources.file($0) }
+                    ?? AnySequence(FixSources.table(conn, name: table))
+                let report = try Judgement(conn, explain: explain).run(rows, source: fixes ?? table, progress: bar.update)
+                if fixes == nil && table == "gf_fixes" && !keep { try conn.execute("DELETE FROM gf_fixes") }
+                if let out { try writeNotificationsCSV(conn, run: report.runId, to: out + ".partial") }
+                return report
+            }
+            if let out { guard rename(out + ".partial", out) == 0 else { throw InputError("cannot write", file: out) } }
+            let c = report.counters
+            print("run \(report.runId): \(report.fixes) fixes: \(c.judged) judged, \(c.stale) stale, \(c.invalid) invalid; "
+                  + "\(c.transitions) transitions, \(c.notifications) notifications, \(c.filtered) not notified (filters)")
+            if !quiet && explain { print("reasons: SELECT * FROM gf_explain WHERE run_id = \(report.runId)") }
+        }
+    }
+}
+
+let notificationColumns = ["subject_id", "ts", "area_id", "condition_id", "transition", "lat", "lon", "accuracy_m"]
+
+func notificationRows(_ conn: Connection, run: Int64? = nil, subject: String? = nil, since: String? = nil) throws -> [[String?]] {
+    try conn.query("""
+        SELECT subject_id, ts, area_id, condition_id, transition, lat, lon, accuracy_m FROM gf_notifications
+        WHERE (?1 IS NULL OR run_id = ?1) AND (?2 IS NULL OR subject_id = ?2) AND (?3 IS NULL OR ts >= ?3)
+        ORDER BY id
+        """, [run.sqlValue, subject.sqlValue, since.sqlValue]).map { $0.map { $0.isNull ? nil : $0.string } }
+}
+
+func writeNotificationsCSV(_ conn: Connection, run: Int64, to path: String) throws {
+    guard let f = fopen(path, "wb") else { throw InputError(String(cString: strerror(errno)), file: path) }
+    defer { fclose(f) }
+    fputs(notificationColumns.joined(separator: ",") + "\n", f)
+    for row in try notificationRows(conn, run: run) {
+        fputs(row.map { csvField($0 ?? "") }.joined(separator: ",") + "\n", f)
+    }
+    guard ferror(f) == 0 else { throw InputError("write error", file: path) }
+}

@@ -1,0 +1,68 @@
+import ArgumentParser
+import GeofenceCore
+import GeofenceSQL
+
+struct Notifications: ParsableCommand {
+    static let configuration = CommandConfiguration(abstract: "List notifications, in canonical order (subject, time, area, condition).")
+    @Argument(help: "The database file.") var db: String
+    @Option(help: "Only this subject.") var subject: String?
+    @Option(help: "Only notifications at or after this time (ISO 8601 with offset).") var since: String?
+    @Option(name: .customLong("run"), help: "Only this run.") var runId: Int64?
+    @OptionGroup var output: OutputOptions
+    func run() throws {
+        try reporting {
+            let conn = try openCatalog(db)
+            let sinceText = try since.map { s -> String in
+                do { return try Timestamp.parse(s).iso8601 } catch { throw InputError("\(error)", field: "--since") }
+            }
+            output.print(columns: notificationColumns, rows: try notificationRows(conn, run: runId, subject: subject, since: sinceText),
+                         numeric: ["condition_id", "lat", "lon", "accuracy_m"])
+        }
+    }
+}
+
+struct State: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Show stay state: each subject's last judged fix and its stays (INSIDE, or an entry being confirmed).")
+    @Argument(help: "The database file.") var db: String
+    @Option(help: "Only this subject.") var subject: String?
+    @OptionGroup var output: OutputOptions
+    func run() throws {
+        try reporting {
+            let conn = try openCatalog(db)
+            let rows = try conn.query("""
+                SELECT s.subject_id, s.last_ts, s.last_lat, s.last_lon, s.last_accuracy_m,
+                       t.area_id, t.state, t.in_streak, t.out_streak, t.entered_at
+                FROM gf_subjects AS s LEFT JOIN gf_stays AS t ON t.subject_id = s.subject_id
+                WHERE ?1 IS NULL OR s.subject_id = ?1
+                ORDER BY s.subject_id, t.area_id
+                """, [subject.sqlValue]).map { $0.map { $0.isNull ? nil : $0.string } }
+            output.print(columns: ["subject_id", "last_ts", "last_lat", "last_lon", "last_accuracy_m", "area_id", "state",
+                                   "in_streak", "out_streak", "entered_at"], rows: rows,
+                         numeric: ["last_lat", "last_lon", "last_accuracy_m", "in_streak", "out_streak"])
+        }
+    }
+}
+
+struct Reset: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Clear stay and notification state, for one subject or all (the seed's resetGeoFenceStatus).",
+        discussion: "Removes last known fixes, stays and last-notified dates; the notification log stays unless --notifications.")
+    @Argument(help: "The database file.") var db: String
+    @Option(help: "Only this subject.") var subject: String?
+    @Flag(help: "Also delete the notification log (and explanations).") var notifications = false
+    func run() throws {
+        try reporting {
+            let conn = try openCatalog(db)
+            let n = try conn.transaction { () -> Int in
+                let v: [SQLiteValue] = [subject.sqlValue]
+                let count = Int(try conn.scalar("SELECT count(*) FROM gf_subjects WHERE ?1 IS NULL OR subject_id = ?1", v).int64 ?? 0)
+                for table in ["gf_subjects", "gf_stays", "gf_last_notified"] + (notifications ? ["gf_notifications", "gf_explain"] : []) {
+                    try conn.query("DELETE FROM \(table) WHERE ?1 IS NULL OR subject_id = ?1", v)
+                }
+                return count
+            }
+            print("reset \(n) subject\(n == 1 ? "" : "s")" + (notifications ? " and their notifications" : ""))
+        }
+    }
+}

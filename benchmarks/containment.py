@@ -1,0 +1,91 @@
+"""Per-call cost of the engine's SQL functions against SpatiaLite's own, on the
+same (fix, fence) pairs: gf_contains vs ST_Contains, and gf_distance_m vs
+ST_Distance(ST_Boundary(geom), point, 1) (ellipsoidal distance to the boundary).
+
+    .venv-test/bin/python benchmarks/containment.py [--fences 2000] [--fixes 50000]
+
+Pairs are the R*Tree candidates of each fix, materialised first, so both sides
+do exactly the same rows; medians of 3 runs; ratios from this one run.
+"""
+import argparse
+import os
+import random
+import sqlite3
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "benchmarks"))
+import workload  # noqa: E402
+
+
+def connect(db):
+    c = sqlite3.connect(db)
+    c.enable_load_extension(True)
+    c.load_extension("mod_spatialite")
+    c.load_extension(str(ROOT / "dist" / "libgeofence.so"))
+    return c
+
+
+def timed(conn, sql, runs=3):
+    times, result = [], None
+    for _ in range(runs):
+        t = time.perf_counter()
+        result = conn.execute(sql).fetchone()[0]
+        times.append(time.perf_counter() - t)
+    print(f"  {statistics.median(times):8.3f} s  {sql[:90]}", file=sys.stderr, flush=True)
+    return statistics.median(times), result
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--fences", type=int, default=2000)
+    ap.add_argument("--fixes", type=int, default=50000)
+    ap.add_argument("--distance-pairs", type=int, default=1000, help="pairs for the (slow) ellipsoidal distance comparison")
+    args = ap.parse_args()
+    work = Path(tempfile.mkdtemp(prefix="gf-bench-"))
+    fences = work / "fences.geojson"
+    workload.write_fences(fences, args.fences)
+    db = work / "bench.db"
+    subprocess.run([ROOT / "dist" / "geofence", "init", db], check=True, capture_output=True)
+    subprocess.run([ROOT / "dist" / "geofence", "import", db, fences], check=True, capture_output=True)
+    conn = connect(db)
+    conn.execute("CREATE TABLE fixes (lat REAL, lon REAL, acc REAL)")
+    conn.executemany("INSERT INTO fixes VALUES (?, ?, ?)", [(f[2], f[3], f[4]) for f in workload.fixes(args.fixes, 500)])
+    conn.execute("""CREATE TABLE pairs AS
+        SELECT a.geom AS geom, f.lat AS lat, f.lon AS lon, f.acc AS acc
+        FROM fixes AS f
+        CROSS JOIN idx_gf_areas_geom AS r ON r.xmin <= f.lon AND r.xmax >= f.lon AND r.ymin <= f.lat AND r.ymax >= f.lat
+        JOIN gf_areas AS a ON a.id = r.pkid
+        WHERE a.kind = 'polygon'""")
+    conn.execute("CREATE TABLE dpairs AS SELECT * FROM pairs LIMIT %d" % args.distance_pairs)
+    conn.commit()
+    n = conn.execute("SELECT count(*) FROM pairs").fetchone()[0]
+    nd = conn.execute("SELECT count(*) FROM dpairs").fetchone()[0]
+    base, _ = timed(conn, "SELECT count(*) FROM pairs WHERE geom IS NOT NULL AND lat IS NOT NULL")
+    t_st, r_st = timed(conn, "SELECT sum(ST_Contains(geom, MakePoint(lon, lat, 4326))) FROM pairs")
+    t_gf, r_gf = timed(conn, "SELECT sum(gf_contains(geom, lat, lon, 0)) FROM pairs")
+    t_gf95, _ = timed(conn, "SELECT count(gf_contains(geom, lat, lon, acc, 0.95)) FROM pairs")
+    dbase, _ = timed(conn, "SELECT count(*) FROM dpairs WHERE geom IS NOT NULL AND lat IS NOT NULL")
+    t_sd, r_sd = timed(conn, "SELECT sum(ST_Distance(ST_Boundary(geom), MakePoint(lon, lat, 4326), 1)) FROM dpairs", runs=1)
+    t_gd, r_gd = timed(conn, "SELECT sum(abs(gf_distance_m(geom, lat, lon))) FROM dpairs")
+    assert r_st == r_gf, f"containment disagrees: ST_Contains {r_st} vs gf_contains {r_gf}"
+    per = lambda t, b, k: max(t - b, 1e-9) / k * 1e6
+    lines = [
+        f"pairs: {n:,} (fix, polygon) whose bounding box holds the fix (the R*Tree's candidates); {nd:,} for distance; inside: {r_gf:,}",
+        f"ST_Contains(geom, MakePoint)                 {per(t_st, base, n):9.3f} µs/call",
+        f"gf_contains(geom, lat, lon, 0)               {per(t_gf, base, n):9.3f} µs/call   {per(t_st, base, n) / per(t_gf, base, n):7.1f}x faster",
+        f"gf_contains(geom, lat, lon, acc, 0.95)       {per(t_gf95, base, n):9.3f} µs/call",
+        f"ST_Distance(ST_Boundary(geom), pt, 1)        {per(t_sd, dbase, nd):9.3f} µs/call",
+        f"gf_distance_m(geom, lat, lon)                {per(t_gd, dbase, nd):9.3f} µs/call   {per(t_sd, dbase, nd) / per(t_gd, dbase, nd):7.1f}x faster",
+        f"distance sums: SpatiaLite {r_sd:,.1f} m, gf {r_gd:,.1f} m (relative difference {abs(r_sd - r_gd) / r_sd:.2e})",
+    ]
+    print("\n".join(lines))
+
+
+if __name__ == "__main__":
+    main()
