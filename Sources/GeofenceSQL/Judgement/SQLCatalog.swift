@@ -14,7 +14,7 @@ public final class SQLCatalog: JudgeCatalog {
     public init(_ db: Connection) throws {
         self.db = db
         candidates = try db.prepare("""
-            SELECT a.area_id FROM idx_gf_areas_geom AS r JOIN gf_areas AS a ON a.id = r.pkid
+            SELECT a.area_id FROM idx_gf_areas_geom AS r CROSS JOIN gf_areas AS a ON a.id = r.pkid
             WHERE r.xmin <= ?1 AND r.xmax >= ?1 AND r.ymin <= ?2 AND r.ymax >= ?2
             """)
         let settings = Settings(db)

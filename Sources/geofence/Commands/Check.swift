@@ -23,21 +23,22 @@ struct Check: ParsableCommand {
             let (report, notifications) = try conn.transaction {
                 try Judgement(conn, explain: explain).check(Judgement.Row(subjectId: subject, ts: time, lat: lat, lon: lon, accuracy: accuracy))
             }
+            let rows = try notificationRows(conn, run: report.runId)
             if seed {
-                for n in notifications { print(seedLine(n)) }
+                for r in rows { print(seedLine(r)) }
                 if notifications.isEmpty { print(report.counters.stale > 0 ? "(stale fix: not judged)" : "(no notifications)") }
                 return
             }
-            output.print(columns: notificationColumns, rows: try notificationRows(conn, run: report.runId),
+            output.print(columns: notificationColumns, rows: rows,
                          numeric: ["condition_id", "lat", "lon", "accuracy_m"])
         }
     }
 }
 
 /// `*** 通知条件ID:[1] エリアID:[1] 内外判定:[内] *** 日時:[...] 緯度:[...] 経度:[...] 誤差:[...]`
-func seedLine(_ n: Notification) -> String {
-    let side: String
-    switch n.transition { case .IN: side = "内"; case .OUT: side = "外"; case .DWELL: side = "滞在" }
-    return "*** 通知条件ID:[\(n.conditionId)] エリアID:[\(n.areaId)] 内外判定:[\(side)] *** 日時:[\(n.ts.iso8601)] "
-        + "緯度:[\(n.lat)] 経度:[\(n.lon)] 誤差:[\(n.accuracy)]"
+/// from a notification row (columns as `notificationColumns`); DWELL prints 滞在.
+func seedLine(_ r: [String?]) -> String {
+    let side = ["IN": "内", "OUT": "外", "DWELL": "滞在"][r[4] ?? ""] ?? ""
+    return "*** 通知条件ID:[\(r[3] ?? "")] エリアID:[\(r[2] ?? "")] 内外判定:[\(side)] *** 日時:[\(r[1] ?? "")] "
+        + "緯度:[\(r[5] ?? "")] 経度:[\(r[6] ?? "")] 誤差:[\(r[7] ?? "")]"
 }

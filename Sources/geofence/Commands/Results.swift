@@ -8,6 +8,7 @@ struct Notifications: ParsableCommand {
     @Option(help: "Only this subject.") var subject: String?
     @Option(help: "Only notifications at or after this time (ISO 8601 with offset).") var since: String?
     @Option(name: .customLong("run"), help: "Only this run.") var runId: Int64?
+    @Flag(help: "Print in the seed sample app's layout.") var seed = false
     @OptionGroup var output: OutputOptions
     func run() throws {
         try reporting {
@@ -15,8 +16,12 @@ struct Notifications: ParsableCommand {
             let sinceText = try since.map { s -> String in
                 do { return try Timestamp.parse(s).iso8601 } catch { throw InputError("\(error)", field: "--since") }
             }
-            output.print(columns: notificationColumns, rows: try notificationRows(conn, run: runId, subject: subject, since: sinceText),
-                         numeric: ["condition_id", "lat", "lon", "accuracy_m"])
+            let rows = try notificationRows(conn, run: runId, subject: subject, since: sinceText)
+            if seed {
+                for r in rows { print("[\(r[0] ?? "")] " + seedLine(r)) }
+                return
+            }
+            output.print(columns: notificationColumns, rows: rows, numeric: ["condition_id", "lat", "lon", "accuracy_m"])
         }
     }
 }
