@@ -6,16 +6,22 @@ public struct Timestamp: Comparable, Hashable, Sendable, CustomStringConvertible
 
     public static func < (l: Timestamp, r: Timestamp) -> Bool { l.microseconds < r.microseconds }
 
-    /// Canonical UTC text: `YYYY-MM-DDTHH:MM:SSZ`, with `.ffffff` when there are
-    /// fractions. Fixed width for years 0001–9999, so text order is time order.
+    /// UTC text for people: `YYYY-MM-DDTHH:MM:SSZ`, with `.ffffff` only when there are fractions.
     public var description: String { iso8601 }
 
-    public var iso8601: String {
+    public var iso8601: String { text(alwaysFraction: false) }
+
+    /// The form stored in the database: always with six fraction digits, so
+    /// that every stored time has the same width and text order is time order
+    /// (without it, `…00.5Z` would sort before `…00Z`).
+    public var storageText: String { text(alwaysFraction: true) }
+
+    func text(alwaysFraction: Bool) -> String {
         let (secs, micros) = microseconds.floorDivided(by: 1_000_000)
         let (days, sod) = secs.floorDivided(by: 86_400)
         let (y, m, d) = CivilDate.fromDays(days)
         var s = CivilDate.format(y, m, d) + "T" + pad(Int(sod / 3600), 2) + ":" + pad(Int(sod % 3600 / 60), 2) + ":" + pad(Int(sod % 60), 2)
-        if micros != 0 { s += "." + pad(Int(micros), 6) }
+        if micros != 0 || alwaysFraction { s += "." + pad(Int(micros), 6) }
         return s + "Z"
     }
 

@@ -89,7 +89,7 @@ public struct AreaImporter {
                     throw InputError("this area set was updated at \(updated.iso8601), before the set already imported (updated at \(previous.iso8601)): nothing imported; pass --force to import the older set anyway",
                                      file: path, field: "updated_at")
                 }
-                try settings.setUnchecked("import_updated_at", updated.iso8601)
+                try settings.setUnchecked("import_updated_at", updated.storageText)
             }
             return report
         }

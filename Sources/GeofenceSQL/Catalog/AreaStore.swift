@@ -74,7 +74,7 @@ public final class AreaStore {
         return [
             .text(a.areaId), a.groupId.sqlValue, a.name.sqlValue, .text(kind), lat.sqlValue, lon.sqlValue, radius.sqlValue,
             a.inAccuracyMaxM.sqlValue, .integer(Int64(a.inConfirmCount)), a.outAccuracyMaxM.sqlValue, .integer(Int64(a.outConfirmCount)),
-            a.validFrom.map { .text($0.iso8601) } ?? .null, a.validUntil.map { .text($0.iso8601) } ?? .null, a.confidence.sqlValue, a.timezone.sqlValue,
+            a.validFrom.map { .text($0.storageText) } ?? .null, a.validUntil.map { .text($0.storageText) } ?? .null, a.confidence.sqlValue, a.timezone.sqlValue,
             .text(JSONValue.object(a.properties).serialized), .blob(geom),
         ]
     }

@@ -6,7 +6,7 @@ enum JudgementFunctions {
     static func register(_ db: Connection) throws {
         try db.createFunction("gf_time", arities: [1], argumentNames: ["time"], flags: FunctionFlags.pure) { a in
             if a.isNull(0) { return .null }
-            do { return .text(try Timestamp.parse(try a.text(0)).iso8601) } catch let e as Timestamp.ParseError {
+            do { return .text(try Timestamp.parse(try a.text(0)).storageText) } catch let e as Timestamp.ParseError {
                 throw a.fail(0, "is not a time: \(e)")
             }
         }

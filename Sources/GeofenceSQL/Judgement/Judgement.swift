@@ -136,12 +136,12 @@ public final class Judgement {
     }
 
     func write(_ n: Notification, run: Int64) throws {
-        try insertNotification.run([.integer(run), .text(n.subjectId), .text(n.ts.iso8601), .text(n.areaId), .integer(n.conditionId),
+        try insertNotification.run([.integer(run), .text(n.subjectId), .text(n.ts.storageText), .text(n.areaId), .integer(n.conditionId),
                                     .text(n.transition.rawValue), .real(n.lat), .real(n.lon), .real(n.accuracy)])
     }
 
     func write(_ e: Explanation, run: Int64) throws {
-        try insertExplanation.run([.integer(run), .text(e.subjectId), e.ts.microseconds == 0 ? .null : .text(e.ts.iso8601),
+        try insertExplanation.run([.integer(run), .text(e.subjectId), e.ts.microseconds == 0 ? .null : .text(e.ts.storageText),
                                    e.areaId.sqlValue, e.conditionId.sqlValue, .text(e.kind), .text(e.reason)])
     }
 }

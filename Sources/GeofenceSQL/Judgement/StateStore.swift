@@ -58,13 +58,13 @@ final class StateStore {
     /// Writes what `judge` may have changed: `before` is the state as loaded.
     func save(_ s: SubjectState, before: SubjectState) throws {
         if let f = s.lastFix, f != before.lastFix {
-            try saveSubject.run([.text(s.subjectId), .text(f.ts.iso8601), .real(f.position.lat), .real(f.position.lon), .real(f.accuracy)])
+            try saveSubject.run([.text(s.subjectId), .text(f.ts.storageText), .real(f.position.lat), .real(f.position.lon), .real(f.accuracy)])
         }
         if s.stays != before.stays {
             try clearStays.run([.text(s.subjectId)])
             for (area, stay) in s.stays.sorted(by: { $0.key < $1.key }) {
                 try saveStay.run([.text(s.subjectId), .text(area), .text(stay.phase.rawValue), .integer(Int64(stay.inStreak)),
-                                  .integer(Int64(stay.outStreak)), stay.enteredAt.map { .text($0.iso8601) } ?? .null,
+                                  .integer(Int64(stay.outStreak)), stay.enteredAt.map { .text($0.storageText) } ?? .null,
                                   stay.dwellSpent.isEmpty ? .null : .text(stay.dwellSpent.map(String.init).joined(separator: ","))])
             }
         }

@@ -48,8 +48,11 @@ func notificationRows(_ conn: Connection, run: Int64? = nil, subject: String? = 
     try conn.query("""
         SELECT subject_id, ts, area_id, condition_id, transition, lat, lon, accuracy_m FROM gf_notifications
         WHERE (?1 IS NULL OR run_id = ?1) AND (?2 IS NULL OR subject_id = ?2) AND (?3 IS NULL OR ts >= ?3)
-        ORDER BY id
-        """, [run.sqlValue, subject.sqlValue, since.sqlValue]).map { $0.map { $0.isNull ? nil : $0.string } }
+        ORDER BY subject_id, ts, area_id, condition_id
+        """, [run.sqlValue, subject.sqlValue, since.sqlValue]).map { row in
+        // Stored times carry six fraction digits for exact ordering; people get the short form.
+        row.enumerated().map { i, v in i == 1 ? v.string.flatMap { try? Timestamp.parse($0).iso8601 } : (v.isNull ? nil : v.string) }
+    }
 }
 
 func writeNotificationsCSV(_ conn: Connection, run: Int64, to path: String) throws {

@@ -14,7 +14,7 @@ struct Notifications: ParsableCommand {
         try reporting {
             let conn = try openCatalog(db)
             let sinceText = try since.map { s -> String in
-                do { return try Timestamp.parse(s).iso8601 } catch { throw InputError("\(error)", field: "--since") }
+                do { return try Timestamp.parse(s).storageText } catch { throw InputError("\(error)", field: "--since") }
             }
             let rows = try notificationRows(conn, run: runId, subject: subject, since: sinceText)
             if seed {
