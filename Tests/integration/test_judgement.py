@@ -109,7 +109,8 @@ def test_whole_chunks_and_fix_by_fix_are_identical(tmp_path):
     sql(copies["sql"], f"""
 CREATE TEMP TABLE fixes (subject_id TEXT, ts TEXT, lat REAL, lon REAL, accuracy_m REAL);
 .import --csv --skip 1 {fixes} fixes
-SELECT count(gf_check(subject_id, ts, lat, lon, accuracy_m)) FROM (SELECT * FROM fixes ORDER BY gf_time(ts), rowid);
+CREATE TEMP TABLE ordered AS SELECT * FROM fixes ORDER BY gf_time(ts), rowid;
+SELECT gf_check(subject_id, ts, lat, lon, accuracy_m) FROM ordered ORDER BY rowid;
 """)
     assert notifications(copies["sql"]) == whole
 
