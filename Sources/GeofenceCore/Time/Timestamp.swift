@@ -41,6 +41,7 @@ public struct Timestamp: Comparable, Hashable, Sendable, CustomStringConvertible
     /// Accepts ISO 8601 with an offset (`Z`, `+09:00`, `+0900`; `T` or a space;
     /// fractions of a second) or Unix seconds (integer or decimal).
     public static func parse(_ text: String) throws -> Timestamp {
+        if let t = parseStorageText(text) { return t }
         let s = text.trimmingSpaces
         if s.isEmpty { throw ParseError.empty }
         if let unix = parseUnixSeconds(s) { return unix }
@@ -98,7 +99,28 @@ public struct Timestamp: Comparable, Hashable, Sendable, CustomStringConvertible
         return Timestamp(microseconds: (local - Int64(offsetMinutes * 60)) * 1_000_000 + Int64(micros))
     }
 
+    /// The stored form, `YYYY-MM-DDTHH:MM:SS.ffffffZ`, read without allocating:
+    /// state is full of these, and judgement reads them back per subject.
+    static func parseStorageText(_ s: String) -> Timestamp? {
+        var s = s
+        return s.withUTF8 { b -> Timestamp? in
+            guard b.count == 27, b[4] == 45, b[7] == 45, b[10] == 84, b[13] == 58, b[16] == 58, b[19] == 46, b[26] == 90 else { return nil }
+            func num(_ at: Int, _ n: Int) -> Int? {
+                var v = 0
+                for k in at..<(at + n) { let c = b[k]; guard c >= 48 && c <= 57 else { return nil }; v = v * 10 + Int(c - 48) }
+                return v
+            }
+            guard let y = num(0, 4), let mo = num(5, 2), let d = num(8, 2), let h = num(11, 2), let mi = num(14, 2),
+                  let sec = num(17, 2), let us = num(20, 6), (1...12).contains(mo), d >= 1, d <= CivilDate.daysInMonth(y, mo),
+                  h <= 23, mi <= 59, sec <= 59 else { return nil }
+            let secs = Int64(CivilDate.toDays(y, mo, d)) * 86_400 + Int64(h * 3600 + mi * 60 + sec)
+            return Timestamp(microseconds: secs * 1_000_000 + Int64(us))
+        }
+    }
+
     static func parseUnixSeconds(_ s: String) -> Timestamp? {
+        // Cheap rejection first: ISO text has '-' after the start, ':' or 'T'.
+        guard s.utf8.dropFirst().allSatisfy({ ($0 >= 48 && $0 <= 57) || $0 == 46 }) else { return nil }
         var body = Substring(s)
         var negative = false
         if body.first == "-" { negative = true; body = body.dropFirst() }

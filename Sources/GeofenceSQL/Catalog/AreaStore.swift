@@ -7,6 +7,7 @@ public final class AreaStore {
     private lazy var upsertStatement = Result { try db.prepare(Self.insertSQL(upsert: true)) }
     private lazy var validityStatement = Result { try db.prepare("SELECT ST_IsValidReason(?1)") }
     private lazy var repairStatement = Result { try db.prepare("SELECT ST_CollectionExtract(MakeValid(?1), 3)") }
+    private lazy var getStatement = Result { try db.prepare("SELECT \(Self.columns) FROM gf_areas WHERE area_id = ?") }
 
     public init(_ db: Connection) { self.db = db }
 
@@ -85,7 +86,9 @@ public final class AreaStore {
     }
 
     public func get(_ id: String) throws -> AreaDefinition? {
-        try db.query("SELECT \(Self.columns) FROM gf_areas WHERE area_id = ?", [.text(id)]).first.map(Self.area)
+        let s = try getStatement.get()
+        try s.bind([.text(id)])
+        return try s.step() ? Self.area(s.row) : nil
     }
 
     public var count: Int { get throws { Int(try db.scalar("SELECT count(*) FROM gf_areas").int64 ?? 0) } }

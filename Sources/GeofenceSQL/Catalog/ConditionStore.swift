@@ -4,6 +4,16 @@ import GeofenceCore
 public final class ConditionStore {
     let db: Connection
     public init(_ db: Connection) { self.db = db }
+    private lazy var byArea = Result { try db.prepare("SELECT \(Self.columns) FROM gf_conditions WHERE area_id = ? ORDER BY condition_id") }
+
+    /// The conditions of one area, ordered by id (judgement asks this once per area).
+    public func of(area: String) throws -> [ConditionDefinition] {
+        let s = try byArea.get()
+        try s.bind([.text(area)])
+        var out: [ConditionDefinition] = []
+        while try s.step() { out.append(try Self.condition(s.row)) }
+        return out
+    }
 
     static let columns = "condition_id, area_id, timing, dwell_s, weekdays, start_time, end_time, start_date, end_date, renotify_suppress_days, timezone"
 

@@ -8,11 +8,15 @@ public final class SQLCatalog: JudgeCatalog {
     private let candidates: Statement
     private var areas: [String: JudgedArea?] = [:]
     private let zones = TimeZoneCache()
+    private let areaStore: AreaStore
+    private let conditionStore: ConditionStore
     private let defaultConfidence: Double
     private let defaultZone: TimeZone
 
     public init(_ db: Connection) throws {
         self.db = db
+        areaStore = AreaStore(db)
+        conditionStore = ConditionStore(db)
         candidates = try db.prepare("""
             SELECT a.area_id FROM idx_gf_areas_geom AS r CROSS JOIN gf_areas AS a ON a.id = r.pkid
             WHERE r.xmin <= ?1 AND r.xmax >= ?1 AND r.ymin <= ?2 AND r.ymax >= ?2
@@ -33,9 +37,9 @@ public final class SQLCatalog: JudgeCatalog {
     public func area(_ id: String) throws -> JudgedArea? {
         if let cached = areas[id] { return cached }
         var judged: JudgedArea?
-        if let a = try AreaStore(db).get(id) {
+        if let a = try areaStore.get(id) {
             let areaZone = try a.timezone.map { try zones.zone($0) } ?? defaultZone
-            let conditions = try ConditionStore(db).all(area: id).map { c in
+            let conditions = try conditionStore.of(area: id).map { c in
                 (c, try c.timezone.map { try zones.zone($0) } ?? areaZone)
             }
             judged = JudgedArea(definition: a, defaultConfidence: defaultConfidence, conditions: conditions)

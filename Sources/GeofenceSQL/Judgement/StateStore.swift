@@ -5,7 +5,7 @@ import GeofenceCore
 final class StateStore {
     let db: Connection
     private let loadSubject, loadStays, loadNotified: Statement
-    private let saveSubject, clearStays, saveStay, saveNotified: Statement
+    private let saveSubject, deleteStay, saveStay, saveNotified: Statement
 
     init(_ db: Connection) throws {
         self.db = db
@@ -17,9 +17,9 @@ final class StateStore {
             ON CONFLICT(subject_id) DO UPDATE SET last_ts = excluded.last_ts, last_lat = excluded.last_lat,
                 last_lon = excluded.last_lon, last_accuracy_m = excluded.last_accuracy_m
             """)
-        clearStays = try db.prepare("DELETE FROM gf_stays WHERE subject_id = ?")
+        deleteStay = try db.prepare("DELETE FROM gf_stays WHERE subject_id = ? AND area_id = ?")
         saveStay = try db.prepare("""
-            INSERT INTO gf_stays (subject_id, area_id, state, in_streak, out_streak, entered_at, dwell_spent)
+            INSERT OR REPLACE INTO gf_stays (subject_id, area_id, state, in_streak, out_streak, entered_at, dwell_spent)
             VALUES (?, ?, ?, ?, ?, ?, ?)
             """)
         saveNotified = try db.prepare("""
@@ -60,13 +60,14 @@ final class StateStore {
         if let f = s.lastFix, f != before.lastFix {
             try saveSubject.run([.text(s.subjectId), .text(f.ts.storageText), .real(f.position.lat), .real(f.position.lon), .real(f.accuracy)])
         }
-        if s.stays != before.stays {
-            try clearStays.run([.text(s.subjectId)])
-            for (area, stay) in s.stays.sorted(by: { $0.key < $1.key }) {
-                try saveStay.run([.text(s.subjectId), .text(area), .text(stay.phase.rawValue), .integer(Int64(stay.inStreak)),
-                                  .integer(Int64(stay.outStreak)), stay.enteredAt.map { .text($0.storageText) } ?? .null,
-                                  stay.dwellSpent.isEmpty ? .null : .text(stay.dwellSpent.map(String.init).joined(separator: ","))])
-            }
+        // Only what changed: a subject may hold hundreds of stays, few of which a batch touches.
+        for area in before.stays.keys where s.stays[area] == nil {
+            try deleteStay.run([.text(s.subjectId), .text(area)])
+        }
+        for (area, stay) in s.stays where before.stays[area] != stay {
+            try saveStay.run([.text(s.subjectId), .text(area), .text(stay.phase.rawValue), .integer(Int64(stay.inStreak)),
+                              .integer(Int64(stay.outStreak)), stay.enteredAt.map { .text($0.storageText) } ?? .null,
+                              stay.dwellSpent.isEmpty ? .null : .text(stay.dwellSpent.map(String.init).joined(separator: ","))])
         }
         for (id, day) in s.lastNotifiedDay where before.lastNotifiedDay[id] != day {
             try saveNotified.run([.text(s.subjectId), .integer(id), .text(ConditionDefinition.formatDate(day))])
