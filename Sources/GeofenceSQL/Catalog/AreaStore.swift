@@ -3,13 +3,9 @@ import GeofenceCore
 /// Areas in gf_areas: write, read, remove. Every statement binds its values.
 public final class AreaStore {
     let db: Connection
-    private lazy var insertStatement = Result { try db.prepare(Self.insertSQL(upsert: false)) }
-    private lazy var upsertStatement = Result { try db.prepare(Self.insertSQL(upsert: true)) }
-    private lazy var validityStatement = Result { try db.prepare("SELECT ST_IsValidReason(?1)") }
-    private lazy var repairStatement = Result { try db.prepare("SELECT ST_CollectionExtract(MakeValid(?1), 3)") }
-    private lazy var getStatement = Result { try db.prepare("SELECT \(Self.columns) FROM gf_areas WHERE area_id = ?") }
+    private let statements: StatementCache
 
-    public init(_ db: Connection) { self.db = db }
+    public init(_ db: Connection) { self.db = db; statements = StatementCache(db) }
 
     static let columns = "area_id, group_id, name, kind, center_lat, center_lon, radius_m, in_accuracy_max_m, in_confirm_count, out_accuracy_max_m, out_confirm_count, valid_from, valid_until, confidence, timezone, properties, geom"
 
@@ -30,7 +26,7 @@ public final class AreaStore {
     public func checkValidity(_ area: inout AreaDefinition, makeValid: Bool) throws -> Repair {
         guard case .polygons(let polys) = area.shape else { return .none }
         let blob = SpatiaLiteBlob.encodeMultiPolygon(polys)
-        let check = try validityStatement.get()
+        let check = try statements.get("SELECT ST_IsValidReason(?1)")
         try check.bind([.blob(blob)])
         _ = try check.step()
         // ST_IsValidReason rather than ST_IsValid: the latter has GEOS print a
@@ -41,7 +37,7 @@ public final class AreaStore {
         guard makeValid else {
             throw InputError("invalid polygon: \(reason) (use --make-valid to repair it with SpatiaLite's MakeValid)", field: "geometry")
         }
-        let repair = try repairStatement.get()
+        let repair = try statements.get("SELECT ST_CollectionExtract(MakeValid(?1), 3)")
         try repair.bind([.blob(blob)])
         _ = try repair.step()
         guard case .blob(let fixed) = repair.value(0) else {
@@ -53,7 +49,7 @@ public final class AreaStore {
     }
 
     public func insert(_ a: AreaDefinition, upsert: Bool = false) throws {
-        let s = try (upsert ? upsertStatement : insertStatement).get()
+        let s = try statements.get(Self.insertSQL(upsert: upsert))
         do {
             try s.run(Self.values(a))
         } catch let e as SQLiteError where e.message.contains("UNIQUE constraint failed: gf_areas.area_id") {
@@ -86,7 +82,7 @@ public final class AreaStore {
     }
 
     public func get(_ id: String) throws -> AreaDefinition? {
-        let s = try getStatement.get()
+        let s = try statements.get("SELECT \(Self.columns) FROM gf_areas WHERE area_id = ?")
         try s.bind([.text(id)])
         return try s.step() ? Self.area(s.row) : nil
     }

@@ -3,12 +3,12 @@ import GeofenceCore
 /// Notification conditions in gf_conditions.
 public final class ConditionStore {
     let db: Connection
-    public init(_ db: Connection) { self.db = db }
-    private lazy var byArea = Result { try db.prepare("SELECT \(Self.columns) FROM gf_conditions WHERE area_id = ? ORDER BY condition_id") }
+    private let statements: StatementCache
+    public init(_ db: Connection) { self.db = db; statements = StatementCache(db) }
 
     /// The conditions of one area, ordered by id (judgement asks this once per area).
     public func of(area: String) throws -> [ConditionDefinition] {
-        let s = try byArea.get()
+        let s = try statements.get("SELECT \(Self.columns) FROM gf_conditions WHERE area_id = ? ORDER BY condition_id")
         try s.bind([.text(area)])
         var out: [ConditionDefinition] = []
         while try s.step() { out.append(try Self.condition(s.row)) }

@@ -68,3 +68,18 @@ public final class Statement {
 
     public var row: [SQLiteValue] { (0..<columnCount).map(value) }
 }
+
+/// Statements prepared on first use and kept: for code that runs the same
+/// SQL once per row of a large input (import, judgement).
+public final class StatementCache {
+    private let db: Connection
+    private var statements: [String: Statement] = [:]
+    public init(_ db: Connection) { self.db = db }
+
+    public func get(_ sql: String) throws -> Statement {
+        if let s = statements[sql] { return s }
+        let s = try db.prepare(sql)
+        statements[sql] = s
+        return s
+    }
+}
