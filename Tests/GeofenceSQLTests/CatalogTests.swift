@@ -47,6 +47,19 @@ final class CatalogTests: DatabaseTestCase {
         XCTAssertThrowsError(try Schema.create(db))
     }
 
+    func testAnOlderCatalogIsUpgradedInPlaceOnOpen() throws {
+        let db = try Database.open(dir + "/old.db", create: true)
+        try Schema.create(db, version: 1)
+        XCTAssertEqual(try Schema.state(of: db), .older(1))
+        _ = try AreaImporter(db).run(path: write("a.geojson", collection([square("A", 139, 35)])), options: .init())
+        try Schema.open(db)
+        XCTAssertEqual(try Schema.state(of: db), .current)
+        XCTAssertEqual(try AreaStore(db).all().map(\.areaId), ["A"], "the areas survive the upgrade")
+        let (_, notes) = try Judgement(db).check(Judgement.Row(subjectId: "s", ts: "2026-01-01T00:00:00Z", lat: 35.005, lon: 139.005, accuracy: 5))
+        XCTAssertEqual(notes, [], "the judgement tables exist after the upgrade")
+        XCTAssertEqual(try db.scalar("SELECT count(*) FROM gf_stays").int64, 1)
+    }
+
     func testImportIsAllOrNothing() throws {
         let db = try newCatalog()
         let good = write("good.geojson", collection([square("A", 139, 35), square("B", 139.1, 35)]))

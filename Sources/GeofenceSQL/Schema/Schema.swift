@@ -20,8 +20,9 @@ public enum Schema {
         return v < currentVersion ? .older(v) : .newer(v)
     }
 
-    /// Creates the catalog in an empty or plain SpatiaLite database.
-    public static func create(_ db: Connection) throws {
+    /// Creates the catalog in an empty or plain SpatiaLite database
+    /// (`version` below the current one only to test upgrades).
+    public static func create(_ db: Connection, version: Int = currentVersion) throws {
         guard db.hasSpatiaLite else { throw CatalogError.spatiaLiteMissing("creating a catalog") }
         switch try state(of: db) {
         case .absent: break
@@ -33,7 +34,7 @@ public enum Schema {
         let hasMetadata = try db.scalar("SELECT count(*) FROM sqlite_master WHERE name = 'spatial_ref_sys'").int64 == 1
         if !hasMetadata { try db.execute("SELECT InitSpatialMetadata(1)") }
         try db.transaction {
-            for (version, _, script) in EmbeddedSQL.migrations { try apply(db, version, script) }
+            for (v, _, script) in EmbeddedSQL.migrations where v <= version { try apply(db, v, script) }
             try db.query("INSERT INTO gf_meta (key, value) VALUES ('created_by', ?)", [.text("geofence " + GeofenceVersion.string)])
         }
     }
