@@ -75,16 +75,20 @@ public enum FixSources {
 /// One JSON object per line; a line that is not one is an invalid fix.
 struct NDJSONFixes: Sequence, IteratorProtocol {
     let path: String
-    var lines: CSVLineSplitter
+    var lines: LineSplitter
 
-    init(path: String, chunks: FileChunks) { self.path = path; lines = CSVLineSplitter(chunks: chunks.next) }
+    init(path: String, chunks: FileChunks) { self.path = path; lines = LineSplitter(chunks: chunks.next) }
 
     mutating func next() -> Judgement.Row? {
-        guard let (number, text) = lines.next() else { return nil }
+        guard let (number, text) = lines.next() else {
+            guard let e = lines.readError else { return nil }
+            lines.readError = nil
+            return Judgement.Row(subjectId: nil, ts: nil, lat: nil, lon: nil, accuracy: nil, problem: "read error after line \(lines.number): \(e)")
+        }
         if text.allSatisfy({ $0 == " " || $0 == "\r" || $0 == "\t" }) {
             return Judgement.Row(subjectId: nil, ts: nil, lat: nil, lon: nil, accuracy: nil, problem: "line \(number): empty line")
         }
-        guard case .object? = try? JSONReader.parse(text), let v = try? JSONReader.parse(text) else {
+        guard let v = try? JSONReader.parse(text), case .object = v else {
             return Judgement.Row(subjectId: nil, ts: nil, lat: nil, lon: nil, accuracy: nil, problem: "line \(number): not a JSON object")
         }
         func value(_ k: String) -> SQLiteValue {
@@ -102,12 +106,13 @@ struct NDJSONFixes: Sequence, IteratorProtocol {
 }
 
 /// Splits a byte stream into numbered UTF-8 lines.
-struct CSVLineSplitter {
+struct LineSplitter {
     var next_: () throws -> [UInt8]?
     var pending: [UInt8] = []
     var start = 0
     var number = 0
     var done = false
+    var readError: String?
     init(chunks: @escaping () throws -> [UInt8]?) { next_ = chunks }
 
     mutating func next() -> (Int, String)? {
@@ -127,7 +132,13 @@ struct CSVLineSplitter {
             // Keep only the unfinished line before appending the next chunk.
             pending.removeSubrange(..<start)
             start = 0
-            if let c = try? next_() { pending += c } else { done = true }
+            do {
+                if let c = try next_() { pending += c } else { done = true }
+            } catch {
+                // A read error ends the stream; NDJSONFixes reports it as one more invalid row.
+                done = true
+                readError = "\(error)"
+            }
         }
     }
 }
