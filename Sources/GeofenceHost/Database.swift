@@ -14,6 +14,9 @@ public enum Database {
         return sqlite3_auto_extension(unsafeBitCast(entry, to: (@convention(c) () -> Void).self)) == SQLITE_OK
     }()
 
+    /// How long a connection waits for another writer before giving up.
+    public static let busyTimeoutSeconds = 10
+
     public struct OpenError: Error, CustomStringConvertible {
         public var description: String
     }
@@ -31,7 +34,7 @@ public enum Database {
             if !create && rc == SQLITE_CANTOPEN { throw OpenError(description: "\(path): no such database (create one with `geofence init \(path)`)") }
             throw OpenError(description: "\(path): cannot open: \(message)")
         }
-        sqlite3_busy_timeout(handle, 10_000)
+        sqlite3_busy_timeout(handle, Int32(busyTimeoutSeconds * 1000))
         let db = Connection(owning: handle)
         if spatiaLite { try loadSpatiaLite(db) }
         return db

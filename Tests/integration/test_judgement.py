@@ -195,3 +195,26 @@ def test_check_command_and_sql_errors(tmp_path):
     assert p.returncode != 0 and "unsafe use of gf_check" in p.stderr
     gf("reset", db, "--subject", "x")
     assert json.loads(gf("state", db, "--json").stdout) == []
+
+
+def test_a_second_writer_waits_then_refuses_clearly(tmp_path):
+    """While one process holds the write lock, a judgement waits for the busy
+    timeout and then refuses with a clear message, changing nothing."""
+    import subprocess, time
+    db = tmp_path / "d.db"
+    gf("init", db)
+    gf("import", db, SAMPLES / "areas.geojson", "--with-default-conditions")
+    holder = subprocess.Popen(["sqlite3", db], stdin=subprocess.PIPE, text=True)
+    holder.stdin.write("BEGIN IMMEDIATE;\nINSERT INTO gf_settings VALUES ('x', 'y');\n")
+    holder.stdin.flush()
+    time.sleep(0.5)
+    try:
+        t = time.time()
+        p = gf("judge", db, "--fixes", SAMPLES / "fixes.csv", check=False)
+        waited = time.time() - t
+    finally:
+        holder.stdin.write("ROLLBACK;\n.quit\n"); holder.stdin.flush(); holder.wait(timeout=30)
+    assert p.returncode == 3 and "the database is busy" in p.stderr, p.stderr
+    assert waited >= 2, "it waits for the other writer before refusing"
+    assert json.loads(gf("notifications", db, "--json").stdout) == []
+    assert "11 judged" in gf("judge", db, "--fixes", SAMPLES / "fixes.csv").stdout

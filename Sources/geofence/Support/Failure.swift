@@ -15,6 +15,10 @@ func reporting(_ body: () throws -> Void) throws {
         fail("error: \(e)", code: 1)
     } catch let e as CatalogError {
         fail("error: \(e)", code: 2)
+    } catch let e as SQLiteError where e.code & 0xFF == 5 || e.code & 0xFF == 6 {
+        // SQLITE_BUSY / SQLITE_LOCKED after the busy timeout: say who is in the way.
+        fail("error: the database is busy: another process has been writing to it for over \(Database.busyTimeoutSeconds) s "
+             + "(an import or judgement?); nothing was changed, try again when it has finished (\(e.message))", code: 3)
     } catch let e as SQLiteError {
         fail("error: database: \(e)", code: 2)
     } catch let e as Database.OpenError {
