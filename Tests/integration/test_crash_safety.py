@@ -1,0 +1,74 @@
+"""SIGKILL at random moments during a large import and a large judgement: the
+database always opens, passes integrity_check, holds all of an import or none
+of it, and re-running the judgement ends with exactly the notifications of an
+uninterrupted run."""
+import random
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from conftest import CLI, ROOT, gf, run
+from test_judgement import notifications, scenario
+
+sys.path.insert(0, str(ROOT / "benchmarks"))
+import workload  # noqa: E402
+
+
+def kill_after(args, seconds):
+    """Starts the CLI, SIGKILLs it after `seconds` (if still running); True if it was killed."""
+    p = subprocess.Popen([str(a) for a in args], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        p.wait(timeout=seconds)
+        return False
+    except subprocess.TimeoutExpired:
+        p.send_signal(signal.SIGKILL)
+        p.wait()
+        return True
+
+
+def integrity(db):
+    return run("sqlite3", db, "PRAGMA integrity_check;").stdout.strip()
+
+
+def test_killed_imports_leave_all_or_nothing(tmp_path):
+    fences = tmp_path / "fences.geojson"
+    workload.write_fences(fences, 20000, seed=5)
+    db = tmp_path / "k.db"
+    gf("init", db)
+    t = time.time()
+    gf("import", db, fences)
+    full = time.time() - t
+    gf("clear", db)
+    rng = random.Random(1)
+    killed = 0
+    for _ in range(6):
+        if kill_after([CLI, "import", db, fences, "--replace"], rng.uniform(0.05, full * 0.9)):
+            killed += 1
+        assert integrity(db) == "ok"
+        count = int(run("sqlite3", db, "SELECT count(*) FROM gf_areas;").stdout)
+        assert count in (0, 20000), count
+        assert run("sqlite3", db, "SELECT count(*) FROM idx_gf_areas_geom;").stdout.strip() == str(count)
+    assert killed >= 3, "the kills must land while the import runs"
+
+
+def test_killed_judgements_resume_exactly(tmp_path):
+    db, fixes, rows = scenario(tmp_path, subjects=8, per_subject=1500, seed=4)
+    reference = tmp_path / "ref.db"
+    shutil.copy(db, reference)
+    t = time.time()
+    gf("judge", reference, "--fixes", fixes)
+    full = time.time() - t
+    expected = notifications(reference)
+    rng = random.Random(2)
+    killed = 0
+    for _ in range(5):
+        if kill_after([CLI, "judge", db, "--fixes", fixes], rng.uniform(0.05, full * 0.9)):
+            killed += 1
+            assert integrity(db) == "ok"
+            assert notifications(db) in ([], expected), "a killed run leaves nothing or everything"
+    gf("judge", db, "--fixes", fixes)   # re-running: all judged once, or all stale if a run had finished
+    assert notifications(db) == expected
+    assert killed >= 2
