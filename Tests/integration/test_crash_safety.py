@@ -72,3 +72,33 @@ def test_killed_judgements_resume_exactly(tmp_path):
     gf("judge", db, "--fixes", fixes)   # re-running: all judged once, or all stale if a run had finished
     assert notifications(db) == expected
     assert killed >= 2
+
+
+def test_readers_during_a_judgement_see_before_or_after(tmp_path):
+    """WAL: while a judgement writes, other processes read areas, state and
+    notifications and call the SQL functions without errors, and see either
+    the state before the run or after it, never part of it."""
+    from conftest import EXTENSION
+    db, fixes, rows = scenario(tmp_path, subjects=16, per_subject=2500, seed=6)
+    reference = tmp_path / "ref.db"
+    shutil.copy(db, reference)
+    gf("judge", reference, "--fixes", fixes)
+    final = len(notifications(reference))
+    judge = subprocess.Popen([str(CLI), "judge", str(db), "--fixes", str(fixes)], stdout=subprocess.DEVNULL)
+    seen = set()
+    reads = 0
+    query = (f".load mod_spatialite\n.load {EXTENSION.with_suffix('')}\n"
+             "SELECT (SELECT count(*) FROM gf_notifications), (SELECT count(*) FROM gf_areas),"
+             " gf_area_contains('A01', 35.712, 139.772, 10) IS NOT NULL OR 1;\n")
+    while judge.poll() is None or reads < 3:
+        p = run("sqlite3", "-bail", db, input=query)
+        n, areas, ok = p.stdout.strip().split("|")
+        seen.add(int(n))
+        assert areas == "12" and ok == "1"
+        reads += 1
+        if reads > 200:
+            break
+    judge.wait()
+    assert seen <= {0, final}, seen
+    assert 0 in seen, "some reads must land while the run is in progress"
+    assert len(notifications(db)) == final
