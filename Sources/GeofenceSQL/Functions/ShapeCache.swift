@@ -11,23 +11,45 @@ import Glibc
 /// then a full byte comparison), so an updated or deleted geometry can never
 /// be judged with a stale copy: a changed BLOB is simply a different key.
 final class ShapeCache {
-    private var entries: [UInt64: [(bytes: [UInt8], shape: PreparedShape)]] = [:]
+    /// One cached geometry: its bytes (owned) and prepared shape, chained on hash collisions.
+    final class Entry {
+        let bytes: UnsafeMutableRawBufferPointer
+        let shape: PreparedShape
+        var next: Entry?
+        init(_ source: UnsafeRawBufferPointer, _ shape: PreparedShape, next: Entry?) {
+            bytes = UnsafeMutableRawBufferPointer.allocate(byteCount: max(source.count, 1), alignment: 8)
+            if source.count > 0 { bytes.baseAddress!.copyMemory(from: source.baseAddress!, byteCount: source.count) }
+            self.shape = shape; self.next = next
+            count = source.count
+        }
+        let count: Int
+        deinit { bytes.deallocate() }
+        @inline(__always) func matches(_ b: UnsafeRawBufferPointer) -> Bool {
+            count == b.count && (count == 0 || memcmp(bytes.baseAddress!, b.baseAddress!, count) == 0)
+        }
+    }
+
+    private var table: [UInt64: Entry] = [:]
+    /// The last hit: consecutive rows of one area (a join grouped by area) skip even the hash.
+    private var last: Entry?
     private var count = 0
     private let capacity: Int
 
     init(capacity: Int = 20_000) { self.capacity = capacity }
 
     func shape(for bytes: UnsafeRawBufferPointer, parse: () throws -> Shape) rethrows -> PreparedShape {
+        if let e = last, e.matches(bytes) { return e.shape }
         let h = Self.hash(bytes)
-        if let bucket = entries[h] {
-            for e in bucket where e.bytes.count == bytes.count {
-                let same = e.bytes.withUnsafeBytes { memcmpEqual($0, bytes) }
-                if same { return e.shape }
-            }
+        var e = table[h]
+        while let x = e {
+            if x.matches(bytes) { last = x; return x.shape }
+            e = x.next
         }
         let prepared = PreparedShape(try parse())
-        if count >= capacity { entries.removeAll(keepingCapacity: true); count = 0 }
-        entries[h, default: []].append((Array(bytes), prepared))
+        if count >= capacity { table.removeAll(keepingCapacity: true); count = 0; last = nil }
+        let entry = Entry(bytes, prepared, next: table[h])
+        table[h] = entry
+        last = entry
         count += 1
         return prepared
     }
@@ -51,9 +73,4 @@ final class ShapeCache {
         mix(b.count - 8)
         return h
     }
-}
-
-@inline(__always)
-private func memcmpEqual(_ a: UnsafeRawBufferPointer, _ b: UnsafeRawBufferPointer) -> Bool {
-    a.count == b.count && (a.count == 0 || memcmp(a.baseAddress!, b.baseAddress!, a.count) == 0)
 }
