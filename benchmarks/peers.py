@@ -1,0 +1,123 @@
+"""The containment question against the tools a user would otherwise pick:
+"for every fix, which fences contain it" — answered by the engine (SQL join of
+the R*Tree with gf_contains), by SpatiaLite SQL alone (R*Tree + ST_Contains,
+circles by ST_Distance(..., 1) < radius), and by shapely 2 (STRtree, vectorised
+contains_xy; circles by pyproj's vectorised geodesic distance). Every engine
+must report the same number of (fix, fence) pairs and the same
+order-independent checksum, or the script stops.
+
+    .venv-test/bin/python benchmarks/peers.py --fences 1000 --fixes 100000   # "small"
+
+Times are medians of 3 runs after loading (data already in each tool's form);
+ratios are from this one run. PostGIS is not measured yet.
+"""
+import argparse
+import json
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+import pyproj
+import shapely
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "benchmarks"))
+import workload  # noqa: E402
+from containment import connect  # noqa: E402
+
+MOD = (1 << 61) - 1
+
+
+def checksum(fix_idx, fence_idx):
+    """Order-independent: sum of a mixed key per pair, modulo a prime."""
+    k = (np.asarray(fix_idx, dtype=np.uint64) * np.uint64(1_000_003) + np.asarray(fence_idx, dtype=np.uint64)) * np.uint64(0x9E3779B97F4A7C15)
+    return int(np.sum(k % np.uint64(MOD), dtype=np.uint64) % np.uint64(MOD)), len(k)
+
+
+def median_time(fn, runs=3):
+    times, result = [], None
+    for _ in range(runs):
+        t = time.perf_counter()
+        result = fn()
+        times.append(time.perf_counter() - t)
+    return statistics.median(times), result
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--fences", type=int, default=1000)
+    ap.add_argument("--fixes", type=int, default=100000)
+    args = ap.parse_args()
+    work = Path(tempfile.mkdtemp(prefix="gf-peers-"))
+    path = work / "fences.geojson"
+    workload.write_fences(path, args.fences)
+    features = json.loads(path.read_text())["features"]
+    fixes = list(workload.fixes(args.fixes, 1000))
+    lat = np.array([f[2] for f in fixes]); lon = np.array([f[3] for f in fixes])
+
+    db = work / "bench.db"
+    subprocess.run([ROOT / "dist" / "geofence", "init", db], check=True, capture_output=True)
+    subprocess.run([ROOT / "dist" / "geofence", "import", db, path], check=True, capture_output=True)
+    conn = connect(db)
+    conn.execute("CREATE TEMP TABLE fixes (i INTEGER PRIMARY KEY, lat REAL, lon REAL)")
+    conn.executemany("INSERT INTO fixes VALUES (?, ?, ?)", [(i, float(y), float(x)) for i, (y, x) in enumerate(zip(lat, lon))])
+    # Fence index = position in the file; the catalog's rowid is that + 1.
+    join = """FROM fixes AS f
+              CROSS JOIN idx_gf_areas_geom AS r ON r.xmin <= f.lon AND r.xmax >= f.lon AND r.ymin <= f.lat AND r.ymax >= f.lat
+              CROSS JOIN gf_areas AS a ON a.id = r.pkid"""
+
+    def engine():
+        rows = conn.execute(f"""SELECT f.i, a.id - 1 {join}
+            WHERE gf_contains(CASE a.kind WHEN 'circle' THEN gf_circle(a.center_lat, a.center_lon, a.radius_m) ELSE a.geom END,
+                              f.lat, f.lon, 0) = 1""").fetchall()
+        return checksum([r[0] for r in rows], [r[1] for r in rows])
+
+    def spatialite():
+        rows = conn.execute(f"""SELECT f.i, a.id - 1 {join}
+            WHERE CASE a.kind WHEN 'circle'
+                  THEN ST_Distance(MakePoint(a.center_lon, a.center_lat, 4326), MakePoint(f.lon, f.lat, 4326), 1) < a.radius_m
+                  ELSE ST_Contains(a.geom, MakePoint(f.lon, f.lat, 4326)) END = 1""").fetchall()
+        return checksum([r[0] for r in rows], [r[1] for r in rows])
+
+    polys, poly_idx, circles = [], [], []
+    for i, f in enumerate(features):
+        g = f["geometry"]
+        if g["type"] == "Point":
+            circles.append((i, g["coordinates"][0], g["coordinates"][1], f["properties"]["radius_m"]))
+        else:
+            polys.append(shapely.geometry.shape(g)); poly_idx.append(i)
+    poly_idx = np.array(poly_idx)
+    tree = shapely.STRtree(polys)
+    c_idx = np.array([c[0] for c in circles]); c_lon = np.array([c[1] for c in circles]); c_lat = np.array([c[2] for c in circles])
+    c_r = np.array([c[3] for c in circles])
+    circle_boxes = shapely.box(c_lon - c_r / 80000, c_lat - c_r / 100000, c_lon + c_r / 80000, c_lat + c_r / 100000)
+    ctree = shapely.STRtree(circle_boxes)
+    geod = pyproj.Geod(ellps="WGS84")
+    pts = shapely.points(lon, lat)
+
+    def shapely_peer():
+        pi, gi = tree.query(pts, predicate="within")   # point within polygon: boundary excluded, as ST_Contains
+        ci, cj = ctree.query(pts)
+        d = geod.inv(lon[ci], lat[ci], c_lon[cj], c_lat[cj])[2]
+        keep = d < c_r[cj]
+        return checksum(np.concatenate([pi, ci[keep]]), np.concatenate([poly_idx[gi], c_idx[cj][keep]]))
+
+    results = {}
+    for name, fn in [("engine (SQL: R*Tree + gf_contains)", engine), ("SpatiaLite SQL (R*Tree + ST_Contains)", spatialite),
+                     ("shapely 2 STRtree (vectorised)", shapely_peer)]:
+        t, r = median_time(fn)
+        results[name] = (t, r)
+        print(f"{name:40s} {t:8.3f} s   pairs={r[1]:,} checksum={r[0]}", flush=True)
+    answers = {r for _, r in results.values()}
+    assert len(answers) == 1, "the engines disagree"
+    base = results["engine (SQL: R*Tree + gf_contains)"][0]
+    for name, (t, _) in results.items():
+        print(f"engine vs {name}: {t / base:.1f}x")
+
+
+if __name__ == "__main__":
+    main()
