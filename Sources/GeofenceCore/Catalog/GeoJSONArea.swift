@@ -171,9 +171,5 @@ public enum GeoJSONArea {
 
     static func position(_ p: LonLat) -> JSONValue { .array([.number(fmt(p.lon)), .number(fmt(p.lat))]) }
 
-    /// Shortest text that reads back as the same Double.
-    static func fmt(_ d: Double) -> String {
-        if d == d.rounded(), abs(d) < 1e15 { return String(Int64(d)) }
-        return "\(d)"
-    }
+    static func fmt(_ d: Double) -> String { JSONValue.numberText(d) }
 }

@@ -91,12 +91,4 @@ public enum CSVFile {
         do { while let r = try reader.readRow() { rows.append(r) } } catch let e as InputError { throw e.located(file: path) }
         return rows
     }
-
-    public static func parse(_ bytes: [UInt8]) throws -> [[String]] {
-        var given = false
-        var reader = CSVReader(chunks: { if given { return nil }; given = true; return bytes })
-        var rows: [[String]] = []
-        while let r = try reader.readRow() { rows.append(r) }
-        return rows
-    }
 }

@@ -85,10 +85,12 @@ public indirect enum JSONValue: Equatable, Sendable {
         out += "\""
     }
 
-    /// A JSON number text for a Double: integral values without a fraction.
-    public static func number(_ d: Double) -> JSONValue {
-        if d == d.rounded(), abs(d) < 1e15 { return .number(String(Int64(d))) }
-        return .number("\(d)")
+    /// A JSON number for a Double: integral values without a fraction.
+    public static func number(_ d: Double) -> JSONValue { .number(numberText(d)) }
+
+    /// The shortest text that reads back as the same Double; integral values without ".0".
+    public static func numberText(_ d: Double) -> String {
+        d == d.rounded() && abs(d) < 1e15 ? String(Int64(d)) : "\(d)"
     }
 }
 

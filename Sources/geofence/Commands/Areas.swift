@@ -136,7 +136,7 @@ struct Areas: ParsableCommand {
     }
 }
 
-func fmt(_ d: Double) -> String { d == d.rounded() && abs(d) < 1e15 ? String(Int64(d)) : "\(d)" }
+func fmt(_ d: Double) -> String { JSONValue.numberText(d) }
 
 extension Substring {
     func trimmingCharacters(in set: Character) -> String {
