@@ -1,4 +1,5 @@
 import ArgumentParser
+import GeofenceSQL
 
 @main
 struct GeofenceCommand: ParsableCommand {
@@ -6,7 +7,7 @@ struct GeofenceCommand: ParsableCommand {
         commandName: "geofence",
         abstract: "A geofencing engine inside SQLite: fence catalogs, accuracy-aware containment, judgement.",
         discussion: "Every command takes the database file first. See README.md for the SQL functions.",
-        version: "0.1.0",
+        version: GeofenceVersion.string,
         subcommands: [
             Init.self, Import.self, Areas.self, Conditions.self, Clear.self, SettingsCommand.self,
             Export.self, Locate.self, Check.self, Judge.self, Notifications.self, State.self, Reset.self, Version.self,

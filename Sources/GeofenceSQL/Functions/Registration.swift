@@ -14,9 +14,10 @@ public enum Registration {
             try register(Connection(borrowing: db))
             return SQLITE_OK
         } catch {
-            if let errorOut, let m = api.pointee.malloc64!(UInt64("\(error)".utf8.count + 1)) {
-                let text = "\(error)"
-                _ = text.withCString { strcpyInto(m, $0, text.utf8.count + 1) }
+            // The message must live in SQLite's own memory: the host frees it with sqlite3_free.
+            let text = "\(error)"
+            if let errorOut, let m = api.pointee.malloc64!(UInt64(text.utf8.count + 1)) {
+                text.withCString { m.copyMemory(from: $0, byteCount: text.utf8.count + 1) }
                 errorOut.pointee = m.assumingMemoryBound(to: CChar.self)
             }
             return SQLITE_ERROR
@@ -31,9 +32,4 @@ public enum Registration {
         try CatalogFunctions.register(db)
         try JudgementFunctions.register(db)
     }
-}
-
-private func strcpyInto(_ dst: UnsafeMutableRawPointer, _ src: UnsafePointer<CChar>, _ n: Int) -> Int {
-    dst.copyMemory(from: src, byteCount: n)
-    return n
 }

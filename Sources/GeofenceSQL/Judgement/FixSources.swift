@@ -19,15 +19,13 @@ public enum FixSources {
             throw InputError("\(e.message) (a fixes table needs columns \(columns.joined(separator: ", ")))", field: "--table")
         }
         var rows: [Judgement.Row] = []
-        var n = 0
         while try s.step() {
-            n += 1
-            rows.append(row(n, subject: s.value(0), ts: s.value(1), lat: s.value(2), lon: s.value(3), accuracy: s.value(4)))
+            rows.append(row(subject: s.value(0), ts: s.value(1), lat: s.value(2), lon: s.value(3), accuracy: s.value(4)))
         }
         return rows
     }
 
-    static func row(_ n: Int, subject: SQLiteValue, ts: SQLiteValue, lat: SQLiteValue, lon: SQLiteValue, accuracy: SQLiteValue) -> Judgement.Row {
+    static func row(subject: SQLiteValue, ts: SQLiteValue, lat: SQLiteValue, lon: SQLiteValue, accuracy: SQLiteValue) -> Judgement.Row {
         var r = Judgement.Row(subjectId: subject.string, ts: ts.string, lat: lat.double, lon: lon.double, accuracy: accuracy.double)
         for (name, v) in [("lat", lat), ("lon", lon), ("accuracy_m", accuracy)] {
             if case .text(let t) = v {
@@ -55,17 +53,15 @@ public enum FixSources {
             }
             return i
         }
-        var n = 0
         return AnySequence(AnyIterator {
             guard let fields = csv.next() else { return nil }
-            n += 1
             if fields == [""] { return Judgement.Row(subjectId: nil, ts: nil, lat: nil, lon: nil, accuracy: nil, problem: "empty line") }
             guard fields.count == header.count else {
                 return Judgement.Row(subjectId: nil, ts: nil, lat: nil, lon: nil, accuracy: nil,
                                      problem: "line \(csv.line - 1): \(fields.count) fields, the header has \(header.count)")
             }
             let v = index.map { fields[$0].trimmingCharacters() }
-            return row(n, subject: v[0].isEmpty ? .null : .text(v[0]), ts: v[1].isEmpty ? .null : .text(v[1]),
+            return row(subject: v[0].isEmpty ? .null : .text(v[0]), ts: v[1].isEmpty ? .null : .text(v[1]),
                        lat: v[2].isEmpty ? .null : .text(v[2]), lon: v[3].isEmpty ? .null : .text(v[3]),
                        accuracy: v[4].isEmpty ? .null : .text(v[4]))
         })
@@ -101,7 +97,7 @@ struct NDJSONFixes: Sequence, IteratorProtocol {
             case let other?: return .text(other.serialized)
             }
         }
-        return FixSources.row(number, subject: value("subject_id"), ts: value("ts"), lat: value("lat"), lon: value("lon"), accuracy: value("accuracy_m"))
+        return FixSources.row(subject: value("subject_id"), ts: value("ts"), lat: value("lat"), lon: value("lon"), accuracy: value("accuracy_m"))
     }
 }
 

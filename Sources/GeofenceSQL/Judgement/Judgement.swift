@@ -114,8 +114,8 @@ public final class Judgement {
     }
 
     /// Judges one fix (checkLocation): returns its notifications.
-    public func check(_ row: Row, kind: String = "check", recordRun: Bool = true) throws -> (Report, [Notification]) {
-        var report = Report(runId: recordRun ? try startRun(kind: kind, source: nil) : 0)
+    public func check(_ row: Row, recordRun: Bool = true) throws -> (Report, [Notification]) {
+        var report = Report(runId: recordRun ? try startRun(kind: "check", source: nil) : 0)
         report.fixes = 1
         var judge = SubjectJudge(catalog: catalog, explain: explain)
         var out: [Notification] = []
