@@ -12,6 +12,8 @@ let package = Package(
         .executable(name: "geofence", targets: ["GeofenceCLI"]),
         // Built as libGeofenceExtension.so; scripts/build.sh installs it as libgeofence.so.
         .library(name: "GeofenceExtension", type: .dynamic, targets: ["GeofenceExtension"]),
+        // The pure core alone, for other Swift hosts (and the fuzzing harnesses in fuzz/).
+        .library(name: "GeofenceCore", targets: ["GeofenceCore"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),

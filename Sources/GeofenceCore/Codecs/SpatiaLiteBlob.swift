@@ -42,7 +42,8 @@ public enum SpatiaLiteBlob {
         case 3:
             polygons = [try readPolygon(&r, cls)]
         case 6:
-            let n = try r.count()
+            // A member is at least its marker, class and ring count.
+            let n = try r.count(of: "polygons", bytesEach: 9)
             polygons.reserveCapacity(n)
             for _ in 0..<n {
                 let at = r.offset
@@ -66,16 +67,11 @@ public enum SpatiaLiteBlob {
             throw DecodeError(message: "unsupported polygon class \(cls)", offset: r.offset - 4)
         }
         let hasZ = dims == 1 || dims == 3, hasM = dims == 2 || dims == 3
-        let ringCount = try r.count()
+        let ringCount = try r.count(of: "rings", bytesEach: 4)
         var rings: [Ring] = []
         rings.reserveCapacity(ringCount)
         for _ in 0..<ringCount {
-            let n = try r.count()
-            // Bound the allocation by what the BLOB can hold before trusting n.
-            let minVertexBytes = compressed ? 8 : 16
-            guard n <= r.remaining / minVertexBytes + 2 else {
-                throw DecodeError(message: "ring claims \(n) vertices, more than the BLOB holds", offset: r.offset - 4)
-            }
+            let n = try r.count(of: "vertices in a ring", bytesEach: compressed ? 8 : 16)
             var pts: [LonLat] = []
             pts.reserveCapacity(n)
             var x = 0.0, y = 0.0
@@ -140,10 +136,16 @@ public enum SpatiaLiteBlob {
             return little ? UInt32(littleEndian: v) : UInt32(bigEndian: v)
         }
         mutating func int32() throws -> Int32 { Int32(bitPattern: try uint32()) }
-        mutating func count() throws -> Int {
+        /// A count of items that take at least `bytesEach` bytes each, refused
+        /// if the rest of the BLOB could not hold them, so that no allocation
+        /// is ever sized by an unchecked number.
+        mutating func count(of what: String, bytesEach: Int) throws -> Int {
             let at = offset
             let v = try int32()
             guard v >= 0 else { throw DecodeError(message: "negative count \(v)", offset: at) }
+            guard Int(v) <= remaining / bytesEach else {
+                throw DecodeError(message: "claims \(v) \(what), more than the BLOB holds", offset: at)
+            }
             return Int(v)
         }
         mutating func float() throws -> Float { Float(bitPattern: try uint32()) }

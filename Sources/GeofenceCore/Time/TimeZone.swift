@@ -61,7 +61,8 @@ public final class TimeZone: @unchecked Sendable {
         return tz
     }
 
-    static func parse(name: String, _ b: [UInt8]) -> TimeZone? {
+    /// Decodes TZif bytes (RFC 8536, versions 1–4); nil if they are damaged.
+    public static func parse(name: String, _ b: [UInt8]) -> TimeZone? {
         var p = 0
         func u32(_ at: Int) -> UInt32? {
             guard at + 4 <= b.count else { return nil }
@@ -105,7 +106,10 @@ public final class TimeZone: @unchecked Sendable {
         var typeOffsets: [Int32] = [], typeIsDst: [Bool] = []
         for k in 0..<typecnt {
             guard let o = u32(p + 6 * k) else { return nil }
-            typeOffsets.append(Int32(bitPattern: o))
+            // RFC 8536 §3.2: utoff SHOULD be in [-89999, 93599]; anything wider is damage.
+            let offset = Int32(bitPattern: o)
+            guard offset > -100_000 && offset < 100_000 else { return nil }
+            typeOffsets.append(offset)
             typeIsDst.append(b[p + 6 * k + 4] != 0)
         }
         p += typecnt * 6 + counts[5] + counts[2] * (timeSize + 4) + counts[1] + counts[0]
@@ -149,30 +153,35 @@ struct PosixRule {
             while let f = c.first, (f >= 65 && f <= 90) || (f >= 97 && f <= 122) { c = c.dropFirst(); n += 1 }
             return n >= 3
         }
-        func number() -> Int? {
+        /// A decimal in `range`; longer digit runs are refused before they can overflow.
+        func number(_ range: ClosedRange<Int>) -> Int? {
             var v = 0, n = 0
-            while let f = c.first, f >= 48, f <= 57 { v = v * 10 + Int(f - 48); c = c.dropFirst(); n += 1 }
-            return n > 0 ? v : nil
+            while let f = c.first, f >= 48, f <= 57 {
+                guard n < 4 else { return nil }
+                v = v * 10 + Int(f - 48); c = c.dropFirst(); n += 1
+            }
+            return n > 0 && range.contains(v) ? v : nil
         }
         /// [+-]hh[:mm[:ss]] in seconds.
         func time() -> Int? {
             var sign = 1
             if c.first == UInt8(ascii: "-") { sign = -1; c = c.dropFirst() } else if c.first == UInt8(ascii: "+") { c = c.dropFirst() }
-            guard let h = number() else { return nil }
+            // Hours to 167: RFC 8536 §3.3.1 extends POSIX's 24.
+            guard let h = number(0...167) else { return nil }
             var total = h * 3600
-            if c.first == UInt8(ascii: ":") { c = c.dropFirst(); guard let m = number() else { return nil }; total += m * 60 }
-            if c.first == UInt8(ascii: ":") { c = c.dropFirst(); guard let sec = number() else { return nil }; total += sec }
+            if c.first == UInt8(ascii: ":") { c = c.dropFirst(); guard let m = number(0...59) else { return nil }; total += m * 60 }
+            if c.first == UInt8(ascii: ":") { c = c.dropFirst(); guard let sec = number(0...59) else { return nil }; total += sec }
             return sign * total
         }
         func date() -> Date? {
             if c.first == UInt8(ascii: "M") {
                 c = c.dropFirst()
                 func dot() -> Bool { guard c.first == UInt8(ascii: ".") else { return false }; c = c.dropFirst(); return true }
-                guard let m = number(), dot(), let w = number(), dot(), let d = number() else { return nil }
+                guard let m = number(1...12), dot(), let w = number(1...5), dot(), let d = number(0...6) else { return nil }
                 return .monthWeekDay(m, w, d)
             }
-            if c.first == UInt8(ascii: "J") { c = c.dropFirst(); return number().map(Date.julian1) }
-            return number().map(Date.julian0)
+            if c.first == UInt8(ascii: "J") { c = c.dropFirst(); return number(1...365).map(Date.julian1) }
+            return number(0...365).map(Date.julian0)
         }
         guard name(), let std = time() else { return nil }
         stdOffset = -std

@@ -1,0 +1,20 @@
+// swift-tools-version:6.0
+// Coverage-guided fuzzing harnesses (libFuzzer) for the parsers that read
+// untrusted bytes: the GeoJSON reader, the SpatiaLite BLOB reader, and the
+// timestamp / TZif / POSIX-rule parsers. Kept out of the main package so a
+// normal build never needs -sanitize=fuzzer. Build and run with
+//   bash scripts/fuzz.sh [seconds-per-target]
+// which passes -sanitize=fuzzer,address. Each harness's main hands argv to
+// libFuzzer's LLVMFuzzerRunDriver (SwiftPM owns main, so libFuzzer's can't be used).
+import PackageDescription
+
+let package = Package(
+    name: "geofence-fuzz",
+    dependencies: [.package(name: "geofence", path: "..")],
+    targets: [
+        .target(name: "CFuzzerDriver"),
+        .executableTarget(name: "FuzzGeoJSON", dependencies: ["CFuzzerDriver", .product(name: "GeofenceCore", package: "geofence")]),
+        .executableTarget(name: "FuzzBlob", dependencies: ["CFuzzerDriver", .product(name: "GeofenceCore", package: "geofence")]),
+        .executableTarget(name: "FuzzTime", dependencies: ["CFuzzerDriver", .product(name: "GeofenceCore", package: "geofence")]),
+    ]
+)

@@ -1,0 +1,1 @@
+// Empty: the module only declares libFuzzer's LLVMFuzzerRunDriver.

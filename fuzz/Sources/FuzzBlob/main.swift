@@ -1,0 +1,39 @@
+// libFuzzer harness: the SpatiaLite geometry BLOB reader and the gf_circle
+// BLOB, followed by what the SQL functions do with a decoded shape (prepare
+// it, then containment, signed distance and inside-probability at a point
+// taken from the input's last bytes). Decoded shapes are not validated first,
+// exactly as gf_contains(blob, …) receives them from a user's table.
+import CFuzzerDriver
+import Glibc
+import GeofenceCore
+
+func fuzzBlob(_ data: UnsafePointer<UInt8>, _ size: Int) -> Int32 {
+    let bytes = UnsafeRawBufferPointer(start: data, count: size)
+    let shape: Shape
+    if let c = CircleBlob.decode(bytes) {
+        shape = .circle(c)
+    } else if let areal = try? SpatiaLiteBlob.decodeAreal(bytes) {
+        shape = .polygons(areal.polygons)
+    } else {
+        return 0
+    }
+    let prepared = PreparedShape(shape)
+    // A probe position from two input bytes, so the fuzzer can steer it.
+    let u = size >= 2 ? Double(data[size - 2]) / 255 : 0.5, v = size >= 1 ? Double(data[size - 1]) / 255 : 0.5
+    let b = prepared.boundingBox
+    var probe = LonLat(lon: b.minLon + (b.maxLon - b.minLon) * u, lat: b.minLat + (b.maxLat - b.minLat) * v)
+    if !(probe.lon.isFinite && probe.lat.isFinite) || abs(probe.lat) > 90 || abs(probe.lon) > 180 {
+        probe = LonLat(lon: 139.7, lat: 35.7)
+    }
+    _ = prepared.contains(probe)
+    _ = prepared.signedDistance(probe)
+    _ = InsideProbability.of(prepared, at: probe, accuracy: 25)
+    return 0
+}
+
+var argc = CommandLine.argc
+var argv: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>? = CommandLine.unsafeArgv
+exit(LLVMFuzzerRunDriver(&argc, &argv) { data, size in
+    guard let data, size > 0 else { return 0 }
+    return fuzzBlob(data, size)
+})
