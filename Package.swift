@@ -6,6 +6,8 @@
 //   geofence           the command-line tool (swift-argument-parser)
 import PackageDescription
 
+let sanitizing = Context.environment["GEOFENCE_SANITIZE"] != nil
+
 let package = Package(
     name: "geofence",
     products: [
@@ -28,7 +30,8 @@ let package = Package(
             exclude: ["exports.map"],
             linkerSettings: [
                 // Any direct sqlite3_* call would bypass the host's SQLite: make it a link error.
-                .unsafeFlags(["-Xlinker", "-z", "-Xlinker", "defs"]),
+                // (Not in sanitizer builds, scripts/sanitize.sh: their runtime lives in the executable.)
+                .unsafeFlags(sanitizing ? [] : ["-Xlinker", "-z", "-Xlinker", "defs"]),
                 // Export only the entry points, so our Swift symbols never clash with the host's.
                 .unsafeFlags(["-Xlinker", "--version-script=Sources/GeofenceExtension/exports.map"]),
                 // Self-contained .so: loads in a plain sqlite3 shell on a machine without Swift.

@@ -24,3 +24,5 @@ echo "== swift test"
 swift test
 echo "== pytest"
 "$venv/bin/python" -m pytest -q -p no:cacheprovider Tests/integration
+echo "== fuzz (20 s per harness; longer runs: bash scripts/fuzz.sh 3600)"
+bash scripts/fuzz.sh 20

@@ -37,4 +37,20 @@ final class TimeZoneTests: XCTestCase {
         XCTAssertEqual(TimeZone.utc.offset(at: Timestamp(microseconds: 0)), 0)
         XCTAssertThrowsError(try TimeZone.load("Mars/Olympus"))
     }
+
+    /// Every zone in the system's tzdata loads, footer rule included: the
+    /// parser is strict (a damaged footer is refused), so it must not be
+    /// stricter than the real data.
+    func testEveryZoneOfTheSystemLoads() throws {
+        let table = try String(contentsOfFile: "/usr/share/zoneinfo/tzdata.zi", encoding: .utf8)
+        var zones = Set<String>()
+        for line in table.split(separator: "\n") where line.hasPrefix("Z ") || line.hasPrefix("L ") {
+            let parts = line.split(separator: " ")
+            zones.insert(String(parts[line.hasPrefix("Z ") ? 1 : 2]))
+        }
+        XCTAssertGreaterThan(zones.count, 300)
+        for name in zones.sorted() where TimeZoneNames.isKnown(name) {
+            XCTAssertNoThrow(try TimeZone.load(name), name)
+        }
+    }
 }

@@ -119,7 +119,12 @@ public final class TimeZone: @unchecked Sendable {
         let initial = typeIsDst.firstIndex(of: false).map { typeOffsets[$0] } ?? typeOffsets[0]
         var rule: PosixRule?
         if timeSize == 8, p < b.count, b[p] == 0x0A, let end = b[(p + 1)...].firstIndex(of: 0x0A) {
-            rule = PosixRule(String(decoding: b[(p + 1)..<end], as: UTF8.self))
+            // An empty footer means "no rule"; one that does not parse means a damaged file.
+            let text = String(decoding: b[(p + 1)..<end], as: UTF8.self)
+            if !text.isEmpty {
+                guard let r = PosixRule(text) else { return nil }
+                rule = r
+            }
         }
         return TimeZone(name: name, transitions: times, offsets: offsets, initialOffset: initial, rule: rule)
     }
