@@ -8,3 +8,16 @@
 // import it, so expose it as a function.
 static inline sqlite3_destructor_type csqlite_transient(void) { return SQLITE_TRANSIENT; }
 static inline sqlite3_destructor_type csqlite_static(void) { return SQLITE_STATIC; }
+
+// A virtual table and its cursor as SQLite sees them (the base struct first,
+// as the vtab interface requires), with a pointer back to the Swift object
+// that does the work. Swift cannot promise a struct's layout, C can.
+typedef struct csqlite_vtab {
+    sqlite3_vtab base;
+    void *owner;
+} csqlite_vtab;
+
+typedef struct csqlite_vtab_cursor {
+    sqlite3_vtab_cursor base;
+    void *owner;
+} csqlite_vtab_cursor;

@@ -33,10 +33,13 @@ public struct Explanation: Equatable, Sendable {
 
 public struct JudgeCounters: Equatable, Sendable {
     public var judged = 0, stale = 0, invalid = 0, transitions = 0, notifications = 0, filtered = 0
+    /// Fixes the device filter dropped (FixFilter): worse than the accuracy tier, closer than the distance filter.
+    public var droppedAccuracy = 0, droppedDistance = 0
     public init() {}
     public mutating func add(_ o: JudgeCounters) {
         judged += o.judged; stale += o.stale; invalid += o.invalid
         transitions += o.transitions; notifications += o.notifications; filtered += o.filtered
+        droppedAccuracy += o.droppedAccuracy; droppedDistance += o.droppedDistance
     }
 }
 
@@ -47,7 +50,12 @@ public struct SubjectJudge {
     public private(set) var counters = JudgeCounters()
     public private(set) var explanations: [Explanation] = []
 
-    public init(catalog: JudgeCatalog, explain: Bool = false) { self.catalog = catalog; self.explain = explain }
+    /// Drops fixes the device would not have reported; nil judges every fix.
+    public var fixFilter: FixFilter?
+
+    public init(catalog: JudgeCatalog, explain: Bool = false, fixFilter: FixFilter? = nil) {
+        self.catalog = catalog; self.explain = explain; self.fixFilter = fixFilter
+    }
 
     /// Applies one fix to `state`; returns its notifications ordered by area_id, then condition_id.
     public mutating func judge(_ fix: Fix, _ state: inout SubjectState) throws -> [Notification] {
@@ -55,6 +63,18 @@ public struct SubjectJudge {
             counters.stale += 1
             note(fix, nil, nil, "stale", "not after the last judged fix at \(last.ts.iso8601)")
             return []
+        }
+        switch fixFilter?.drop(fix, after: state.lastFix) {
+        case .accuracy(let limit)?:
+            counters.droppedAccuracy += 1
+            note(fix, nil, nil, "dropped", "accuracy \(JSONValue.numberText(fix.accuracy)) m is worse than the requested tier \(JSONValue.numberText(limit)) m")
+            return []
+        case .distance(let d, let limit)?:
+            counters.droppedDistance += 1
+            note(fix, nil, nil, "dropped", "\(JSONValue.numberText((d * 100).rounded() / 100)) m from the last fix, under the distance filter \(JSONValue.numberText(limit)) m")
+            return []
+        case nil:
+            break
         }
         counters.judged += 1
         // Areas the fix may be inside, plus every area with a stay under way:

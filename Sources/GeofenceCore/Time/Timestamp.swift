@@ -204,7 +204,7 @@ extension Character {
 }
 
 extension String {
-    var trimmingSpaces: String {
+    public var trimmingSpaces: String {
         var s = Substring(self)
         while let f = s.first, f == " " || f == "\t" || f == "\n" || f == "\r" { s = s.dropFirst() }
         while let l = s.last, l == " " || l == "\t" || l == "\n" || l == "\r" { s = s.dropLast() }

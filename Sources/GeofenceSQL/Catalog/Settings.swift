@@ -9,7 +9,17 @@ public struct Settings {
     public static let known: [(key: String, help: String)] = [
         ("default_timezone", "IANA time zone for conditions and areas without their own (default UTC)"),
         ("default_confidence", "CEP confidence p in [0, 1) for areas without their own; 0 = plain containment"),
+    ] + PositioningSettings.keys + regionKeys
+
+    /// Device region planning (`geofence regions`, gf_regions).
+    public static let regionKeys: [(key: String, help: String)] = [
+        ("region_margin_m", "metres added to every area's enclosing circle, >= 0 (default 0)"),
+        ("region_min_radius_m", "smallest region radius handed to a phone, >= 1 (default 100: the OSes miss smaller ones)"),
+        ("region_max_radius_m", "largest region radius, >= 1 (default 100000; set it to the device's maximumRegionMonitoringDistance)"),
     ]
+
+    /// Keys a user may remove, returning to the default.
+    static var unsettable: Set<String> { Set(PositioningSettings.keys.map(\.key) + regionKeys.map(\.key)) }
 
     public func all() throws -> [(String, String?)] {
         try db.query("SELECT key, value FROM gf_settings ORDER BY key").map { ($0[0].string ?? "", $0[1].string) }
@@ -25,10 +35,55 @@ public struct Settings {
             guard TimeZoneNames.isKnown(value) else { throw InputError("unknown time zone '\(value)'", field: key) }
         case "default_confidence":
             guard let p = Double(value), p >= 0, p < 1 else { throw InputError("must be a number in [0, 1), got '\(value)'", field: key) }
+        case _ where Self.unsettable.contains(key):
+            // These rules tie keys together (speed thresholds must rise), so check the whole set as it would be.
+            var stored = try storedValues()
+            stored[key] = value
+            _ = try PositioningSettings.from(stored)
+            _ = try Self.regionOptions(stored)
         default:
             throw InputError("unknown setting; settable keys: \(Self.known.map(\.key).joined(separator: ", "))", field: key)
         }
         try setUnchecked(key, value)
+    }
+
+    /// Removes a positioning or region setting, so its default applies again.
+    public func unset(_ key: String) throws {
+        guard Self.unsettable.contains(key) else { throw InputError("cannot be unset; only positioning and region settings can", field: key) }
+        var stored = try storedValues()
+        stored[key] = nil
+        _ = try PositioningSettings.from(stored)
+        try db.query("DELETE FROM gf_settings WHERE key = ?", [.text(key)])
+    }
+
+    func storedValues() throws -> [String: String] {
+        var out: [String: String] = [:]
+        for (k, v) in try all() { if let v { out[k] = v } }
+        return out
+    }
+
+    /// The positioning settings, checked (a database edited by hand can break the rules).
+    public func positioning() throws -> PositioningSettings { try PositioningSettings.from(try storedValues()) }
+
+    public func regionOptions() throws -> RegionPlan.Options { try Self.regionOptions(try storedValues()) }
+
+    static func regionOptions(_ stored: [String: String]) throws -> RegionPlan.Options {
+        var o = RegionPlan.Options()
+        func value(_ key: String, atLeast floor: Double) throws -> Double? {
+            guard let text = stored[key] else { return nil }
+            guard let v = Double(text.trimmingSpaces), v.isFinite, v >= floor else {
+                throw InputError("must be a number >= \(JSONValue.numberText(floor)), got '\(text)'", field: key)
+            }
+            return v
+        }
+        if let v = try value("region_margin_m", atLeast: 0) { o.marginM = v }
+        if let v = try value("region_min_radius_m", atLeast: 1) { o.minRadiusM = v }
+        if let v = try value("region_max_radius_m", atLeast: 1) { o.maxRadiusM = v }
+        guard o.minRadiusM <= o.maxRadiusM else {
+            throw InputError("region_min_radius_m (\(JSONValue.numberText(o.minRadiusM))) is above region_max_radius_m (\(JSONValue.numberText(o.maxRadiusM)))",
+                             field: stored["region_min_radius_m"] != nil ? "region_min_radius_m" : "region_max_radius_m")
+        }
+        return o
     }
 
     func setUnchecked(_ key: String, _ value: String?) throws {

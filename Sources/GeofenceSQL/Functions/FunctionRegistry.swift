@@ -18,7 +18,8 @@ public struct Arguments {
     public let names: [String]
     let argv: UnsafeMutablePointer<OpaquePointer?>?
     public let count: Int
-    public let context: OpaquePointer
+    /// The call's context; nil for a table-valued function's arguments.
+    public let context: OpaquePointer?
 
     func raw(_ i: Int) -> OpaquePointer { argv![i]! }
 
@@ -69,7 +70,7 @@ public struct Arguments {
         return try body(UnsafeRawBufferPointer(start: n > 0 ? p : nil, count: n))
     }
 
-    public var connection: Connection { Connection(borrowing: sqlite.pointee.context_db_handle!(context)!) }
+    public var connection: Connection { Connection(borrowing: sqlite.pointee.context_db_handle!(context!)!) }
 }
 
 final class FunctionBox {

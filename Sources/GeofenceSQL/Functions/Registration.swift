@@ -15,11 +15,7 @@ public enum Registration {
             return SQLITE_OK
         } catch {
             // The message must live in SQLite's own memory: the host frees it with sqlite3_free.
-            let text = "\(error)"
-            if let errorOut, let m = api.pointee.malloc64!(UInt64(text.utf8.count + 1)) {
-                text.withCString { m.copyMemory(from: $0, byteCount: text.utf8.count + 1) }
-                errorOut.pointee = m.assumingMemoryBound(to: CChar.self)
-            }
+            errorOut?.pointee = sqliteOwnedString("\(error)")
             return SQLITE_ERROR
         }
     }
@@ -31,5 +27,7 @@ public enum Registration {
         try GeometryFunctions.register(db)
         try CatalogFunctions.register(db)
         try JudgementFunctions.register(db)
+        try NearestTable.register(db)
+        try RegionFunctions.register(db)
     }
 }

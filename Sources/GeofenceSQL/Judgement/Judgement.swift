@@ -39,11 +39,14 @@ public final class Judgement {
     let catalog: SQLCatalog
     let state: StateStore
     let explain: Bool
+    let fixFilter: FixFilter?
     private let insertNotification, insertExplanation: Statement
 
-    public init(_ db: Connection, explain: Bool = false) throws {
+    /// With `fixFilter`, a batch drops the fixes a device with those positioning settings would not have reported.
+    public init(_ db: Connection, explain: Bool = false, fixFilter: FixFilter? = nil) throws {
         self.db = db
         self.explain = explain
+        self.fixFilter = fixFilter
         catalog = try SQLCatalog(db)
         state = try StateStore(db)
         insertNotification = try db.prepare("""
@@ -62,16 +65,18 @@ public final class Judgement {
     func finishRun(_ r: Report) throws {
         let c = r.counters
         try db.query("""
-            UPDATE gf_runs SET fixes = ?, judged = ?, stale = ?, invalid = ?, transitions = ?, notifications = ?, filtered = ?
+            UPDATE gf_runs SET fixes = ?, judged = ?, stale = ?, invalid = ?, transitions = ?, notifications = ?, filtered = ?,
+                               dropped_accuracy = ?, dropped_distance = ?
             WHERE run_id = ?
             """, [.integer(Int64(r.fixes)), .integer(Int64(c.judged)), .integer(Int64(c.stale)), .integer(Int64(c.invalid)),
-                  .integer(Int64(c.transitions)), .integer(Int64(c.notifications)), .integer(Int64(c.filtered)), .integer(r.runId)])
+                  .integer(Int64(c.transitions)), .integer(Int64(c.notifications)), .integer(Int64(c.filtered)),
+                  .integer(Int64(c.droppedAccuracy)), .integer(Int64(c.droppedDistance)), .integer(r.runId)])
     }
 
     /// Judges a batch. `progress` gets (fixes judged, fixes in the batch).
     public func run(_ rows: some Sequence<Row>, source: String?, progress: ((Int, Int) -> Void)? = nil) throws -> Report {
         var report = Report(runId: try startRun(kind: "judge", source: source))
-        var judge = SubjectJudge(catalog: catalog, explain: explain)
+        var judge = SubjectJudge(catalog: catalog, explain: explain, fixFilter: fixFilter)
         try db.execute("""
             DROP TABLE IF EXISTS temp.gf_batch;
             CREATE TEMP TABLE gf_batch (seq INTEGER PRIMARY KEY, subject_id TEXT, ts_us INTEGER, lat REAL, lon REAL, accuracy_m REAL);

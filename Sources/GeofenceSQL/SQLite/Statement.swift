@@ -67,6 +67,17 @@ public final class Statement {
     }
 
     public var row: [SQLiteValue] { (0..<columnCount).map(value) }
+
+    /// A BLOB column's bytes without copying them; valid only inside `body`.
+    public func withBlob<T>(_ i: Int, _ body: (UnsafeRawBufferPointer) throws -> T) rethrows -> T {
+        let c = Int32(i)
+        let p = sqlite.pointee.column_blob!(handle, c)
+        let n = Int(sqlite.pointee.column_bytes!(handle, c))
+        return try body(UnsafeRawBufferPointer(start: n > 0 ? p : nil, count: n))
+    }
+
+    /// Ends the current run early, releasing its read lock.
+    public func reset() { _ = sqlite.pointee.reset!(handle) }
 }
 
 /// Statements prepared on first use and kept: for code that runs the same

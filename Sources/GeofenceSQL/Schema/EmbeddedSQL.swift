@@ -179,5 +179,12 @@ BEGIN
     DELETE FROM gf_stays WHERE area_id = OLD.area_id;
 END;
 """#),
+        (3, "003_fix_filter.sql", #"""
+-- Schema version 3: counts of fixes the device filter dropped
+-- (`geofence judge --device-filter`, the positioning settings of seed 001 §4.5).
+
+ALTER TABLE gf_runs ADD COLUMN dropped_accuracy INTEGER NOT NULL DEFAULT 0;  -- worse than the accuracy tier
+ALTER TABLE gf_runs ADD COLUMN dropped_distance INTEGER NOT NULL DEFAULT 0;  -- closer than the distance filter
+"""#),
     ]
 }

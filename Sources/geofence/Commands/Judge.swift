@@ -19,6 +19,8 @@ struct Judge: ParsableCommand {
     @Flag(help: "Keep the judged rows in gf_fixes instead of emptying the inbox.") var keep = false
     @Option(help: "Also write this run's notifications to a CSV file.") var out: String?
     @Flag(help: "Record why fixes did not count and transitions did not notify (table gf_explain).") var explain = false
+    @Flag(help: "Drop the fixes a phone with the stored positioning settings would not have reported: worse than the accuracy tier, or closer than the distance filter to the subject's last fix.")
+    var deviceFilter = false
     @Flag(help: "Print only the summary line.") var quiet = false
 
     func run() throws {
@@ -28,7 +30,8 @@ struct Judge: ParsableCommand {
             let report = try conn.transaction { () -> Judgement.Report in
                 let rows: AnySequence<Judgement.Row> = try fixes.map { try FixSources.file($0) }
                     ?? AnySequence(FixSources.table(conn, name: table))
-                let report = try Judgement(conn, explain: explain).run(rows, source: fixes ?? table, progress: bar.update)
+                let filter = deviceFilter ? FixFilter(try Settings(conn).positioning()) : nil
+                let report = try Judgement(conn, explain: explain, fixFilter: filter).run(rows, source: fixes ?? table, progress: bar.update)
                 if fixes == nil && table == "gf_fixes" && !keep { try conn.execute("DELETE FROM gf_fixes") }
                 if let out { try writeNotificationsCSV(conn, run: report.runId, to: out + ".partial") }
                 return report
@@ -36,7 +39,8 @@ struct Judge: ParsableCommand {
             if let out { guard rename(out + ".partial", out) == 0 else { throw InputError("cannot write", file: out) } }
             let c = report.counters
             print("run \(report.runId): \(report.fixes) fixes: \(c.judged) judged, \(c.stale) stale, \(c.invalid) invalid; "
-                  + "\(c.transitions) transitions, \(c.notifications) notifications, \(c.filtered) not notified (filters)")
+                  + "\(c.transitions) transitions, \(c.notifications) notifications, \(c.filtered) not notified (filters)"
+                  + (deviceFilter ? "; device filter dropped \(c.droppedAccuracy) (accuracy), \(c.droppedDistance) (distance)" : ""))
             if !quiet && explain { print("reasons: SELECT * FROM gf_explain WHERE run_id = \(report.runId)") }
         }
     }

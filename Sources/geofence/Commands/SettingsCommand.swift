@@ -10,11 +10,18 @@ struct SettingsCommand: ParsableCommand {
     @Argument(help: "The database file.") var db: String
     @Argument(help: "A setting's key: show just that one.") var key: String?
     @Argument(help: "A new value for KEY.") var value: String?
+    @Flag(help: "Remove KEY (a positioning_*, power_saving, monitor_* or region_* setting), so its default applies.") var unset = false
     @OptionGroup var output: OutputOptions
 
     func run() throws {
         try reporting {
             let settings = Settings(try openCatalog(db))
+            if unset {
+                guard let k = key, value == nil else { throw ValidationError("--unset takes a KEY and no VALUE") }
+                try settings.unset(k)
+                print("\(k) unset")
+                return
+            }
             switch (key, value) {
             case (let k?, let v?):
                 try settings.set(k, v)

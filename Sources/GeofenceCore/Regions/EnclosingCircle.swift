@@ -1,0 +1,136 @@
+#if canImport(Glibc)
+import Glibc
+#else
+import Darwin
+#endif
+
+/// The smallest circle on the WGS 84 ellipsoid that holds a shape: what a
+/// phone's region monitor (a centre and a radius) can watch in its place.
+///
+/// How: project the shape's points (exterior-ring vertices, plus points along
+/// long edges, which are straight in lon/lat and so bow away from the
+/// geodesic) into an azimuthal equidistant plane about a trial centre, where
+/// distances from the centre are exact; take the plane's minimum enclosing
+/// circle (Welzl, iterative form); move the trial centre to its centre and
+/// repeat, so the remaining distortion (which grows with distance from the
+/// trial centre) vanishes. The radius returned is the largest exact geodesic
+/// distance from the final centre to any of the points, so the circle holds
+/// every point whatever the plane's error; it is within centimetres of the
+/// true minimum for areas of a few kilometres.
+public enum EnclosingCircle {
+    /// Edges longer than this get interior points, so the circle covers the
+    /// lon/lat-straight edge, not only its ends.
+    static let densifyM = 500.0
+
+    public static func of(_ shape: Shape) -> Circle {
+        switch shape {
+        case .circle(let c):
+            return c
+        case .polygons(let polygons):
+            let points = boundaryPoints(polygons)
+            precondition(!points.isEmpty, "a validated shape has vertices")
+            var centre = start(points)
+            for _ in 0..<4 {
+                let planar = points.map { project($0, about: centre) }
+                let (x, y, _) = minimumEnclosingCircle(planar)
+                centre = unproject(x: x, y: y, about: centre)
+            }
+            let radius = points.reduce(0.0) { max($0, Geodesy.distance(centre, $1)) }
+            return Circle(center: centre, radiusM: radius)
+        }
+    }
+
+    /// Exterior-ring vertices (holes lie inside them) and densified edges.
+    static func boundaryPoints(_ polygons: [Polygon]) -> [LonLat] {
+        var out: [LonLat] = []
+        for poly in polygons {
+            guard let ring = poly.rings.first else { continue }
+            let pts = ring.points
+            for i in pts.indices {
+                out.append(pts[i])
+                guard i + 1 < pts.count else { continue }
+                let a = pts[i], b = pts[i + 1]
+                let dLon = Geodesy.wrapDegrees(b.lon - a.lon)
+                let length = Geodesy.sphericalDistance(a, b)
+                guard length > densifyM else { continue }
+                let steps = min(64, Int((length / densifyM).rounded(.up)))
+                for s in 1..<steps {
+                    let t = Double(s) / Double(steps)
+                    out.append(LonLat(lon: Geodesy.wrapDegrees(a.lon + dLon * t), lat: a.lat + (b.lat - a.lat) * t))
+                }
+            }
+        }
+        return out
+    }
+
+    /// A first centre: the middle of the points' box, taken across the
+    /// antimeridian when that box is narrower.
+    static func start(_ points: [LonLat]) -> LonLat {
+        var box = BoundingBox.empty
+        var shifted = BoundingBox.empty
+        for p in points {
+            box.add(p)
+            shifted.add(LonLat(lon: p.lon < 0 ? p.lon + 360 : p.lon, lat: p.lat))
+        }
+        let useShifted = shifted.maxLon - shifted.minLon < box.maxLon - box.minLon
+        let b = useShifted ? shifted : box
+        return LonLat(lon: Geodesy.wrapDegrees((b.minLon + b.maxLon) / 2), lat: (b.minLat + b.maxLat) / 2)
+    }
+
+    /// Azimuthal equidistant coordinates (east, north) in metres.
+    static func project(_ p: LonLat, about c: LonLat) -> (Double, Double) {
+        let (d, azimuthAtC) = Geodesy.inverse(p, c)
+        // The geodesic from p arrives at c heading azimuthAtC; p lies the opposite way.
+        let az = azimuthAtC + .pi
+        return (d * sin(az), d * cos(az))
+    }
+
+    /// The inverse of `project` to first order, which the iteration makes exact enough.
+    static func unproject(x: Double, y: Double, about c: LonLat) -> LonLat {
+        let m = WGS84.metresPerDegree(atLat: c.lat)
+        let lat = max(-90, min(90, c.lat + y / m.lat))
+        let lon = m.lon > 1 ? Geodesy.wrapDegrees(c.lon + x / m.lon) : c.lon
+        return LonLat(lon: lon, lat: lat)
+    }
+
+    /// Welzl's minimum enclosing circle, iterative form, on points in a
+    /// fixed pseudo-random order (deterministic output, expected linear time).
+    static func minimumEnclosingCircle(_ input: [(Double, Double)]) -> (Double, Double, Double) {
+        var p = input
+        var seed: UInt64 = 0x9E37_79B9_7F4A_7C15
+        for i in stride(from: p.count - 1, to: 0, by: -1) {
+            seed = seed &* 6364136223846793005 &+ 1442695040888963407
+            p.swapAt(i, Int(seed >> 33) % (i + 1))
+        }
+        let eps = 1e-7
+        func inside(_ c: (Double, Double, Double), _ q: (Double, Double)) -> Bool {
+            hypot(q.0 - c.0, q.1 - c.1) <= c.2 * (1 + 1e-12) + eps
+        }
+        func two(_ a: (Double, Double), _ b: (Double, Double)) -> (Double, Double, Double) {
+            let x = (a.0 + b.0) / 2, y = (a.1 + b.1) / 2
+            return (x, y, hypot(a.0 - x, a.1 - y))
+        }
+        func three(_ a: (Double, Double), _ b: (Double, Double), _ c: (Double, Double)) -> (Double, Double, Double) {
+            let bx = b.0 - a.0, by = b.1 - a.1, cx = c.0 - a.0, cy = c.1 - a.1
+            let d = 2 * (bx * cy - by * cx)
+            // Collinear: the widest pair's circle holds the third point.
+            guard abs(d) > 1e-12 else {
+                return [two(a, b), two(a, c), two(b, c)].max { $0.2 < $1.2 }!
+            }
+            let ux = (cy * (bx * bx + by * by) - by * (cx * cx + cy * cy)) / d
+            let uy = (bx * (cx * cx + cy * cy) - cx * (bx * bx + by * by)) / d
+            return (a.0 + ux, a.1 + uy, hypot(ux, uy))
+        }
+        var c = (p[0].0, p[0].1, 0.0)
+        for i in 1..<max(1, p.count) where !inside(c, p[i]) {
+            c = (p[i].0, p[i].1, 0)
+            for j in 0..<i where !inside(c, p[j]) {
+                c = two(p[i], p[j])
+                for k in 0..<j where !inside(c, p[k]) {
+                    c = three(p[i], p[j], p[k])
+                }
+            }
+        }
+        return c
+    }
+}
