@@ -1,14 +1,20 @@
 import GeofenceCore
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// The areas nearest to a position, by geodesic distance to their boundary
 /// (0 inside), found through the catalog's R*Tree.
 ///
 /// How: ask the index for every area whose box meets the box of a circle of
-/// radius r around the position; measure each exactly; once at least
-/// `count` of them lie within r, no unseen area can be nearer (its nearest
-/// point would lie in that circle, so its box would meet the circle's box),
-/// and the answer is final. Otherwise r grows fourfold. A 1M-fence catalog
-/// usually settles in one or two index queries.
+/// radius r around the position. Each candidate gets a cheap lower bound (the
+/// distance to its index box); candidates are measured exactly in order of
+/// that bound, and only while the bound could still beat the n-th best exact
+/// distance. Once n areas lie within r, no unseen area can be nearer (its
+/// nearest point would lie in the circle, so its box would meet the circle's
+/// box), and the answer is final; otherwise r grows fourfold. On a city
+/// catalog most queries settle with one index query and about n exact
+/// distances.
 public final class NearestAreas {
     public struct Found: Sendable {
         public var rowid: Int64
@@ -35,33 +41,62 @@ public final class NearestAreas {
     /// with `at`, only areas valid at that time.
     public func nearest(to p: LonLat, count: Int, at time: Timestamp? = nil) throws -> [Found] {
         guard count > 0 else { return [] }
-        var seen: [Int64: Found?] = [:]
+        var bounds: [Int64: Double] = [:]          // every candidate seen, with its lower bound
+        var pending: [(bound: Double, id: Int64)] = []
+        var measured: [Found] = []                 // exact, sorted by (distance, area_id)
         var r = Self.startRadiusM
         while true {
             let box = Geodesy.boundingBox(of: Circle(center: p, radiusM: r))
-            for id in try candidates(in: box) where seen[id] == nil {
-                seen[id] = try measure(id, from: p, at: time)
+            for (id, b) in try candidates(in: box) where bounds[id] == nil {
+                let lb = Self.lowerBound(from: p, to: b)
+                bounds[id] = lb
+                pending.append((lb, id))
             }
-            let found = seen.values.compactMap { $0 }
-            if r >= Self.worldRadiusM || found.lazy.filter({ $0.distanceM <= r }).count >= count {
-                let sorted = found.sorted { ($0.distanceM, $0.areaId) < ($1.distanceM, $1.areaId) }
-                return Array(sorted.prefix(count))
+            pending.sort { $0.bound > $1.bound }   // nearest bound last, popped first
+            // The n-th best so far; a candidate whose bound exceeds it cannot enter.
+            func nth() -> Double { measured.count >= count ? measured[count - 1].distanceM : .infinity }
+            while let next = pending.last, next.bound <= nth() {
+                pending.removeLast()
+                guard let f = try measure(next.id, from: p, at: time) else { continue }
+                let at = measured.firstIndex { ($0.distanceM, $0.areaId) > (f.distanceM, f.areaId) } ?? measured.count
+                measured.insert(f, at: at)
+                if measured.count > count { measured.removeLast() }
             }
+            if r >= Self.worldRadiusM || nth() <= r { return measured }
             r = min(r * 4, Self.worldRadiusM)
         }
     }
 
-    private func candidates(in b: BoundingBox) throws -> [Int64] {
+    /// A distance no larger than the geodesic distance from `p` to any point of
+    /// the box: degrees of latitude at the shortest meridian degree, degrees of
+    /// longitude at the parallel nearest a pole, 1 % slack. Across the
+    /// antimeridian or near a pole it falls back to latitude alone.
+    static func lowerBound(from p: LonLat, to b: BoundingBox) -> Double {
+        let dLat = max(0, b.minLat - p.lat, p.lat - b.maxLat)
+        let latM = dLat * 110_574
+        let dLonRaw = p.lon < b.minLon ? b.minLon - p.lon : (p.lon > b.maxLon ? p.lon - b.maxLon : 0)
+        let dLon = min(dLonRaw, 360 - dLonRaw)
+        let poleward = max(abs(p.lat), abs(b.minLat), abs(b.maxLat))
+        guard dLon > 0, dLon < 30, poleward < 80 else { return latM * 0.99 }
+        let lonM = dLon * 111_320 * cos(poleward * .pi / 180)
+        return 0.99 * (latM * latM + lonM * lonM).squareRoot()
+    }
+
+    private func candidates(in b: BoundingBox) throws -> [(Int64, BoundingBox)] {
         if window == nil {
             window = try db.prepare("""
-                SELECT pkid FROM idx_gf_areas_geom WHERE xmax >= ?1 AND xmin <= ?2 AND ymax >= ?3 AND ymin <= ?4
+                SELECT pkid, xmin, xmax, ymin, ymax FROM idx_gf_areas_geom WHERE xmax >= ?1 AND xmin <= ?2 AND ymax >= ?3 AND ymin <= ?4
                 """)
         }
         let s = window!
         try s.bind([.real(b.minLon), .real(b.maxLon), .real(b.minLat), .real(b.maxLat)])
-        var ids: [Int64] = []
-        while try s.step() { if case .integer(let id) = s.value(0) { ids.append(id) } }
-        return ids
+        var out: [(Int64, BoundingBox)] = []
+        while try s.step() {
+            guard case .integer(let id) = s.value(0) else { continue }
+            out.append((id, BoundingBox(minLon: s.value(1).double ?? -180, minLat: s.value(3).double ?? -90,
+                                        maxLon: s.value(2).double ?? 180, maxLat: s.value(4).double ?? 90)))
+        }
+        return out
     }
 
     private func measure(_ id: Int64, from p: LonLat, at time: Timestamp?) throws -> Found? {
