@@ -9,7 +9,11 @@ order-independent checksum, or the script stops.
     .venv-test/bin/python benchmarks/peers.py --fences 1000 --fixes 100000   # "small"
 
 Times are medians of 3 runs after loading (data already in each tool's form);
-ratios are from this one run. PostGIS is not measured yet.
+ratios are from this one run. PostGIS runs in a throw-away server
+(benchmarks/postgis.py; install it with benchmarks/install-peers.sh): the
+catalog is loaded by ogr2ogr, polygons answered with GiST + ST_Contains,
+circles by the GiST box of their enclosing polygon, then the spheroidal
+distance to the exact centre.
 """
 import argparse
 import json
@@ -51,6 +55,7 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--fences", type=int, default=1000)
     ap.add_argument("--fixes", type=int, default=100000)
+    ap.add_argument("--no-postgis", action="store_true", help="skip PostGIS (needs benchmarks/install-peers.sh)")
     args = ap.parse_args()
     work = Path(tempfile.mkdtemp(prefix="gf-peers-"))
     path = work / "fences.geojson"
@@ -106,14 +111,48 @@ def main():
         keep = d < c_r[cj]
         return checksum(np.concatenate([pi, ci[keep]]), np.concatenate([poly_idx[gi], c_idx[cj][keep]]))
 
+    peers = [("engine (SQL: R*Tree + gf_contains)", engine), ("SpatiaLite SQL (R*Tree + ST_Contains)", spatialite),
+             ("shapely 2 STRtree (vectorised)", shapely_peer)]
+    pg = None
+    if not args.no_postgis:
+        from postgis import PostGIS
+        pg = PostGIS().__enter__()
+        pg.load_areas(db)
+        # Circles exactly: the enclosing polygon's GiST box first (ST_DWithin with a per-row radius
+        # cannot use an index), then the spheroidal distance to the centre, strictly inside as the others.
+        pg.conn.execute("ALTER TABLE fences ADD COLUMN centre geography")
+        pg.conn.execute("UPDATE fences SET centre = ST_MakePoint(center_lon, center_lat)::geography WHERE kind = 'circle'")
+        pg.conn.execute("CREATE TABLE fixes (i integer PRIMARY KEY, pt geometry(Point, 4326), g geography)")
+        with pg.conn.cursor().copy("COPY fixes (i, pt) FROM STDIN") as copy:
+            for i, (y, x) in enumerate(zip(lat, lon)):
+                copy.write_row((i, f"SRID=4326;POINT({float(x)!r} {float(y)!r})"))
+        pg.conn.execute("UPDATE fixes SET g = pt::geography")
+        pg.conn.execute("VACUUM ANALYZE fences")
+        pg.conn.execute("VACUUM ANALYZE fixes")
+
+        def postgis_peer():
+            rows = pg.query("""
+                SELECT f.i, a.id - 1 FROM fixes f JOIN fences a ON a.kind = 'polygon' AND ST_Contains(a.geom, f.pt)
+                UNION ALL
+                SELECT f.i, a.id - 1 FROM fixes f JOIN fences a
+                    ON a.kind = 'circle' AND a.geom && f.pt AND ST_Distance(a.centre, f.g, true) < a.radius_m""")
+            return checksum([r[0] for r in rows], [r[1] for r in rows])
+        peers.append(("PostGIS (GiST + ST_Contains / geography distance)", postgis_peer))
+
     results = {}
-    for name, fn in [("engine (SQL: R*Tree + gf_contains)", engine), ("SpatiaLite SQL (R*Tree + ST_Contains)", spatialite),
-                     ("shapely 2 STRtree (vectorised)", shapely_peer)]:
-        t, r = median_time(fn)
-        results[name] = (t, r)
-        print(f"{name:40s} {t:8.3f} s   pairs={r[1]:,} checksum={r[0]}", flush=True)
+    try:
+        for name, fn in peers:
+            t, r = median_time(fn)
+            results[name] = (t, r)
+            print(f"{name:52s} {t:8.3f} s   pairs={r[1]:,} checksum={r[0]}", flush=True)
+    finally:
+        if pg:
+            pg.__exit__(None, None, None)
     answers = {r for _, r in results.values()}
-    assert len(answers) == 1, "the engines disagree"
+    if len(answers) != 1:
+        for name, (_, r) in results.items():
+            print(f"  {name}: pairs={r[1]:,} checksum={r[0]}")
+        raise SystemExit("the engines disagree")
     base = results["engine (SQL: R*Tree + gf_contains)"][0]
     for name, (t, _) in results.items():
         print(f"engine vs {name}: {t / base:.1f}x")
