@@ -102,3 +102,29 @@ def test_readers_during_a_judgement_see_before_or_after(tmp_path):
     assert seen <= {0, final}, seen
     assert 0 in seen, "some reads must land while the run is in progress"
     assert len(notifications(db)) == final
+
+
+def test_two_judgements_at_once_run_one_after_the_other(tmp_path):
+    """Two `geofence judge` started at the same instant on one database: the
+    second waits for the first's write lock (BEGIN IMMEDIATE, 10 s busy
+    timeout), then runs; their writes never interleave, and together they give
+    exactly what one run over all the fixes gives."""
+    from test_judgement import write_fixes
+    db, fixes, rows = scenario(tmp_path, subjects=8, per_subject=600, seed=9)
+    reference = tmp_path / "ref.db"
+    shutil.copy(db, reference)
+    gf("judge", reference, "--fixes", fixes)
+    parts = []
+    for half in (0, 1):
+        path = tmp_path / f"half{half}.csv"
+        write_fixes(path, [r for r in rows if int(r[0].split("-")[1]) % 2 == half])
+        parts.append(path)
+    procs = [subprocess.Popen([str(CLI), "judge", str(db), "--fixes", str(p)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+             for p in parts]
+    outs = [p.communicate(timeout=120) for p in procs]
+    assert [p.returncode for p in procs] == [0, 0], outs
+    runs = run("sqlite3", db, "SELECT run_id, min(id), max(id), count(*) FROM gf_notifications GROUP BY run_id ORDER BY min(id);").stdout.split()
+    assert len(runs) == 2, runs
+    (_, _, first_max, _), (_, second_min, _, _) = (r.split("|") for r in runs)
+    assert int(first_max) < int(second_min), "one run's notifications never sit between the other's"
+    assert sorted(notifications(db)) == sorted(notifications(reference))
