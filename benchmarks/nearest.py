@@ -60,6 +60,9 @@ def main():
     rng = random.Random(3)
     queries = [(lat, lon) for lon, lat in (workload.city_point(rng) for _ in range(args.queries))]
     conn = connect(db)
+    # The same memory budget PostGIS gets (shared_buffers 1 GB): the catalog stays in memory.
+    conn.execute("PRAGMA mmap_size = 4000000000")
+    conn.execute("PRAGMA cache_size = -1000000")
     ids = dict(conn.execute("SELECT id, area_id FROM gf_areas"))
 
     results = {}

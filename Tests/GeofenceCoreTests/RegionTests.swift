@@ -188,3 +188,39 @@ final class RegionPlanTests: XCTestCase {
         XCTAssertTrue(plan.iosJSON.serialized.contains(#""resync":{"identifier":"gf-resync","center":{"latitude":35,"longitude":139},"radius":699,"notifyOnEntry":false,"notifyOnExit":true}"#))
     }
 }
+
+final class LocalEstimateTests: XCTestCase {
+    /// The quick look must agree with PreparedShape on containment and never
+    /// overstate the distance, or a nearest search could skip a true neighbour.
+    func testAgreesWithThePreparedShapeAndBoundsItsDistance() {
+        var seed: UInt64 = 11
+        func rnd() -> Double { seed = seed &* 6364136223846793005 &+ 1442695040888963407; return Double(seed >> 11) / Double(1 << 53) }
+        var estimated = 0
+        for lat in [-65.0, -20, 0, 35.7, 60, 69] {
+            for lon in [-179.99, 139.7] {
+                let n = 4 + Int(rnd() * 30)
+                var pts: [LonLat] = []
+                for k in 0..<n {
+                    let a = Double(k) / Double(n) * 2 * .pi, r = 0.003 + rnd() * 0.02
+                    pts.append(LonLat(lon: Geodesy.wrapDegrees(lon + r * cos(a) / cos(lat * .pi / 180)), lat: lat + r * sin(a)))
+                }
+                pts.append(pts[0])
+                let hole = (0..<5).map { k -> LonLat in
+                    let a = -Double(k) / 5 * 2 * .pi
+                    return LonLat(lon: Geodesy.wrapDegrees(lon + 0.001 * cos(a) / cos(lat * .pi / 180)), lat: lat + 0.001 * sin(a))
+                }
+                let polys = [Polygon([Ring(pts), Ring(hole + [hole[0]])])]
+                let prepared = PreparedShape(.polygons(polys))
+                for _ in 0..<300 {
+                    let q = LonLat(lon: Geodesy.wrapDegrees(lon + (rnd() - 0.5) * 0.2), lat: lat + (rnd() - 0.5) * 0.1)
+                    guard let e = LocalEstimate(polys, from: q) else { continue }
+                    estimated += 1
+                    let d = prepared.signedDistance(q)
+                    if abs(d) > 0.01 { XCTAssertEqual(e.inside, d > 0, "\(q)") }
+                    XCTAssertLessThanOrEqual(e.lowerBoundM, abs(d) + 1e-6, "\(q)")
+                }
+            }
+        }
+        XCTAssertGreaterThan(estimated, 1500, "shapes across the antimeridian are left to the exact path")
+    }
+}
