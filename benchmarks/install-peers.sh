@@ -10,4 +10,4 @@ if ! [ -x /usr/lib/postgresql/15/bin/initdb ] || ! [ -f /usr/share/postgresql/15
   install || { sleep 5; install; }
 fi
 [ -x .venv-test/bin/python ] || bash scripts/test.sh   # makes .venv-test
-.venv-test/bin/python -c "import psycopg" 2>/dev/null || .venv-test/bin/pip install -q --disable-pip-version-check "psycopg[binary]"
+.venv-test/bin/python -c "import psycopg, matplotlib" 2>/dev/null || .venv-test/bin/pip install -q --disable-pip-version-check "psycopg[binary]" matplotlib

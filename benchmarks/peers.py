@@ -51,6 +51,9 @@ def median_time(fn, runs=3):
     return statistics.median(times), result
 
 
+ENGINE = "engine (SQL: R*Tree + gf_contains)"
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--fences", type=int, default=1000)
@@ -60,13 +63,21 @@ def main():
     work = Path(tempfile.mkdtemp(prefix="gf-peers-"))
     path = work / "fences.geojson"
     workload.write_fences(path, args.fences)
-    features = json.loads(path.read_text())["features"]
     fixes = list(workload.fixes(args.fixes, 1000))
-    lat = np.array([f[2] for f in fixes]); lon = np.array([f[3] for f in fixes])
-
     db = work / "bench.db"
     subprocess.run([ROOT / "dist" / "geofence", "init", db], check=True, capture_output=True)
     subprocess.run([ROOT / "dist" / "geofence", "import", db, path], check=True, capture_output=True)
+    results = containment_peers(db, path, fixes, postgis=not args.no_postgis)
+    base = results[ENGINE][0]
+    for name, (t, _) in results.items():
+        print(f"engine vs {name}: {t / base:.1f}x")
+
+
+def containment_peers(db, fences_path, fixes, postgis=True, runs=3):
+    """Times every peer on "which fences contain each fix"; returns
+    {name: (median seconds, (checksum, pairs))} and stops if any disagree."""
+    features = json.loads(Path(fences_path).read_text())["features"]
+    lat = np.array([f[2] for f in fixes]); lon = np.array([f[3] for f in fixes])
     conn = connect(db)
     conn.execute("CREATE TEMP TABLE fixes (i INTEGER PRIMARY KEY, lat REAL, lon REAL)")
     conn.executemany("INSERT INTO fixes VALUES (?, ?, ?)", [(i, float(y), float(x)) for i, (y, x) in enumerate(zip(lat, lon))])
@@ -111,10 +122,10 @@ def main():
         keep = d < c_r[cj]
         return checksum(np.concatenate([pi, ci[keep]]), np.concatenate([poly_idx[gi], c_idx[cj][keep]]))
 
-    peers = [("engine (SQL: R*Tree + gf_contains)", engine), ("SpatiaLite SQL (R*Tree + ST_Contains)", spatialite),
+    peers = [(ENGINE, engine), ("SpatiaLite SQL (R*Tree + ST_Contains)", spatialite),
              ("shapely 2 STRtree (vectorised)", shapely_peer)]
     pg = None
-    if not args.no_postgis:
+    if postgis:
         from postgis import PostGIS
         pg = PostGIS().__enter__()
         pg.load_areas(db)
@@ -142,7 +153,7 @@ def main():
     results = {}
     try:
         for name, fn in peers:
-            t, r = median_time(fn)
+            t, r = median_time(fn, runs)
             results[name] = (t, r)
             print(f"{name:52s} {t:8.3f} s   pairs={r[1]:,} checksum={r[0]}", flush=True)
     finally:
@@ -153,9 +164,7 @@ def main():
         for name, (_, r) in results.items():
             print(f"  {name}: pairs={r[1]:,} checksum={r[0]}")
         raise SystemExit("the engines disagree")
-    base = results["engine (SQL: R*Tree + gf_contains)"][0]
-    for name, (t, _) in results.items():
-        print(f"engine vs {name}: {t / base:.1f}x")
+    return results
 
 
 if __name__ == "__main__":

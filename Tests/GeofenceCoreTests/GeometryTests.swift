@@ -42,6 +42,31 @@ final class GeometryTests: XCTestCase {
         XCTAssertEqual(outside, -110.95, accuracy: 0.05)
     }
 
+    /// The flat-frame shortcut in circle containment never changes an answer:
+    /// it must equal "ellipsoidal distance < radius" everywhere, boundary
+    /// neighbourhood included, at every latitude and across the antimeridian.
+    func testCircleShortcutAgreesWithTheEllipsoidalDistance() {
+        var seed: UInt64 = 17
+        func rnd() -> Double { seed = seed &* 6364136223846793005 &+ 1442695040888963407; return Double(seed >> 11) / Double(1 << 53) }
+        var near = 0
+        for lat in [-84.0, -60, -35, 0, 35.7, 60, 75, 84] {
+            for lon in [-179.999, 0, 139.7, 179.999] {
+                for radius in [5.0, 80, 1000, 20_000, 90_000] {
+                    let c = Circle(center: LonLat(lon: lon, lat: lat), radiusM: radius)
+                    let m = WGS84.metresPerDegree(atLat: lat)
+                    for _ in 0..<120 {
+                        let a = rnd() * 2 * .pi, f = rnd() < 0.5 ? 0.99 + rnd() * 0.02 : rnd() * 1.6
+                        let p = LonLat(lon: Geodesy.wrapDegrees(lon + f * radius * cos(a) / m.lon), lat: max(-90, min(90, lat + f * radius * sin(a) / m.lat)))
+                        let exact = Geodesy.distance(c.center, p) < radius
+                        XCTAssertEqual(PreparedShape.circleContains(c, p), exact, "\(c) \(p)")
+                        if abs(Geodesy.distance(c.center, p) - radius) < 0.01 * radius { near += 1 }
+                    }
+                }
+            }
+        }
+        XCTAssertGreaterThan(near, 3000, "many probes land next to the circle")
+    }
+
     func testCircleDistanceIsRadiusMinusGeodesic() {
         let c = Circle(center: LonLat(lon: 139.7454, lat: 35.6586), radiusM: 300)
         let s = PreparedShape(.circle(c))

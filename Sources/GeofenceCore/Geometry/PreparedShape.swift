@@ -106,7 +106,7 @@ public final class PreparedShape: @unchecked Sendable {
     public func contains(_ p: LonLat) -> Bool {
         switch shape {
         case .circle(let c):
-            return Geodesy.distance(c.center, p) < c.radiusM
+            return Self.circleContains(c, p)
         case .polygons:
             let b = boundingBox
             guard p.lat >= b.minLat, p.lat <= b.maxLat, p.lon >= b.minLon, p.lon <= b.maxLon else { return false }
@@ -125,6 +125,23 @@ public final class PreparedShape: @unchecked Sendable {
             }
             return inside
         }
+    }
+
+    /// Clear cases without Vincenty: within a degree of the centre, a flat
+    /// frame scaled at the mid-latitude measures the distance to well under
+    /// 0.1 %; only a point within 0.5 % + 0.5 m of the circle gets the exact
+    /// ellipsoidal distance. (Most judged fixes are nowhere near a boundary.)
+    static func circleContains(_ c: Circle, _ p: LonLat) -> Bool {
+        let dLat = p.lat - c.center.lat, dLon = Geodesy.wrapDegrees(p.lon - c.center.lon)
+        if abs(dLat) < 1, abs(dLon) < 1, abs(c.center.lat) < 85 {
+            let m = WGS84.metresPerDegree(atLat: (p.lat + c.center.lat) / 2)
+            let x = dLon * m.lon, y = dLat * m.lat
+            let d = (x * x + y * y).squareRoot()
+            let slack = 0.005 * d + 0.5
+            if d < c.radiusM - slack { return true }
+            if d > c.radiusM + slack { return false }
+        }
+        return Geodesy.distance(c.center, p) < c.radiusM
     }
 
     // MARK: Distance

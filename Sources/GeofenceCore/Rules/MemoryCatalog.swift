@@ -3,16 +3,19 @@
 public final class MemoryCatalog: JudgeCatalog {
     private var areas: [String: JudgedArea] = [:]
     private var boxes: [(String, BoundingBox)] = []
+    private var grid: CandidateGrid?
 
     public init(_ areas: [JudgedArea] = []) { for a in areas { add(a) } }
 
     public func add(_ a: JudgedArea) {
         areas[a.definition.areaId] = a
         boxes.append((a.definition.areaId, a.shape.boundingBox))
+        grid = nil
     }
 
     public func candidateAreas(at p: LonLat) throws -> [String] {
-        boxes.filter { p.lon >= $0.1.minLon && p.lon <= $0.1.maxLon && p.lat >= $0.1.minLat && p.lat <= $0.1.maxLat }.map(\.0)
+        if grid == nil { grid = CandidateGrid(boxes) }
+        return grid!.candidates(at: p)
     }
 
     public func area(_ id: String) throws -> JudgedArea? { areas[id] }

@@ -79,10 +79,15 @@ public struct SubjectJudge {
         counters.judged += 1
         // Areas the fix may be inside, plus every area with a stay under way:
         // an exit must be seen even from a fix far outside the index's reach.
-        var ids = Set(try catalog.candidateAreas(at: fix.position))
-        ids.formUnion(state.stays.keys)
+        var ids = try catalog.candidateAreas(at: fix.position)
+        ids.append(contentsOf: state.stays.keys)
+        ids.sort()
         var out: [Notification] = []
-        for id in ids.sorted() {
+        var previous: String?
+        for id in ids {
+            // Sorted, so a duplicate (a candidate with a stay) is the one just seen.
+            if id == previous { continue }
+            previous = id
             guard let area = try catalog.area(id) else { state.stays[id] = nil; continue }
             if !area.isValid(at: fix.ts) {
                 if state.stays[id] != nil { note(fix, id, nil, "ignored", "outside the area's validity period") }

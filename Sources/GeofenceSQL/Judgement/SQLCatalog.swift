@@ -27,7 +27,28 @@ public final class SQLCatalog: JudgeCatalog {
         defaultZone = try zones.zone(zoneName)
     }
 
+    /// The R*Tree's boxes in memory, for a batch large enough to repay reading them all.
+    private var grid: CandidateGrid?
+
+    /// Reads every area's index box into a `CandidateGrid`; later lookups make no query.
+    /// The run's transaction keeps the catalog fixed while the grid is in use.
+    public func loadIndexIntoMemory() throws {
+        let rows = try db.prepare("""
+            SELECT a.area_id, r.xmin, r.xmax, r.ymin, r.ymax FROM idx_gf_areas_geom AS r CROSS JOIN gf_areas AS a ON a.id = r.pkid
+            """)
+        var items: [(String, BoundingBox)] = []
+        while try rows.step() {
+            guard let id = rows.value(0).string else { continue }
+            items.append((id, BoundingBox(minLon: rows.value(1).double ?? 0, minLat: rows.value(3).double ?? 0,
+                                          maxLon: rows.value(2).double ?? 0, maxLat: rows.value(4).double ?? 0)))
+        }
+        grid = CandidateGrid(items)
+    }
+
+    public var areaCount: Int { get throws { Int(try db.scalar("SELECT count(*) FROM gf_areas").int64 ?? 0) } }
+
     public func candidateAreas(at p: LonLat) throws -> [String] {
+        if let grid { return grid.candidates(at: p) }
         try candidates.bind([.real(p.lon), .real(p.lat)])
         var ids: [String] = []
         while try candidates.step() { if let id = candidates.value(0).string { ids.append(id) } }

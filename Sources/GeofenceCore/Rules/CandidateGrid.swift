@@ -1,0 +1,81 @@
+/// An in-memory index of area boxes on a uniform lon/lat grid: which areas'
+/// boxes hold a point, with no query per point. Built once for a large batch
+/// (or by a task over its read-only copy of the catalog), it replaces one
+/// R*Tree query per fix with a cell lookup and a few box tests.
+///
+/// Layout: compressed rows (one offsets array, one entries array), so a
+/// million areas cost a few tens of MB and no per-cell allocation. The cell
+/// size follows the catalog's density (about two boxes per cell); boxes wider
+/// than 64 cells a side, and the whole catalog when it spans the globe
+/// sparsely, go to a short list every lookup checks.
+public struct CandidateGrid: Sendable {
+    public let ids: [String]
+    private let boxes: [BoundingBox]
+    private let origin: LonLat
+    private let cell: Double
+    private let nx: Int, ny: Int
+    private let offsets: [Int32]
+    private let entries: [Int32]
+    private let wide: [Int32]
+
+    public init(_ items: [(String, BoundingBox)]) {
+        ids = items.map(\.0)
+        boxes = items.map(\.1)
+        var extent = BoundingBox.empty
+        for b in boxes { extent.add(LonLat(lon: b.minLon, lat: b.minLat)); extent.add(LonLat(lon: b.maxLon, lat: b.maxLat)) }
+        if boxes.isEmpty { extent = BoundingBox(minLon: 0, minLat: 0, maxLon: 1, maxLat: 1) }
+        let w = max(extent.maxLon - extent.minLon, 1e-6), h = max(extent.maxLat - extent.minLat, 1e-6)
+        // About two boxes per cell, at most 4M cells, no finer than ~10 m.
+        var size = max(1e-4, (2 * w * h / Double(max(1, boxes.count))).squareRoot())
+        while (w / size + 1) * (h / size + 1) > 4_000_000 { size *= 1.5 }
+        origin = LonLat(lon: extent.minLon, lat: extent.minLat)
+        cell = size
+        nx = Int(w / size) + 1
+        ny = Int(h / size) + 1
+        let (nx, ny, origin, cell) = (self.nx, self.ny, self.origin, self.cell)
+        func range(_ b: BoundingBox) -> (Int, Int, Int, Int) {
+            let x0 = max(0, min(nx - 1, Int((b.minLon - origin.lon) / cell))), x1 = max(0, min(nx - 1, Int((b.maxLon - origin.lon) / cell)))
+            let y0 = max(0, min(ny - 1, Int((b.minLat - origin.lat) / cell))), y1 = max(0, min(ny - 1, Int((b.maxLat - origin.lat) / cell)))
+            return (x0, x1, y0, y1)
+        }
+        var counts = [Int32](repeating: 0, count: nx * ny + 1)
+        var wide: [Int32] = []
+        for (i, b) in boxes.enumerated() {
+            let (x0, x1, y0, y1) = range(b)
+            if x1 - x0 >= 64 || y1 - y0 >= 64 { wide.append(Int32(i)); continue }
+            for y in y0...y1 { for x in x0...x1 { counts[y * nx + x + 1] += 1 } }
+        }
+        for k in 1..<counts.count { counts[k] += counts[k - 1] }
+        var fill = counts
+        var entries = [Int32](repeating: 0, count: Int(counts[counts.count - 1]))
+        let wideSet = Set(wide)
+        for (i, b) in boxes.enumerated() where !wideSet.contains(Int32(i)) {
+            let (x0, x1, y0, y1) = range(b)
+            for y in y0...y1 {
+                for x in x0...x1 {
+                    let c = y * nx + x
+                    entries[Int(fill[c])] = Int32(i)
+                    fill[c] += 1
+                }
+            }
+        }
+        offsets = counts
+        self.entries = entries
+        self.wide = wide
+    }
+
+    /// Ids of the areas whose box holds `p` (boundary included), in no particular order.
+    public func candidates(at p: LonLat) -> [String] {
+        var out: [String] = []
+        func test(_ i: Int32) {
+            let b = boxes[Int(i)]
+            if p.lon >= b.minLon && p.lon <= b.maxLon && p.lat >= b.minLat && p.lat <= b.maxLat { out.append(ids[Int(i)]) }
+        }
+        for i in wide { test(i) }
+        let fx = (p.lon - origin.lon) / cell, fy = (p.lat - origin.lat) / cell
+        guard fx >= 0, fy >= 0, fx < Double(nx), fy < Double(ny) else { return out }
+        let c = Int(fy) * nx + Int(fx)
+        for k in Int(offsets[c])..<Int(offsets[c + 1]) { test(entries[k]) }
+        return out
+    }
+}

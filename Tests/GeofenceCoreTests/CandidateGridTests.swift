@@ -1,0 +1,26 @@
+import XCTest
+@testable import GeofenceCore
+
+final class CandidateGridTests: XCTestCase {
+    /// Same answer as testing every box, for dense small boxes, wide boxes,
+    /// boxes spanning the globe (antimeridian-cut areas), and points outside.
+    func testAgreesWithTestingEveryBox() {
+        var seed: UInt64 = 3
+        func rnd() -> Double { seed = seed &* 6364136223846793005 &+ 1442695040888963407; return Double(seed >> 11) / Double(1 << 53) }
+        var items: [(String, BoundingBox)] = []
+        for i in 0..<5000 {
+            let lon = 139 + rnd() * 2, lat = 35 + rnd() * 1.5, w = rnd() * (i % 50 == 0 ? 1.5 : 0.02)
+            items.append(("A\(i)", BoundingBox(minLon: lon, minLat: lat, maxLon: lon + w, maxLat: lat + w * 0.8)))
+        }
+        items.append(("world", BoundingBox(minLon: -180, minLat: -20, maxLon: 180, maxLat: -10)))
+        items.append(("point", BoundingBox(minLon: 139.5, minLat: 35.5, maxLon: 139.5, maxLat: 35.5)))
+        let grid = CandidateGrid(items)
+        var probes = (0..<4000).map { _ in LonLat(lon: 138.8 + rnd() * 2.6, lat: 34.8 + rnd() * 2) }
+        probes += [LonLat(lon: 139.5, lat: 35.5), LonLat(lon: 0, lat: -15), LonLat(lon: 180, lat: -10), LonLat(lon: -170, lat: 60)]
+        for p in probes {
+            let expected = items.filter { p.lon >= $0.1.minLon && p.lon <= $0.1.maxLon && p.lat >= $0.1.minLat && p.lat <= $0.1.maxLat }.map(\.0)
+            XCTAssertEqual(grid.candidates(at: p).sorted(), expected.sorted(), "\(p)")
+        }
+        XCTAssertEqual(CandidateGrid([]).candidates(at: LonLat(lon: 0, lat: 0)), [])
+    }
+}
