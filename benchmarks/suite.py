@@ -64,6 +64,7 @@ def main():
     ap.add_argument("--runs", type=int, default=3)
     ap.add_argument("--no-postgis", action="store_true")
     ap.add_argument("--skip-containment", action="store_true", help="skip the peers (their slowest take hours on large)")
+    ap.add_argument("--containment-fixes", type=int, help="ask the containment question of only the first N fixes (SpatiaLite SQL needs ~1 ms per fix on medium)")
     args = ap.parse_args()
     n_fences, n_fixes = SIZES[args.size]
     n_fences, n_fixes = args.fences or n_fences, args.fixes or n_fixes
@@ -91,8 +92,9 @@ def main():
 
     def ogr_import():
         ogr.unlink(missing_ok=True)
+        # As a user would run it: the file's geometries as they are (circles stay points), with an R*Tree.
         return timed_command(["ogr2ogr", "-f", "SQLite", "-dsco", "SPATIALITE=YES", "-nln", "fences",
-                              "-nlt", "MULTIPOLYGON", "-lco", "SPATIAL_INDEX=YES", ogr, fences])
+                              "-lco", "SPATIAL_INDEX=YES", ogr, fences])
     e_t, e_rss = median_of(args.runs, engine_import)
     o_t, o_rss = median_of(args.runs, ogr_import)
     subprocess.run(["sqlite3", db, "VACUUM;"], check=True)
@@ -102,7 +104,9 @@ def main():
 
     # 2. The containment question against the peers.
     if not args.skip_containment:
-        peers = containment_peers(db, fences, fixes, postgis=not args.no_postgis, runs=args.runs)
+        asked = fixes[:args.containment_fixes] if args.containment_fixes else fixes
+        report["containment_fixes"] = len(asked)
+        peers = containment_peers(db, fences, asked, postgis=not args.no_postgis, runs=args.runs)
         report["containment"] = {name: {"s": t, "pairs": r[1], "checksum": str(r[0])} for name, (t, r) in peers.items()}
 
     # 3. Full judgement: fresh state each run (the reset is not timed).
@@ -166,7 +170,7 @@ def markdown(r):
         base = c[ENGINE]["s"]
         for name, v in c.items():
             if name != ENGINE:
-                lines.append(f"| containment question ({c[ENGINE]['pairs']:,} pairs) | {base:.2f} s | {name} {v['s']:.2f} s | {v['s'] / base:.2f}× |")
+                lines.append(f"| containment question ({r['containment_fixes']:,} fixes, {c[ENGINE]['pairs']:,} pairs) | {base:.2f} s | {name} {v['s']:.2f} s | {v['s'] / base:.2f}× |")
     j = r["judgement"]
     lines.append(f"| full judgement | {j['fixes_per_s']:,.0f} fixes/s ({j['s']:.1f} s), peak RSS {j['rss_mib']:.0f} MiB | | |")
     for mode, v in r["check"].items():

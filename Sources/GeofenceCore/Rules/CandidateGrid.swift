@@ -18,7 +18,10 @@ public struct CandidateGrid: Sendable {
     private let entries: [Int32]
     private let wide: [Int32]
 
-    public init(_ items: [(String, BoundingBox)]) {
+    public init(_ unsorted: [(String, BoundingBox)]) {
+        // Indices in area_id order, so every cell lists its areas sorted and a
+        // lookup returns them sorted without comparing a string.
+        let items = unsorted.sorted { $0.0 < $1.0 }
         ids = items.map(\.0)
         boxes = items.map(\.1)
         var extent = BoundingBox.empty
@@ -64,18 +67,26 @@ public struct CandidateGrid: Sendable {
         self.wide = wide
     }
 
-    /// Ids of the areas whose box holds `p` (boundary included), in no particular order.
+    /// Ids of the areas whose box holds `p` (boundary included), sorted.
     public func candidates(at p: LonLat) -> [String] {
-        var out: [String] = []
-        func test(_ i: Int32) {
+        func holds(_ i: Int32) -> Bool {
             let b = boxes[Int(i)]
-            if p.lon >= b.minLon && p.lon <= b.maxLon && p.lat >= b.minLat && p.lat <= b.maxLat { out.append(ids[Int(i)]) }
+            return p.lon >= b.minLon && p.lon <= b.maxLon && p.lat >= b.minLat && p.lat <= b.maxLat
         }
-        for i in wide { test(i) }
         let fx = (p.lon - origin.lon) / cell, fy = (p.lat - origin.lat) / cell
-        guard fx >= 0, fy >= 0, fx < Double(nx), fy < Double(ny) else { return out }
-        let c = Int(fy) * nx + Int(fx)
-        for k in Int(offsets[c])..<Int(offsets[c + 1]) { test(entries[k]) }
+        var range = 0..<0
+        if fx >= 0, fy >= 0, fx < Double(nx), fy < Double(ny) {
+            let c = Int(fy) * nx + Int(fx)
+            range = Int(offsets[c])..<Int(offsets[c + 1])
+        }
+        // Merge the cell's list and the wide list, both ascending indices.
+        var out: [String] = []
+        var k = range.lowerBound, w = 0
+        while k < range.upperBound || w < wide.count {
+            let i: Int32
+            if w == wide.count || (k < range.upperBound && entries[k] < wide[w]) { i = entries[k]; k += 1 } else { i = wide[w]; w += 1 }
+            if holds(i) { out.append(ids[Int(i)]) }
+        }
         return out
     }
 }

@@ -4,7 +4,7 @@
 /// copy of the catalog.
 public protocol JudgeCatalog: AnyObject {
     /// Ids of areas whose bounding box contains the point (a superset of the
-    /// areas that contain it).
+    /// areas that contain it), sorted by area_id.
     func candidateAreas(at p: LonLat) throws -> [String]
     /// The area with its prepared shape and conditions; nil if it no longer exists.
     func area(_ id: String) throws -> JudgedArea?

@@ -79,15 +79,10 @@ public struct SubjectJudge {
         counters.judged += 1
         // Areas the fix may be inside, plus every area with a stay under way:
         // an exit must be seen even from a fix far outside the index's reach.
-        var ids = try catalog.candidateAreas(at: fix.position)
-        ids.append(contentsOf: state.stays.keys)
-        ids.sort()
+        let candidates = try catalog.candidateAreas(at: fix.position)   // sorted
+        let ids = state.stays.isEmpty ? candidates : Self.mergeSorted(candidates, state.stays.keys.sorted())
         var out: [Notification] = []
-        var previous: String?
         for id in ids {
-            // Sorted, so a duplicate (a candidate with a stay) is the one just seen.
-            if id == previous { continue }
-            previous = id
             guard let area = try catalog.area(id) else { state.stays[id] = nil; continue }
             if !area.isValid(at: fix.ts) {
                 if state.stays[id] != nil { note(fix, id, nil, "ignored", "outside the area's validity period") }
@@ -129,6 +124,19 @@ public struct SubjectJudge {
             state.stays[id] = stay.isNeutral ? nil : stay
         }
         state.lastFix = fix
+        return out
+    }
+
+    /// The union of two sorted lists, sorted, without duplicates.
+    static func mergeSorted(_ a: [String], _ b: [String]) -> [String] {
+        var out: [String] = []
+        out.reserveCapacity(a.count + b.count)
+        var i = 0, j = 0
+        while i < a.count || j < b.count {
+            if j == b.count || (i < a.count && a[i] < b[j]) { out.append(a[i]); i += 1 }
+            else if i == a.count || b[j] < a[i] { out.append(b[j]); j += 1 }
+            else { out.append(a[i]); i += 1; j += 1 }
+        }
         return out
     }
 

@@ -97,28 +97,92 @@ public final class Judgement {
         // break-even, read the whole index once.
         if valid * 30 >= (try catalog.areaCount) { try catalog.loadIndexIntoMemory() }
         let ordered = try db.prepare("SELECT subject_id, ts_us, lat, lon, accuracy_m FROM temp.gf_batch ORDER BY subject_id, ts_us, seq")
-        var current: String?
-        var subject = SubjectState(subjectId: ""), loaded = subject
-        var done = 0
+        var counters = judge.counters
+        var explanations = judge.explanations
+        var chunk: [(subject: String, fixes: [Fix])] = []
+        var chunkFixes = 0, done = 0
+        // Subjects share nothing (SPEC §4), so a chunk of them is judged on every
+        // core; SQLite reads and writes stay on this thread, in subject order.
+        func flush() throws {
+            guard !chunk.isEmpty else { return }
+            var states = try chunk.map { try state.load($0.subject) }
+            let before = states
+            let results = judgeInParallel(chunk.map(\.fixes), &states)
+            for i in chunk.indices {
+                let r = results[i]
+                if let error = r.error { throw error }
+                try state.save(states[i], before: before[i])
+                for n in r.notifications { try write(n, run: report.runId) }
+                counters.add(r.counters)
+                explanations += r.explanations
+            }
+            done += chunkFixes
+            progress?(done, valid)
+            chunk.removeAll(keepingCapacity: true)
+            chunkFixes = 0
+        }
         while try ordered.step() {
             let id = ordered.value(0).string ?? ""
-            if id != current {
-                if current != nil { try state.save(subject, before: loaded) }
-                current = id
-                subject = try state.load(id); loaded = subject
-            }
             let fix = Fix(subjectId: id, ts: Timestamp(microseconds: ordered.value(1).int64 ?? 0), lat: ordered.value(2).double ?? 0,
                           lon: ordered.value(3).double ?? 0, accuracy: ordered.value(4).double ?? 0)
-            for n in try judge.judge(fix, &subject) { try write(n, run: report.runId) }
-            done += 1
-            if done % 10_000 == 0 { progress?(done, valid) }
+            if chunk.last?.subject == id {
+                chunk[chunk.count - 1].fixes.append(fix)
+            } else {
+                if chunkFixes >= Self.chunkFixes { try flush() }
+                chunk.append((id, [fix]))
+            }
+            chunkFixes += 1
         }
-        if current != nil { try state.save(subject, before: loaded) }
+        try flush()
         progress?(valid, valid)
-        report.counters = judge.counters
-        for e in judge.explanations { try write(e, run: report.runId) }
+        report.counters = counters
+        for e in explanations { try write(e, run: report.runId) }
         try finishRun(report)
         return report
+    }
+
+    /// One per judging thread, kept across chunks.
+    private var workerCatalogs: [WorkerCatalog] = []
+
+    /// Fixes held in memory between SQLite's reads and writes.
+    static let chunkFixes = 20_000
+
+    private struct SubjectResult {
+        var notifications: [Notification] = []
+        var counters = JudgeCounters()
+        var explanations: [Explanation] = []
+        var error: Error?
+    }
+
+    /// Judges each subject's fixes against its state, subjects spread over the
+    /// cores. Each thread owns distinct indices of `states` and of the results.
+    private func judgeInParallel(_ fixes: [[Fix]], _ states: inout [SubjectState]) -> [SubjectResult] {
+        var results = [SubjectResult](repeating: SubjectResult(), count: fixes.count)
+        let width = fixes.count > 1 ? min(Parallel.width, fixes.count) : 1
+        while workerCatalogs.count < width { workerCatalogs.append(WorkerCatalog(catalog)) }
+        let catalogs = workerCatalogs, explain = self.explain, filter = self.fixFilter
+        states.withUnsafeMutableBufferPointer { st in
+            results.withUnsafeMutableBufferPointer { out in
+                let (st, out) = (UnsafeMutableBufferPointerBox(st), UnsafeMutableBufferPointerBox(out))
+                Parallel.run(width) { w in
+                    var i = w
+                    while i < fixes.count {
+                        var judge = SubjectJudge(catalog: catalogs[w], explain: explain, fixFilter: filter)
+                        var r = SubjectResult()
+                        do {
+                            for f in fixes[i] { r.notifications += try judge.judge(f, &st.buffer[i]) }
+                        } catch {
+                            r.error = error
+                        }
+                        r.counters = judge.counters
+                        r.explanations = judge.explanations
+                        out.buffer[i] = r
+                        i += width
+                    }
+                }
+            }
+        }
+        return results
     }
 
     /// Judges one fix (checkLocation): returns its notifications.
@@ -151,5 +215,27 @@ public final class Judgement {
     func write(_ e: Explanation, run: Int64) throws {
         try insertExplanation.run([.integer(run), .text(e.subjectId), e.ts.microseconds == 0 ? .null : .text(e.ts.storageText),
                                    e.areaId.sqlValue, e.conditionId.sqlValue, .text(e.kind), .text(e.reason)])
+    }
+}
+
+/// Lets threads that write disjoint indices share one buffer.
+private struct UnsafeMutableBufferPointerBox<T>: @unchecked Sendable {
+    let buffer: UnsafeMutableBufferPointer<T>
+    init(_ b: UnsafeMutableBufferPointer<T>) { buffer = b }
+}
+
+/// A judging thread's view of the shared catalog: areas it has seen are kept
+/// in its own dictionary, so threads meet at the shared (locked) catalog only
+/// for an area's first use.
+private final class WorkerCatalog: JudgeCatalog {
+    let shared: SQLCatalog
+    private var areas: [String: JudgedArea?] = [:]
+    init(_ shared: SQLCatalog) { self.shared = shared }
+    func candidateAreas(at p: LonLat) throws -> [String] { try shared.candidateAreas(at: p) }
+    func area(_ id: String) throws -> JudgedArea? {
+        if let a = areas[id] { return a }
+        let a = try shared.area(id)
+        areas[id] = a
+        return a
     }
 }

@@ -35,6 +35,7 @@ public final class SQLCatalog: JudgeCatalog {
     public func loadIndexIntoMemory() throws {
         let rows = try db.prepare("""
             SELECT a.area_id, r.xmin, r.xmax, r.ymin, r.ymax FROM idx_gf_areas_geom AS r CROSS JOIN gf_areas AS a ON a.id = r.pkid
+            ORDER BY a.area_id
             """)
         var items: [(String, BoundingBox)] = []
         while try rows.step() {
@@ -47,15 +48,26 @@ public final class SQLCatalog: JudgeCatalog {
 
     public var areaCount: Int { get throws { Int(try db.scalar("SELECT count(*) FROM gf_areas").int64 ?? 0) } }
 
+    /// Judgement threads share this catalog: the area cache and every statement
+    /// are used under this lock; the grid is read-only once built.
+    private let lock = Lock()
+
     public func candidateAreas(at p: LonLat) throws -> [String] {
         if let grid { return grid.candidates(at: p) }
-        try candidates.bind([.real(p.lon), .real(p.lat)])
-        var ids: [String] = []
-        while try candidates.step() { if let id = candidates.value(0).string { ids.append(id) } }
-        return ids
+        return try lock.with {
+            try candidates.bind([.real(p.lon), .real(p.lat)])
+            var ids: [String] = []
+            while try candidates.step() { if let id = candidates.value(0).string { ids.append(id) } }
+            // Swift's order, which the judge merges with (SQLite's byte order can differ on non-NFC text).
+            return ids.sorted()
+        }
     }
 
     public func area(_ id: String) throws -> JudgedArea? {
+        try lock.with { try loadArea(id) }
+    }
+
+    private func loadArea(_ id: String) throws -> JudgedArea? {
         if let cached = areas[id] { return cached }
         var judged: JudgedArea?
         if let a = try areaStore.get(id) {
