@@ -1,0 +1,54 @@
+import XCTest
+import GeofenceCore
+import GeofenceHost
+@testable import GeofenceSQL
+
+/// The batch path (subjects judged on several threads, the index in memory)
+/// against the single-fix path (one R*Tree query per fix, one thread), on the
+/// same catalog and fixes: the same notifications, in the same order. Run
+/// under ThreadSanitizer by scripts/sanitize.sh.
+final class JudgementSQLTests: DatabaseTestCase {
+    func testBatchOnEveryCoreEqualsFixByFix() throws {
+        var seed: UInt64 = 5
+        func rnd() -> Double { seed = seed &* 6364136223846793005 &+ 1442695040888963407; return Double(seed >> 11) / Double(1 << 53) }
+        var features: [String] = []
+        for i in 0..<60 {
+            features.append(square(String(format: "A%02d", i), 139.70 + rnd() * 0.05, 35.70 + rnd() * 0.04, 0.004 + rnd() * 0.01,
+                                   props: i % 4 == 0 ? #","in_confirm_count":2"# : ""))
+        }
+        var rows: [Judgement.Row] = []
+        for s in 0..<9 {
+            var lat = 35.70 + rnd() * 0.04, lon = 139.70 + rnd() * 0.05
+            for k in 0..<150 {
+                lat += (rnd() - 0.5) * 0.003; lon += (rnd() - 0.5) * 0.003
+                rows.append(Judgement.Row(subjectId: "s\(s)", ts: String(1_800_000_000 + k * 60 + s), lat: lat, lon: lon, accuracy: 5 + rnd() * 30))
+            }
+        }
+        var generator = SeededGenerator(seed: 1)
+        rows.shuffle(using: &generator)
+
+        func catalog(_ name: String) throws -> Connection {
+            let db = try Database.open(dir + "/\(name).db", create: true)
+            try Schema.create(db)
+            _ = try AreaImporter(db).run(path: write("\(name).geojson", collection(features)), options: { var o = AreaImporter.Options(); o.defaultConditions = true; return o }())
+            return db
+        }
+        let batch = try catalog("batch"), single = try catalog("single")
+        let report = try batch.transaction { try Judgement(batch, explain: true).run(rows, source: "test") }
+        XCTAssertEqual(report.counters.judged, rows.count)
+        XCTAssertGreaterThan(report.counters.notifications, 100)
+        let ordered = rows.sorted { ($0.subjectId!, Int($0.ts!)!) < ($1.subjectId!, Int($1.ts!)!) }
+        let judge = try Judgement(single)
+        for r in ordered { _ = try single.transaction { try judge.check(r, recordRun: false) } }
+        let sql = "SELECT subject_id, ts, area_id, condition_id, transition FROM gf_notifications ORDER BY id"
+        XCTAssertEqual(try batch.query(sql), try single.query(sql))
+        XCTAssertEqual(try batch.query("SELECT * FROM gf_stays ORDER BY subject_id, area_id"),
+                       try single.query("SELECT * FROM gf_stays ORDER BY subject_id, area_id"))
+    }
+}
+
+struct SeededGenerator: RandomNumberGenerator {
+    var state: UInt64
+    init(seed: UInt64) { state = seed }
+    mutating func next() -> UInt64 { state = state &* 6364136223846793005 &+ 1442695040888963407; return state }
+}
