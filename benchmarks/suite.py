@@ -156,6 +156,7 @@ def main():
     (out_dir / f"bench-{args.size}.json").write_text(json.dumps(report, indent=1))
     print(markdown(report))
     chart(report, out_dir / f"bench-{args.size}.png")
+    print(f"chart: out/bench-{args.size}.png (copy it to benchmarks/ with the results)")
 
 
 def markdown(r):
@@ -192,6 +193,11 @@ def chart(r, path):
     ax.barh(names, ratios, color=["tab:green" if x >= 1 else "tab:red" for x in ratios])
     ax.axvline(1, color="black", linewidth=0.8)
     ax.set_xscale("log")
+    lo, hi = min(ratios + [1]) / 1.6, max(ratios + [1]) * 2.2
+    ax.set_xlim(lo, hi)
+    ticks = [t for t in (0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1, 2, 5, 10, 20, 50, 100, 200, 500, 1000) if lo <= t <= hi]
+    ax.set_xticks(ticks, [f"{t:g}×" for t in ticks])
+    ax.minorticks_off()
     ax.set_xlabel("engine speed-up (peer time / engine time; > 1 = engine faster)")
     ax.set_title(f"{r['size']}: {r['fences']:,} fences, {r['fixes']:,} fixes")
     for y, x in enumerate(ratios):
