@@ -47,6 +47,31 @@ final class JudgementSQLTests: DatabaseTestCase {
     }
 }
 
+extension JudgementSQLTests {
+    /// gf_check keeps prepared areas between calls; a change to the catalog,
+    /// on this connection or committed by another, must be seen by the next call.
+    func testCheckSessionSeesEveryCatalogChange() throws {
+        let db = try newCatalog()
+        var o = AreaImporter.Options(); o.defaultConditions = true
+        _ = try AreaImporter(db).run(path: write("a.geojson", collection([square("A", 139.0, 35.0), square("B", 139.1, 35.0)])), options: o)
+        func check(_ subject: String, _ lon: Double, _ t: Int) throws -> String {
+            try db.scalar("SELECT gf_check(?, ?, 35.005, ?, 5)", [.text(subject), .text(String(1_800_000_000 + t)), .real(lon)]).string ?? ""
+        }
+        XCTAssertTrue(try check("s1", 139.005, 0).contains(#""area_id":"A""#))
+        XCTAssertEqual(try db.scalar("SELECT cached FROM gf_session"), .integer(1), "the session holds a judgement now")
+        // This connection changes B: a fix 5 m accurate can no longer enter it.
+        try db.execute("UPDATE gf_areas SET in_accuracy_max_m = 1 WHERE area_id = 'B'")
+        XCTAssertEqual(try check("s2", 139.105, 1), "[]")
+        // Another connection commits the limit away again.
+        let other = try Database.open(dir + "/t.db")
+        try other.execute("UPDATE gf_areas SET in_accuracy_max_m = NULL WHERE area_id = 'B'")
+        XCTAssertTrue(try check("s3", 139.105, 2).contains(#""area_id":"B""#))
+        // Removing an area: no notification from it, no error.
+        try other.execute("DELETE FROM gf_areas WHERE area_id = 'A'")
+        XCTAssertEqual(try check("s4", 139.005, 3), "[]")
+    }
+}
+
 struct SeededGenerator: RandomNumberGenerator {
     var state: UInt64
     init(seed: UInt64) { state = seed }

@@ -146,6 +146,10 @@ final class RegionSQLTests: DatabaseTestCase {
         XCTAssertEqual(sqlite3_prepare_v2(handle, "SELECT length(gf_regions(35.7, 139.7, 5)) > 100", -1, &stmt, nil), SQLITE_OK)
         XCTAssertEqual(sqlite3_step(stmt), SQLITE_ROW)
         sqlite3_finalize(stmt)
+        // gf_check keeps its statements in the connection's gf_session between calls.
+        XCTAssertEqual(sqlite3_prepare_v2(handle, "SELECT gf_check('p', '2026-01-01T00:00:00Z', 35.7, 139.7, 5)", -1, &stmt, nil), SQLITE_OK)
+        XCTAssertEqual(sqlite3_step(stmt), SQLITE_ROW)
+        sqlite3_finalize(stmt)
         XCTAssertEqual(sqlite3_close(handle), SQLITE_OK)
     }
 }

@@ -84,6 +84,8 @@ public final class AreaStore {
     public func get(_ id: String) throws -> AreaDefinition? {
         let s = try statements.get("SELECT \(Self.columns) FROM gf_areas WHERE area_id = ?")
         try s.bind([.text(id)])
+        // Reset at once: a statement left on its row holds a read lock (the statement is reused).
+        defer { s.reset() }
         return try s.step() ? Self.area(s.row) : nil
     }
 

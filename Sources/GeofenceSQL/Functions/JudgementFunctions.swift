@@ -18,7 +18,10 @@ enum JudgementFunctions {
                                     lat: a.isNull(2) ? nil : try a.double(2), lon: a.isNull(3) ? nil : try a.double(3),
                                     accuracy: a.isNull(4) ? nil : try a.double(4))
             do {
-                let (_, notifications) = try Judgement(conn).check(row, recordRun: false)
+                // The connection's session keeps the statements and prepared areas between calls.
+                let session = try Session.of(conn)
+                let (_, notifications) = try session.judgement().check(row, recordRun: false)
+                try session.settle()
                 return .text(NotificationJSON.array(notifications).serialized)
             } catch let e as InputError {
                 throw FunctionError("gf_check: \(e.message)")

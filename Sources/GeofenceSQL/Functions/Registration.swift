@@ -29,5 +29,6 @@ public enum Registration {
         try JudgementFunctions.register(db)
         try NearestTable.register(db)
         try RegionFunctions.register(db)
+        try SessionTable.register(db)
     }
 }

@@ -31,6 +31,8 @@ final class StateStore {
     func load(_ subject: String) throws -> SubjectState {
         var s = SubjectState(subjectId: subject)
         try loadSubject.bind([.text(subject)])
+        // Reset at once: a statement left on its row holds a read lock (the statement is reused).
+        defer { loadSubject.reset() }
         if try loadSubject.step() {
             let ts = try Timestamp.parse(loadSubject.value(0).string ?? "")
             s.lastFix = Fix(subjectId: subject, ts: ts, lat: loadSubject.value(1).double ?? 0,

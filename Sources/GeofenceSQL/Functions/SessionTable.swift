@@ -1,0 +1,144 @@
+import CSQLite
+import GeofenceCore
+
+/// Per-connection state that must outlive one SQL function call: gf_check's
+/// prepared statements and prepared areas.
+///
+/// Why a virtual table: a host may close its connection with plain
+/// sqlite3_close, which refuses (SQLITE_BUSY) while any statement is still
+/// prepared, and a function's user data is destroyed only after that check.
+/// SQLite does disconnect eponymous virtual tables before the check, so the
+/// session lives in the xConnect/xDisconnect of the hidden table `gf_session`:
+/// connecting it (by preparing `SELECT * FROM gf_session`) creates the
+/// session, closing the connection finalizes its statements first.
+///
+///     SELECT * FROM gf_session;   -- one row: whether this connection has a cached judgement
+///
+/// Freshness: the cached catalog is dropped whenever anything else changed
+/// the database since the session's last call: another connection committed
+/// (`PRAGMA data_version`) or this connection changed rows
+/// (`sqlite3_total_changes64` moved past what gf_check itself wrote).
+final class Session {
+    private let db: Connection
+    private var judgement: Judgement?
+    private var stamp: (changes: Int64, dataVersion: Int64) = (-1, -1)
+    private var dataVersion: Statement?
+
+    init(_ db: Connection) { self.db = db }
+
+    /// The judgement to use now: the cached one if the database is as this session left it.
+    func judgement(explain: Bool = false) throws -> Judgement {
+        let now = try currentStamp()
+        if let j = judgement, now == stamp { return j }
+        let j = try Judgement(db)
+        judgement = j
+        return j
+    }
+
+    /// Records the state after this session's own writes.
+    func settle() throws { stamp = try currentStamp() }
+
+    private func currentStamp() throws -> (Int64, Int64) {
+        if dataVersion == nil { dataVersion = try db.prepare("PRAGMA data_version") }
+        let s = dataVersion!
+        try s.bind([])
+        defer { s.reset() }
+        let version = try s.step() ? (s.value(0).int64 ?? 0) : 0
+        return (sqlite.pointee.total_changes64!(db.handle), version)
+    }
+
+    func close() { judgement = nil; dataVersion = nil }
+
+    // MARK: Registry
+
+    private static let lock = Lock()
+    nonisolated(unsafe) private static var sessions: [OpaquePointer: Session] = [:]
+
+    /// This connection's session, connecting `gf_session` if needed.
+    static func of(_ db: Connection) throws -> Session {
+        if let s = lock.with({ sessions[db.handle] }) { return s }
+        _ = try db.query("SELECT * FROM gf_session")
+        guard let s = lock.with({ sessions[db.handle] }) else { throw FunctionError("gf_session did not connect") }
+        return s
+    }
+
+    fileprivate static func add(_ s: Session, for handle: OpaquePointer) { lock.with { sessions[handle] = s } }
+    fileprivate static func remove(_ handle: OpaquePointer) { lock.with { sessions[handle] = nil } }
+}
+
+/// The eponymous table that owns each connection's `Session`.
+enum SessionTable {
+    static func register(_ db: Connection) throws {
+        try db.check(sqlite.pointee.create_module_v2!(db.handle, "gf_session", module, nil, nil))
+    }
+
+    final class Table {
+        let handle: OpaquePointer
+        let session: Session
+        init(_ handle: OpaquePointer) { self.handle = handle; session = Session(Connection(borrowing: handle)) }
+    }
+
+    /// Written once, then only read by SQLite.
+    nonisolated(unsafe) static let module: UnsafeMutablePointer<sqlite3_module> = {
+        let m = UnsafeMutablePointer<sqlite3_module>.allocate(capacity: 1)
+        m.initialize(to: sqlite3_module())
+        m.pointee.iVersion = 1
+        m.pointee.xConnect = { db, _, _, _, out, _ in
+            guard let db, let out else { return SQLITE_ERROR }
+            let rc = sqlite.pointee.declare_vtab!(db, "CREATE TABLE x(cached INTEGER)")
+            guard rc == SQLITE_OK else { return rc }
+            let v = UnsafeMutablePointer<csqlite_vtab>.allocate(capacity: 1)
+            v.initialize(to: csqlite_vtab())
+            let table = Table(db)
+            Session.add(table.session, for: db)
+            v.pointee.owner = Unmanaged.passRetained(table).toOpaque()
+            out.pointee = UnsafeMutableRawPointer(v).assumingMemoryBound(to: sqlite3_vtab.self)
+            return SQLITE_OK
+        }
+        m.pointee.xDisconnect = { v in
+            guard let v else { return SQLITE_OK }
+            let base = UnsafeMutableRawPointer(v).assumingMemoryBound(to: csqlite_vtab.self)
+            let t = Unmanaged<Table>.fromOpaque(base.pointee.owner)
+            Session.remove(t.takeUnretainedValue().handle)
+            t.takeUnretainedValue().session.close()
+            t.release()
+            base.deallocate()
+            return SQLITE_OK
+        }
+        m.pointee.xBestIndex = { _, info in info?.pointee.estimatedCost = 1; info?.pointee.estimatedRows = 1; return SQLITE_OK }
+        m.pointee.xOpen = { _, out in
+            let c = UnsafeMutablePointer<csqlite_vtab_cursor>.allocate(capacity: 1)
+            c.initialize(to: csqlite_vtab_cursor())
+            out?.pointee = UnsafeMutableRawPointer(c).assumingMemoryBound(to: sqlite3_vtab_cursor.self)
+            return SQLITE_OK
+        }
+        m.pointee.xClose = { c in
+            if let c { UnsafeMutableRawPointer(c).assumingMemoryBound(to: csqlite_vtab_cursor.self).deallocate() }
+            return SQLITE_OK
+        }
+        // One row; owner doubles as "row consumed".
+        m.pointee.xFilter = { c, _, _, _, _ in
+            UnsafeMutableRawPointer(c!).assumingMemoryBound(to: csqlite_vtab_cursor.self).pointee.owner = nil
+            return SQLITE_OK
+        }
+        m.pointee.xNext = { c in
+            UnsafeMutableRawPointer(c!).assumingMemoryBound(to: csqlite_vtab_cursor.self).pointee.owner = UnsafeMutableRawPointer(bitPattern: 1)
+            return SQLITE_OK
+        }
+        m.pointee.xEof = { c in
+            UnsafeMutableRawPointer(c!).assumingMemoryBound(to: csqlite_vtab_cursor.self).pointee.owner == nil ? 0 : 1
+        }
+        m.pointee.xColumn = { c, ctx, _ in
+            let base = UnsafeMutableRawPointer(c!.pointee.pVtab!).assumingMemoryBound(to: csqlite_vtab.self)
+            let t = Unmanaged<Table>.fromOpaque(base.pointee.owner).takeUnretainedValue()
+            sqlite.pointee.result_int!(ctx, t.session.hasJudgement ? 1 : 0)
+            return SQLITE_OK
+        }
+        m.pointee.xRowid = { _, rowid in rowid?.pointee = 1; return SQLITE_OK }
+        return m
+    }()
+}
+
+extension Session {
+    var hasJudgement: Bool { judgement != nil }
+}
