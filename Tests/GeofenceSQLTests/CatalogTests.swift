@@ -88,6 +88,32 @@ final class CatalogTests: DatabaseTestCase {
         XCTAssertEqual(try ConditionStore(db).all().map { "\($0.conditionId) \($0.timing)" }, ["1 IN", "2 OUT"])
     }
 
+    /// Imports fill the R*Tree in bulk (BulkSpatialIndex): after inserts,
+    /// upserts that move an area, and a replace, every area has exactly its
+    /// box in the index and SpatiaLite's triggers are back for later writes.
+    func testSpatialIndexMatchesTheAreasAfterBulkImports() throws {
+        let db = try newCatalog()
+        func check() throws {
+            XCTAssertEqual(try db.scalar("""
+                SELECT count(*) FROM gf_areas AS a LEFT JOIN idx_gf_areas_geom AS r ON r.pkid = a.id
+                WHERE r.pkid IS NULL OR abs(r.xmin - MbrMinX(a.geom)) > 1e-5 OR abs(r.ymax - MbrMaxY(a.geom)) > 1e-5
+                """), .integer(0))
+            XCTAssertEqual(try db.scalar("SELECT count(*) FROM idx_gf_areas_geom"), try db.scalar("SELECT count(*) FROM gf_areas"))
+            XCTAssertEqual(try db.scalar("SELECT count(*) FROM sqlite_master WHERE name IN ('gii_gf_areas_geom', 'tmi_gf_areas_geom')"), .integer(2))
+        }
+        _ = try AreaImporter(db).run(path: write("a.geojson", collection([square("A", 139, 35), square("B", 139.1, 35)])), options: .init())
+        try check()
+        var upsert = AreaImporter.Options(); upsert.upsert = true
+        _ = try AreaImporter(db).run(path: write("b.geojson", collection([square("A", 140, 36), square("C", 139.2, 35)])), options: upsert)
+        try check()
+        XCTAssertEqual(try db.scalar("SELECT xmin FROM idx_gf_areas_geom AS r JOIN gf_areas AS a ON a.id = r.pkid WHERE a.area_id = 'A'").double ?? 0, 140, accuracy: 1e-4)
+        var replace = AreaImporter.Options(); replace.replace = true
+        _ = try AreaImporter(db).run(path: write("c.geojson", collection([square("D", 141, 37)])), options: replace)
+        try check()
+        try AreaStore(db).insert(AreaDefinition(areaId: "E", shape: .circle(Circle(center: LonLat(lon: 142, lat: 38), radiusM: 100))), upsert: false)
+        try check()
+    }
+
     func testMalformedJSONIsLocated() throws {
         let db = try newCatalog()
         let path = write("broken.geojson", "{\"type\":\"FeatureCollection\",\"features\":[\n" + square("A", 139, 35) + ",\n{\"type\": \"Feature\", }]}")

@@ -46,6 +46,8 @@ public struct AreaImporter {
             if options.replace {
                 try db.execute("DELETE FROM gf_conditions; DELETE FROM gf_areas;")
             }
+            var spatialIndex = BulkSpatialIndex(db)
+            try spatialIndex.begin()
             var nextCondition = try conditions.nextId()
             var feature: JSONValue?
             repeat {
@@ -80,6 +82,7 @@ public struct AreaImporter {
                 if index % 1000 == 0 { progress?(file.bytesRead, file.size) }
             } while true
             progress?(file.size, file.size)
+            try spatialIndex.finish()
 
             let updated = try options.updatedAt ?? updatedAtMember(reader.foreignMembers, path: path)
             report.updatedAt = updated
