@@ -49,4 +49,7 @@ FROM fixes AS f
 ORDER BY f.subject_id, gf_time(f.ts);
 SQL
 echo
+echo "== regions for a phone at Tokyo Station: the 2 nearest areas as iOS CLCircularRegions, plus the re-sync region"
+"$gf" regions "$db" --lat 35.6812 --lon 139.7671 -n 2 --platform ios
+echo
 echo "notifications also written to out/notifications.csv"
