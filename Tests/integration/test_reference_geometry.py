@@ -12,6 +12,8 @@ import pytest
 import shapely
 from shapely.geometry import Point, shape
 
+from conftest import CLI, run
+
 from reference import (GEOD, connect, extent_m, import_areas, natural_earth_countries,
                        reference_boundary_distance)
 
@@ -67,6 +69,33 @@ def test_containment_matches_geos_on_natural_earth(countries):
     assert len(expected) > 4000
     assert drop(ours) == drop(expected)
     assert drop(ours) == drop(spatialite)
+
+
+def test_batch_locate_matches_geos_on_natural_earth(countries, tmp_path):
+    """`geofence locate --fixes` (in-memory grid, every core) gives the same
+    (fix, country) pairs as shapely/GEOS, and as the SQL path."""
+    import csv
+    db, shapes = countries
+    rng = random.Random(12)
+    points = [(rng.uniform(-180, 180), rng.uniform(-58, 84)) for _ in range(20000)]
+    fixes = tmp_path / "fixes.csv"
+    with open(fixes, "w", newline="") as f:
+        w = csv.writer(f)
+        w.writerow(["subject_id", "ts", "lat", "lon", "accuracy_m"])
+        for k, (x, y) in enumerate(points):
+            w.writerow(["p", k, repr(y), repr(x), 0])
+    out = tmp_path / "pairs.csv"
+    run(CLI, "locate", db, "--fixes", fixes, "--out", out)
+    with open(out) as f:
+        rows = list(csv.DictReader(f))
+    assert {r["verdict"] for r in rows} == {"inside"}, "accuracy 0 is never undecided"
+    batch = {(int(r["row"]) - 1, r["area_id"]) for r in rows}
+    expected, near = shapely_pairs(shapes, points)
+    drop = lambda s: {x for x in s if x[0] not in near}
+    assert len(expected) > 4000
+    assert drop(batch) == drop(expected)
+    ours, _ = engine_pairs(connect(db), points)
+    assert batch == ours
 
 
 def test_antimeridian_country_is_one_area(countries):

@@ -43,3 +43,9 @@ final class Lock: @unchecked Sendable {
         return try body()
     }
 }
+
+/// Lets threads that write disjoint indices share one buffer.
+struct UnsafeMutableBufferPointerBox<T>: @unchecked Sendable {
+    let buffer: UnsafeMutableBufferPointer<T>
+    init(_ b: UnsafeMutableBufferPointer<T>) { buffer = b }
+}

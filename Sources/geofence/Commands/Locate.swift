@@ -1,6 +1,7 @@
 import ArgumentParser
 import GeofenceCore
 import GeofenceSQL
+@preconcurrency import Glibc
 
 struct Locate: ParsableCommand {
     static let configuration = CommandConfiguration(
@@ -10,20 +11,51 @@ struct Locate: ParsableCommand {
             gf_area_contains: inside, outside or undecided, with the area's thresholds and confidence.
             """)
     @Argument(help: "The database file.") var db: String
-    @Option(help: "Latitude in degrees.") var lat: Double
-    @Option(help: "Longitude in degrees.") var lon: Double
+    @Option(help: "Latitude in degrees.") var lat: Double?
+    @Option(help: "Longitude in degrees.") var lon: Double?
     @Option(help: "Horizontal accuracy (CEP68 radius) in metres.") var accuracy: Double = 0
     @Option(help: "CEP confidence p in [0, 1) for every area, instead of each area's own.") var confidence: Double?
+    @Option(help: "Locate every fix of this CSV or NDJSON file (columns as for judge) instead of one position; writes CSV rows row,area_id,verdict for every inside or undecided pair.")
+    var fixes: String?
+    @Option(help: "With --fixes: write the pairs to this file instead of standard output.") var out: String?
     @OptionGroup var output: OutputOptions
+
+    func validate() throws {
+        if let c = confidence, !(c >= 0 && c < 1) { throw ValidationError("--confidence must be in [0, 1), got \(c)") }
+        if fixes == nil && (lat == nil || lon == nil) { throw ValidationError("give --lat and --lon, or --fixes FILE") }
+        if fixes != nil && (lat != nil || lon != nil) { throw ValidationError("--fixes replaces --lat/--lon: give one or the other") }
+    }
 
     func run() throws {
         try reporting {
             let conn = try openCatalog(db)
+            if let fixes { return try locateBatch(conn, fixes) }
+            let lat = self.lat ?? 0, lon = self.lon ?? 0
             let rows = try AreaQueries.locate(conn, lat: lat, lon: lon, accuracy: accuracy, confidence: confidence)
             output.print(columns: ["area_id", "name", "verdict", "distance_m", "inside_probability"],
                          rows: rows.map { r in [r.areaId, r.name, r.verdict, String(format2: r.distanceM), String(format4: r.probability)] },
                          numeric: ["distance_m", "inside_probability"])
         }
+    }
+}
+
+extension Locate {
+    /// The batch form: pairs as CSV, written atomically when --out is given.
+    func locateBatch(_ conn: Connection, _ path: String) throws {
+        let target = out.map { $0 + ".partial" }
+        guard let f = target.map({ fopen($0, "wb") }) ?? stdout else { throw InputError(String(cString: strerror(errno)), file: out ?? "") }
+        var buffer = "row,area_id,verdict\n"
+        func flush() { fputs(buffer, f); buffer.removeAll(keepingCapacity: true) }
+        let report = try BatchLocate.run(conn, fixes: try FixSources.file(path), confidence: confidence) { row, id, verdict in
+            buffer += String(row); buffer += ","; buffer += csvField(id); buffer += verdict == .inside ? ",inside\n" : ",undecided\n"
+            if buffer.utf8.count > 1 << 16 { flush() }
+        }
+        flush()
+        if let target, let out {
+            fclose(f)
+            guard rename(target, out) == 0 else { throw InputError(String(cString: strerror(errno)), file: out) }
+        }
+        fputs("located \(report.fixes) fixes (\(report.invalid) invalid): \(report.pairs) pairs\n", stderr)
     }
 }
 

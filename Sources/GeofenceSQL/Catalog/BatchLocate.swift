@@ -1,0 +1,83 @@
+import GeofenceCore
+
+/// `geofence locate --fixes FILE`: for every fix of a batch, the verdict of
+/// every area whose box holds it — the question "which fences contain each
+/// fix" answered without a query per fix.
+///
+/// How: the catalog's index is read once into a `CandidateGrid`; fixes are
+/// cut into chunks, each chunk split into contiguous ranges judged on every
+/// core (each thread with its own area cache), and the pairs come back in fix
+/// order, then area_id order. Verdicts are those of gf_area_contains: the
+/// area's accuracy limits and confidence, or `confidence` for every area.
+/// Outside verdicts are not reported; undecided ones are.
+public enum BatchLocate {
+    public struct Report: Equatable {
+        public var fixes = 0, invalid = 0, pairs = 0
+    }
+
+    struct Point { var row: Int; var p: LonLat; var accuracy: Double }
+    struct Pair { var row: Int; var areaId: String; var verdict: Verdict }
+
+    static let chunkFixes = 50_000
+
+    /// `emit(row, area_id, verdict)` gets each pair; `row` is the fix's 1-based row in the input.
+    public static func run(_ db: Connection, fixes rows: some Sequence<Judgement.Row>, confidence: Double?,
+                           emit: (Int, String, Verdict) throws -> Void) throws -> Report {
+        var report = Report()
+        let catalog = try SQLCatalog(db)
+        try catalog.loadIndexIntoMemory()
+        let workers = (0..<Parallel.width).map { _ in WorkerCatalog(catalog) }
+        var chunk: [Point] = []
+        func flush() throws {
+            for pair in try locate(chunk, workers, confidence) {
+                try emit(pair.row, pair.areaId, pair.verdict)
+                report.pairs += 1
+            }
+            chunk.removeAll(keepingCapacity: true)
+        }
+        for row in rows {
+            report.fixes += 1
+            guard row.problem == nil, let lat = row.lat, let lon = row.lon, (-90...90).contains(lat), (-180...180).contains(lon),
+                  (row.accuracy ?? 0) >= 0 else {
+                report.invalid += 1
+                continue
+            }
+            chunk.append(Point(row: report.fixes, p: LonLat(lon: lon, lat: lat), accuracy: row.accuracy ?? 0))
+            if chunk.count >= chunkFixes { try flush() }
+        }
+        try flush()
+        return report
+    }
+
+    private static func locate(_ points: [Point], _ workers: [WorkerCatalog], _ confidence: Double?) throws -> [Pair] {
+        guard !points.isEmpty else { return [] }
+        let width = min(workers.count, max(1, points.count / 1000))
+        var parts = [[Pair]](repeating: [], count: width)
+        var errors = [Error?](repeating: nil, count: width)
+        parts.withUnsafeMutableBufferPointer { partsBuffer in
+            errors.withUnsafeMutableBufferPointer { errorsBuffer in
+                let (out, err) = (UnsafeMutableBufferPointerBox(partsBuffer), UnsafeMutableBufferPointerBox(errorsBuffer))
+                Parallel.run(width) { w in
+                    let range = (points.count * w / width)..<(points.count * (w + 1) / width)
+                    var mine: [Pair] = []
+                    do {
+                        for point in points[range] {
+                            for id in try workers[w].candidateAreas(at: point.p) {
+                                guard let area = try workers[w].area(id) else { continue }
+                                var rule = area.rule
+                                if let c = confidence { rule.confidence = c }
+                                let v = rule.verdict(area.shape, at: point.p, accuracy: point.accuracy)
+                                if v != .outside { mine.append(Pair(row: point.row, areaId: id, verdict: v)) }
+                            }
+                        }
+                    } catch {
+                        err.buffer[w] = error
+                    }
+                    out.buffer[w] = mine
+                }
+            }
+        }
+        if let e = errors.compactMap({ $0 }).first { throw e }
+        return parts.flatMap { $0 }
+    }
+}
