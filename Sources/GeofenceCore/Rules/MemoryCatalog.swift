@@ -1,5 +1,7 @@
-/// A catalog held in memory: for tests, and for a task that judges a share
-/// of the subjects against its own read-only copy of the areas.
+/// A catalog held in memory: for tests, for batch location, and for a task
+/// that judges a share of the subjects against its own read-only copy of the
+/// areas. After the first lookup (which builds the grid) it is only read, so
+/// threads may share it.
 public final class MemoryCatalog: JudgeCatalog {
     private var areas: [String: JudgedArea] = [:]
     private var boxes: [(String, BoundingBox)] = []

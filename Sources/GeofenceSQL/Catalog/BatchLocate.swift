@@ -4,10 +4,11 @@ import GeofenceCore
 /// every area whose box holds it — the question "which fences contain each
 /// fix" answered without a query per fix.
 ///
-/// How: the catalog's index is read once into a `CandidateGrid`; fixes are
-/// cut into chunks, each chunk split into contiguous ranges judged on every
-/// core (each thread with its own area cache), and the pairs come back in fix
-/// order, then area_id order. Verdicts are those of gf_area_contains: the
+/// How: every area is read in one pass and prepared on every core into a
+/// `MemoryCatalog` (with its `CandidateGrid`), which the threads then only
+/// read; fixes are cut into chunks, each chunk split into contiguous ranges
+/// judged on every core, and the pairs come back in fix order, then area_id
+/// order. Verdicts are those of gf_area_contains: the
 /// area's accuracy limits and confidence, or `confidence` for every area.
 /// Outside verdicts are not reported; undecided ones are.
 public enum BatchLocate {
@@ -24,12 +25,10 @@ public enum BatchLocate {
     public static func run(_ db: Connection, fixes rows: some Sequence<Judgement.Row>, confidence: Double?,
                            emit: (Int, String, Verdict) throws -> Void) throws -> Report {
         var report = Report()
-        let catalog = try SQLCatalog(db)
-        try catalog.loadIndexIntoMemory()
-        let workers = (0..<Parallel.width).map { _ in WorkerCatalog(catalog) }
+        let catalog = try loadCatalog(db)
         var chunk: [Point] = []
         func flush() throws {
-            for pair in try locate(chunk, workers, confidence) {
+            for pair in try locate(chunk, catalog, confidence) {
                 try emit(pair.row, pair.areaId, pair.verdict)
                 report.pairs += 1
             }
@@ -49,9 +48,29 @@ public enum BatchLocate {
         return report
     }
 
-    private static func locate(_ points: [Point], _ workers: [WorkerCatalog], _ confidence: Double?) throws -> [Pair] {
+    /// Every area, prepared on every core, in a `MemoryCatalog` (its grid built
+    /// before the threads share it, so they only read it).
+    static func loadCatalog(_ db: Connection) throws -> MemoryCatalog {
+        let definitions = try AreaStore(db).all()
+        let confidence = Settings(db).defaultConfidence
+        var prepared = [JudgedArea?](repeating: nil, count: definitions.count)
+        let width = min(Parallel.width, max(1, definitions.count / 500))
+        prepared.withUnsafeMutableBufferPointer { buffer in
+            let out = UnsafeMutableBufferPointerBox(buffer)
+            Parallel.run(width) { w in
+                for i in stride(from: w, to: definitions.count, by: width) {
+                    out.buffer[i] = JudgedArea(definition: definitions[i], defaultConfidence: confidence, conditions: [])
+                }
+            }
+        }
+        let catalog = MemoryCatalog(prepared.compactMap { $0 })
+        _ = try catalog.candidateAreas(at: LonLat(lon: 0, lat: 0))
+        return catalog
+    }
+
+    private static func locate(_ points: [Point], _ catalog: MemoryCatalog, _ confidence: Double?) throws -> [Pair] {
         guard !points.isEmpty else { return [] }
-        let width = min(workers.count, max(1, points.count / 1000))
+        let width = min(Parallel.width, max(1, points.count / 1000))
         var parts = [[Pair]](repeating: [], count: width)
         var errors = [Error?](repeating: nil, count: width)
         parts.withUnsafeMutableBufferPointer { partsBuffer in
@@ -62,8 +81,8 @@ public enum BatchLocate {
                     var mine: [Pair] = []
                     do {
                         for point in points[range] {
-                            for id in try workers[w].candidateAreas(at: point.p) {
-                                guard let area = try workers[w].area(id) else { continue }
+                            for id in try catalog.candidateAreas(at: point.p) {
+                                guard let area = try catalog.area(id) else { continue }
                                 var rule = area.rule
                                 if let c = confidence { rule.confidence = c }
                                 let v = rule.verdict(area.shape, at: point.p, accuracy: point.accuracy)
