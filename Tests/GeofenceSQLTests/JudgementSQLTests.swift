@@ -34,7 +34,11 @@ final class JudgementSQLTests: DatabaseTestCase {
             return db
         }
         let batch = try catalog("batch"), single = try catalog("single")
-        let report = try batch.transaction { try Judgement(batch, explain: true).run(rows, source: "test") }
+        // Small chunks and a tiny area budget, so chunk boundaries and forgetting prepared areas are exercised.
+        let batchJudgement = try Judgement(batch, explain: true)
+        batchJudgement.chunkFixes = 100
+        batchJudgement.maxPreparedAreas = 5
+        let report = try batch.transaction { try batchJudgement.run(rows, source: "test") }
         XCTAssertEqual(report.counters.judged, rows.count)
         XCTAssertGreaterThan(report.counters.notifications, 100)
         let ordered = rows.sorted { ($0.subjectId!, Int($0.ts!)!) < ($1.subjectId!, Int($1.ts!)!) }

@@ -20,7 +20,7 @@ enum JudgementFunctions {
             do {
                 // The connection's session keeps the statements and prepared areas between calls.
                 let session = try Session.of(conn)
-                let (_, notifications) = try session.judgement().check(row, recordRun: false)
+                let (_, notifications) = try session.currentJudgement().check(row, recordRun: false)
                 try session.settle()
                 return .text(NotificationJSON.array(notifications).serialized)
             } catch let e as InputError {

@@ -27,7 +27,7 @@ final class Session {
     init(_ db: Connection) { self.db = db }
 
     /// The judgement to use now: the cached one if the database is as this session left it.
-    func judgement(explain: Bool = false) throws -> Judgement {
+    func currentJudgement() throws -> Judgement {
         let now = try currentStamp()
         if let j = judgement, now == stamp { return j }
         let j = try Judgement(db)

@@ -100,11 +100,16 @@ public final class Judgement {
         var counters = judge.counters
         var explanations = judge.explanations
         var chunk: [(subject: String, fixes: [Fix])] = []
-        var chunkFixes = 0, done = 0
+        var pendingFixes = 0, done = 0
         // Subjects share nothing (SPEC §4), so a chunk of them is judged on every
         // core; SQLite reads and writes stay on this thread, in subject order.
         func flush() throws {
             guard !chunk.isEmpty else { return }
+            // Between chunks no thread holds an area: bound the prepared areas kept.
+            if catalog.cachedAreaCount > maxPreparedAreas {
+                catalog.forgetAreas()
+                for w in workerCatalogs { w.forget() }
+            }
             var states = try chunk.map { try state.load($0.subject) }
             let before = states
             let results = judgeInParallel(chunk.map(\.fixes), &states)
@@ -116,10 +121,10 @@ public final class Judgement {
                 counters.add(r.counters)
                 explanations += r.explanations
             }
-            done += chunkFixes
+            done += pendingFixes
             progress?(done, valid)
             chunk.removeAll(keepingCapacity: true)
-            chunkFixes = 0
+            pendingFixes = 0
         }
         while try ordered.step() {
             let id = ordered.value(0).string ?? ""
@@ -128,10 +133,10 @@ public final class Judgement {
             if chunk.last?.subject == id {
                 chunk[chunk.count - 1].fixes.append(fix)
             } else {
-                if chunkFixes >= Self.chunkFixes { try flush() }
+                if pendingFixes >= chunkFixes { try flush() }
                 chunk.append((id, [fix]))
             }
-            chunkFixes += 1
+            pendingFixes += 1
         }
         try flush()
         progress?(valid, valid)
@@ -144,8 +149,12 @@ public final class Judgement {
     /// One per judging thread, kept across chunks.
     private var workerCatalogs: [WorkerCatalog] = []
 
+    /// Prepared areas kept between chunks (about 1–2 KB each): a busy region
+    /// stays warm, a million-fence catalog stays well under 2 GiB.
+    public var maxPreparedAreas = 200_000
+
     /// Fixes held in memory between SQLite's reads and writes.
-    static let chunkFixes = 20_000
+    public var chunkFixes = 20_000
 
     private struct SubjectResult {
         var notifications: [Notification] = []

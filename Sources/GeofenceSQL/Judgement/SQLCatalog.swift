@@ -67,6 +67,11 @@ public final class SQLCatalog: JudgeCatalog {
         try lock.with { try loadArea(id) }
     }
 
+    /// How many prepared areas are held; `forgetAreas()` drops them (memory
+    /// for a million-fence catalog would otherwise grow past 2 GiB).
+    var cachedAreaCount: Int { lock.with { areas.count } }
+    func forgetAreas() { lock.with { areas.removeAll() } }
+
     private func loadArea(_ id: String) throws -> JudgedArea? {
         if let cached = areas[id] { return cached }
         var judged: JudgedArea?

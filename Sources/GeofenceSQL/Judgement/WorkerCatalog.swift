@@ -8,6 +8,7 @@ final class WorkerCatalog: JudgeCatalog {
     private var areas: [String: JudgedArea?] = [:]
     init(_ shared: SQLCatalog) { self.shared = shared }
     func candidateAreas(at p: LonLat) throws -> [String] { try shared.candidateAreas(at: p) }
+    func forget() { areas.removeAll() }
     func area(_ id: String) throws -> JudgedArea? {
         if let a = areas[id] { return a }
         let a = try shared.area(id)
