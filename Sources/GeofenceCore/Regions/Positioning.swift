@@ -44,16 +44,7 @@ public struct PositioningSettings: Equatable, Sendable {
     /// checks every rule of the seed, naming the key that breaks one.
     public static func from(_ stored: [String: String]) throws -> PositioningSettings {
         var s = PositioningSettings()
-        func number(_ key: String) throws -> Double? {
-            guard let text = stored[key] else { return nil }
-            guard let v = Double(text.trimmingSpaces), v.isFinite else { throw InputError("must be a number, got '\(text)'", field: key) }
-            return v
-        }
-        func atLeast(_ key: String, _ floor: Double) throws -> Double? {
-            guard let v = try number(key) else { return nil }
-            guard v >= floor else { throw InputError("must be >= \(JSONValue.numberText(floor)), got \(JSONValue.numberText(v))", field: key) }
-            return v
-        }
+        func atLeast(_ key: String, _ floor: Double) throws -> Double? { try StoredSettings.number(stored, key, atLeast: floor) }
         s.accuracyM = try atLeast("positioning_accuracy_m", 0)
         s.distanceFilterM = try atLeast("positioning_distance_filter_m", 0)
         if let v = try atLeast("positioning_battery_threshold_pct", 0) {

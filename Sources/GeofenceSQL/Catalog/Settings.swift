@@ -40,7 +40,7 @@ public struct Settings {
             var stored = try storedValues()
             stored[key] = value
             _ = try PositioningSettings.from(stored)
-            _ = try Self.regionOptions(stored)
+            _ = try RegionPlan.Options.from(stored)
         default:
             throw InputError("unknown setting; settable keys: \(Self.known.map(\.key).joined(separator: ", "))", field: key)
         }
@@ -53,6 +53,7 @@ public struct Settings {
         var stored = try storedValues()
         stored[key] = nil
         _ = try PositioningSettings.from(stored)
+        _ = try RegionPlan.Options.from(stored)
         try db.query("DELETE FROM gf_settings WHERE key = ?", [.text(key)])
     }
 
@@ -65,26 +66,7 @@ public struct Settings {
     /// The positioning settings, checked (a database edited by hand can break the rules).
     public func positioning() throws -> PositioningSettings { try PositioningSettings.from(try storedValues()) }
 
-    public func regionOptions() throws -> RegionPlan.Options { try Self.regionOptions(try storedValues()) }
-
-    static func regionOptions(_ stored: [String: String]) throws -> RegionPlan.Options {
-        var o = RegionPlan.Options()
-        func value(_ key: String, atLeast floor: Double) throws -> Double? {
-            guard let text = stored[key] else { return nil }
-            guard let v = Double(text.trimmingSpaces), v.isFinite, v >= floor else {
-                throw InputError("must be a number >= \(JSONValue.numberText(floor)), got '\(text)'", field: key)
-            }
-            return v
-        }
-        if let v = try value("region_margin_m", atLeast: 0) { o.marginM = v }
-        if let v = try value("region_min_radius_m", atLeast: 1) { o.minRadiusM = v }
-        if let v = try value("region_max_radius_m", atLeast: 1) { o.maxRadiusM = v }
-        guard o.minRadiusM <= o.maxRadiusM else {
-            throw InputError("region_min_radius_m (\(JSONValue.numberText(o.minRadiusM))) is above region_max_radius_m (\(JSONValue.numberText(o.maxRadiusM)))",
-                             field: stored["region_min_radius_m"] != nil ? "region_min_radius_m" : "region_max_radius_m")
-        }
-        return o
-    }
+    public func regionOptions() throws -> RegionPlan.Options { try RegionPlan.Options.from(try storedValues()) }
 
     func setUnchecked(_ key: String, _ value: String?) throws {
         try db.query("INSERT INTO gf_settings (key, value) VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value",

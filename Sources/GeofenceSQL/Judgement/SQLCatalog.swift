@@ -46,7 +46,7 @@ public final class SQLCatalog: JudgeCatalog {
         grid = CandidateGrid(items)
     }
 
-    public var areaCount: Int { get throws { Int(try db.scalar("SELECT count(*) FROM gf_areas").int64 ?? 0) } }
+    public var areaCount: Int { get throws { try areaStore.count } }
 
     /// Judgement threads share this catalog: the area cache and every statement
     /// are used under this lock; the grid is read-only once built.

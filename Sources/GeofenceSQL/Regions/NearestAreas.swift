@@ -17,7 +17,6 @@ import Glibc
 /// box), and the answer is final; otherwise r grows fourfold from 20 m.
 public final class NearestAreas {
     public struct Found: Sendable {
-        public var rowid: Int64
         public var areaId: String
         public var distanceM: Double
         public var shape: Shape
@@ -68,20 +67,20 @@ public final class NearestAreas {
             while let next = pending.last, next.bound <= nth() {
                 pending.removeLast()
                 if let l = loaded.removeValue(forKey: next.id) {
-                    add(Found(rowid: next.id, areaId: l.areaId, distanceM: try exactDistance(next.id, l, from: p),
+                    add(Found(areaId: l.areaId, distanceM: try exactDistance(next.id, l, from: p),
                               shape: l.shape, validUntil: l.validUntil))
                     continue
                 }
                 guard let l = try load(next.id, at: time) else { continue }
                 if case .polygons(let polys) = l.shape, let e = LocalEstimate(polys, from: p) {
                     if e.inside && e.lowerBoundM > 0 {
-                        add(Found(rowid: next.id, areaId: l.areaId, distanceM: 0, shape: l.shape, validUntil: l.validUntil))
+                        add(Found(areaId: l.areaId, distanceM: 0, shape: l.shape, validUntil: l.validUntil))
                     } else {
                         loaded[next.id] = l
                         push(max(next.bound, e.inside ? 0 : e.lowerBoundM), next.id)
                     }
                 } else {
-                    add(Found(rowid: next.id, areaId: l.areaId, distanceM: try exactDistance(next.id, l, from: p),
+                    add(Found(areaId: l.areaId, distanceM: try exactDistance(next.id, l, from: p),
                               shape: l.shape, validUntil: l.validUntil))
                 }
             }

@@ -10,3 +10,12 @@ import CSQLite
 nonisolated(unsafe) public internal(set) var sqlite: UnsafePointer<sqlite3_api_routines>!
 
 public let SQLITE_TRANSIENT_DESTRUCTOR = csqlite_transient()
+
+/// A copy of `text` in SQLite's own memory, for the places where SQLite frees
+/// a message with sqlite3_free (a vtab's zErrMsg, an entry point's error).
+func sqliteOwnedString(_ text: String) -> UnsafeMutablePointer<CChar>? {
+    let n = text.utf8.count + 1
+    guard let m = sqlite.pointee.malloc64!(UInt64(n)) else { return nil }
+    text.withCString { m.copyMemory(from: $0, byteCount: n) }
+    return m.assumingMemoryBound(to: CChar.self)
+}

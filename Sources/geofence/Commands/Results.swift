@@ -13,9 +13,7 @@ struct Notifications: ParsableCommand {
     func run() throws {
         try reporting {
             let conn = try openCatalog(db)
-            let sinceText = try since.map { s -> String in
-                do { return try Timestamp.parse(s).storageText } catch { throw InputError("\(error)", field: "--since") }
-            }
+            let sinceText = try since.map { try parseTime($0, field: "--since").storageText }
             let rows = try notificationRows(conn, run: runId, subject: subject, since: sinceText)
             if seed {
                 for r in rows { print("[\(r[0] ?? "")] " + seedLine(r)) }
