@@ -70,13 +70,13 @@ def main():
     conn.commit()
     n = conn.execute("SELECT count(*) FROM pairs").fetchone()[0]
     nd = conn.execute("SELECT count(*) FROM dpairs").fetchone()[0]
-    base, _ = timed(conn, "SELECT count(*) FROM p WHERE geom IS NOT NULL AND lat IS NOT NULL")
+    base, _ = timed(conn, "SELECT count(*) FROM p WHERE geom IS NOT NULL AND lat IS NOT NULL", runs=5)
     t_st, r_st = timed(conn, "SELECT sum(ST_Contains(geom, MakePoint(lon, lat, 4326))) FROM p")
-    t_gf, r_gf = timed(conn, "SELECT sum(gf_contains(geom, lat, lon, 0)) FROM p")
-    t_gf95, _ = timed(conn, "SELECT count(gf_contains(geom, lat, lon, acc, 0.95)) FROM p")
-    dbase, _ = timed(conn, "SELECT count(*) FROM dp WHERE geom IS NOT NULL AND lat IS NOT NULL")
+    t_gf, r_gf = timed(conn, "SELECT sum(gf_contains(geom, lat, lon, 0)) FROM p", runs=5)
+    t_gf95, _ = timed(conn, "SELECT count(gf_contains(geom, lat, lon, acc, 0.95)) FROM p", runs=5)
+    dbase, _ = timed(conn, "SELECT count(*) FROM dp WHERE geom IS NOT NULL AND lat IS NOT NULL", runs=5)
     t_sd, r_sd = timed(conn, "SELECT sum(ST_Distance(ST_Boundary(geom), MakePoint(lon, lat, 4326), 1)) FROM dp", runs=1)
-    t_gd, r_gd = timed(conn, "SELECT sum(abs(gf_distance_m(geom, lat, lon))) FROM dp")
+    t_gd, r_gd = timed(conn, "SELECT sum(abs(gf_distance_m(geom, lat, lon))) FROM dp", runs=5)
     assert r_st == r_gf, f"containment disagrees: ST_Contains {r_st} vs gf_contains {r_gf}"
     per = lambda t, b, k: max(t - b, 1e-9) / k * 1e6
     lines = [

@@ -37,7 +37,7 @@ public enum InsideProbability {
     static func edgeMass(_ ax: Double, _ ay: Double, _ bx: Double, _ by: Double, sigma: Double) -> Double {
         let cross = ax * by - ay * bx
         if cross == 0 { return 0 }
-        let near = PreparedShape.originToSegment(ax, ay, bx, by)
+        let near = EdgeDistance.originToSegment(ax, ay, bx, by).0
         if near > 9 * sigma {
             return atan2(cross, ax * bx + ay * by) / (2 * .pi)
         }

@@ -25,7 +25,7 @@ public struct VerdictRule: Equatable, Sendable {
     /// inside-candidate: d ≥ k·accuracy and accuracy ≤ in limit; outside-candidate:
     /// d ≤ -k·accuracy and accuracy ≤ out limit. With k·accuracy = 0 the boundary
     /// itself counts as outside, as GEOS containment does, so every fix is one or the other.
-    public func verdict(_ shape: PreparedShape, at p: LonLat, accuracy: Double) -> Verdict {
+    public func verdict(_ shape: some AreaGeometry, at p: LonLat, accuracy: Double) -> Verdict {
         let margin = CEP.factor(confidence) * accuracy
         let inside = shape.contains(p)
         if inside {

@@ -23,16 +23,16 @@ enum GeometryFunctions {
 
         try db.createFunction("gf_distance_m", arities: [3], argumentNames: shapeNames, flags: FunctionFlags.pure) { a in
             if (0..<3).contains(where: a.isNull) { return .null }
-            let shape = try prepared(a, 0, cache)
-            return .real(shape.signedDistance(try position(a, lat: 1, lon: 2)))
+            let p = try position(a, lat: 1, lon: 2)
+            return .real(try geometry(a, 0, cache) { $0.signedDistance(p) })
         }
 
         try db.createFunction("gf_contains", arities: [4, 5], argumentNames: shapeNames, flags: FunctionFlags.pure) { a in
             if (0..<a.count).contains(where: a.isNull) { return .null }
-            let shape = try prepared(a, 0, cache)
             let p = try position(a, lat: 1, lon: 2)
             let rule = VerdictRule(confidence: a.count > 4 ? try confidence(a, 4) : 0)
-            return verdictValue(rule.verdict(shape, at: p, accuracy: try accuracy(a, 3)))
+            let acc = try accuracy(a, 3)
+            return verdictValue(try geometry(a, 0, cache) { rule.verdict($0, at: p, accuracy: acc) })
         }
 
         try db.createFunction("gf_inside_probability", arities: [4], argumentNames: shapeNames, flags: FunctionFlags.pure) { a in
@@ -43,6 +43,23 @@ enum GeometryFunctions {
     }
 
     static func verdictValue(_ v: Verdict) -> SQLiteValue { v.sqlValue.map { .integer(Int64($0)) } ?? .null }
+
+    /// Polygons with at most this many vertices are answered from the BLOB in
+    /// place (`UnpreparedPolygons`): in a join the BLOB has just been read and
+    /// is in the CPU cache, while a prepared copy would be found by hashing and
+    /// comparing bytes and then read cold. Larger ones, circles and anything
+    /// unusual go through the cache of prepared shapes. Same answers either way.
+    static let inPlaceMaxVertices = 64
+
+    static func geometry<R>(_ a: Arguments, _ i: Int, _ cache: ShapeCache, _ body: (any AreaGeometry) -> R) throws -> R {
+        try a.withBlob(i) { bytes in
+            if bytes.count <= 80 + 16 * inPlaceMaxVertices,
+               let view = SpatiaLiteBlob.FlatView(bytes, maxVertices: inPlaceMaxVertices) {
+                return body(UnpreparedPolygons(view))
+            }
+            return body(try cache.shape(for: bytes) { try shape(from: bytes, a, i) })
+        }
+    }
 
     static func prepared(_ a: Arguments, _ i: Int, _ cache: ShapeCache) throws -> PreparedShape {
         try a.withBlob(i) { bytes in

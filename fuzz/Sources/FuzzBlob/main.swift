@@ -15,6 +15,7 @@ func fuzzBlob(_ data: UnsafePointer<UInt8>, _ size: Int) -> Int32 {
     } else if let areal = try? SpatiaLiteBlob.decodeAreal(bytes) {
         shape = .polygons(areal.polygons)
     } else {
+        if SpatiaLiteBlob.FlatView(bytes, maxVertices: 1 << 20) != nil { fatalError("FlatView accepted a BLOB the decoder refuses") }
         return 0
     }
     let prepared = PreparedShape(shape)
@@ -25,9 +26,18 @@ func fuzzBlob(_ data: UnsafePointer<UInt8>, _ size: Int) -> Int32 {
     if !(probe.lon.isFinite && probe.lat.isFinite) || abs(probe.lat) > 90 || abs(probe.lon) > 180 {
         probe = LonLat(lon: 139.7, lat: 35.7)
     }
-    _ = prepared.contains(probe)
-    _ = prepared.signedDistance(probe)
+    let inside = prepared.contains(probe), signed = prepared.signedDistance(probe)
     _ = InsideProbability.of(prepared, at: probe, accuracy: 25)
+    // The in-place reader must accept only what the decoder accepts, and then
+    // answer exactly as the prepared shape does.
+    if let view = SpatiaLiteBlob.FlatView(bytes, maxVertices: 1 << 20) {
+        guard case .polygons = shape else { fatalError("FlatView accepted a circle BLOB") }
+        let flat = UnpreparedPolygons(view)
+        let d = flat.signedDistance(probe)
+        if flat.contains(probe) != inside || !(d == signed || (signed.isNaN && d.isNaN)) {
+            fatalError("FlatView disagrees with PreparedShape at \(probe)")
+        }
+    }
     return 0
 }
 

@@ -1,0 +1,104 @@
+extension SpatiaLiteBlob {
+    /// The commonest SpatiaLite area BLOB read in place, without allocating:
+    /// little-endian, SRID 4326 or 0, an XY Polygon or MultiPolygon, not
+    /// compressed, with every vertex a valid lon/lat and not cut at ±180°.
+    ///
+    /// Why: in a SQL join the function receives the BLOB just read from the
+    /// page, hot in the CPU cache, while a prepared copy of the same area is
+    /// usually cold. For a small area, answering from the BLOB itself is
+    /// cheaper than finding, comparing and reading the prepared copy.
+    ///
+    /// `init` returns nil for anything else, including every BLOB that
+    /// `decodeAreal` would refuse, so the caller falls back to the full
+    /// decoder, which names the error. What it accepts, it accepts exactly
+    /// as `decodeAreal` would: the same structure checks, the same vertices.
+    public struct FlatView {
+        let bytes: UnsafeRawBufferPointer
+        /// Byte offset and vertex count of each ring: at most `maxRings`, kept inline.
+        private var rings: (Int, Int, Int, Int, Int, Int, Int, Int, Int, Int, Int, Int, Int, Int, Int, Int) =
+            (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)
+        private(set) var ringCount = 0
+        public private(set) var vertexCount = 0
+        public private(set) var boundingBox = BoundingBox.empty
+        static let maxRings = 8
+
+        /// Nil unless the BLOB is of the simple kind and has at most
+        /// `maxVertices` vertices in at most 8 rings.
+        public init?(_ bytes: UnsafeRawBufferPointer, maxVertices: Int) {
+            self.bytes = bytes
+            #if !_endian(little)
+            return nil  // the loads below read little-endian values as they are
+            #endif
+            let n = bytes.count
+            guard n >= 45, bytes[0] == 0, bytes[1] == 1, bytes[38] == 0x7C, bytes[n - 1] == 0xFE else { return nil }
+            let srid = bytes.loadUnaligned(fromByteOffset: 2, as: Int32.self)
+            guard srid == 4326 || srid == 0 else { return nil }
+            let cls = bytes.loadUnaligned(fromByteOffset: 39, as: Int32.self)
+            var at = 43
+            var polygons = 1
+            if cls == 6 {
+                guard at + 4 <= n else { return nil }
+                polygons = Int(bytes.loadUnaligned(fromByteOffset: at, as: Int32.self))
+                at += 4
+                guard polygons >= 0, polygons <= Self.maxRings else { return nil }
+            } else if cls != 3 {
+                return nil
+            }
+            var east = false, west = false
+            var minX = Double.infinity, minY = Double.infinity, maxX = -Double.infinity, maxY = -Double.infinity
+            for _ in 0..<polygons {
+                if cls == 6 {
+                    guard at + 5 <= n, bytes[at] == 0x69, bytes.loadUnaligned(fromByteOffset: at + 1, as: Int32.self) == 3 else { return nil }
+                    at += 5
+                }
+                guard at + 4 <= n else { return nil }
+                let ringsHere = Int(bytes.loadUnaligned(fromByteOffset: at, as: Int32.self))
+                at += 4
+                guard ringsHere >= 0, ringCount + ringsHere <= Self.maxRings else { return nil }
+                for _ in 0..<ringsHere {
+                    guard at + 4 <= n else { return nil }
+                    let count = Int(bytes.loadUnaligned(fromByteOffset: at, as: Int32.self))
+                    at += 4
+                    guard count >= 0, vertexCount + count <= maxVertices, at + 16 * count <= n else { return nil }
+                    setRing(ringCount, offset: at, count: count)
+                    ringCount += 1
+                    vertexCount += count
+                    for v in 0..<count {
+                        let x = bytes.loadUnaligned(fromByteOffset: at + 16 * v, as: Double.self)
+                        let y = bytes.loadUnaligned(fromByteOffset: at + 16 * v + 8, as: Double.self)
+                        // decodeAreal's test: finite and in range (NaN and ±∞ fail the comparison).
+                        guard abs(x) <= 180, abs(y) <= 90 else { return nil }
+                        minX = min(minX, x); maxX = max(maxX, x); minY = min(minY, y); maxY = max(maxY, y)
+                        east = east || x == 180
+                        west = west || x == -180
+                    }
+                    at += 16 * count
+                }
+            }
+            // Exactly the end marker after the last ring; a cut shape needs the prepared form.
+            guard at == n - 1, !(east && west) else { return nil }
+            boundingBox = BoundingBox(minLon: minX, minLat: minY, maxLon: maxX, maxLat: maxY)
+        }
+
+        private mutating func setRing(_ r: Int, offset: Int, count: Int) {
+            withUnsafeMutableBytes(of: &rings) { raw in
+                raw.storeBytes(of: offset, toByteOffset: 16 * r, as: Int.self)
+                raw.storeBytes(of: count, toByteOffset: 16 * r + 8, as: Int.self)
+            }
+        }
+
+        @inline(__always)
+        func ring(_ r: Int) -> (offset: Int, count: Int) {
+            withUnsafeBytes(of: rings) { raw in
+                (raw.load(fromByteOffset: 16 * r, as: Int.self), raw.load(fromByteOffset: 16 * r + 8, as: Int.self))
+            }
+        }
+
+        /// Longitude and latitude of the vertex at a byte offset.
+        @inline(__always)
+        func vertex(at offset: Int) -> (Double, Double) {
+            (bytes.loadUnaligned(fromByteOffset: offset, as: Double.self),
+             bytes.loadUnaligned(fromByteOffset: offset + 8, as: Double.self))
+        }
+    }
+}

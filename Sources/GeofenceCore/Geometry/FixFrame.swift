@@ -1,0 +1,57 @@
+#if canImport(Glibc)
+import Glibc
+#else
+import Darwin
+#endif
+
+/// Everything a distance query needs to know about the fix itself, computed
+/// once per query: the affine frame's metres per degree, tan φ (how fast that
+/// frame's longitude scale drifts), the Earth-centred position for chords and
+/// the chord-to-arc factor. One sine and cosine each of latitude and
+/// longitude; the trigonometry used to be a third of a distance query.
+struct FixFrame {
+    let p: LonLat
+    /// Metres per degree of latitude and of longitude at the fix.
+    let k: (lat: Double, lon: Double)
+    let tanLat: Double
+    let ecef: Chord.Vector
+    let arcFactor: Double
+
+    init(_ p: LonLat) {
+        self.p = p
+        let phi = p.lat * .pi / 180, lambda = p.lon * .pi / 180
+        let sp = sin(phi), cp = cos(phi)
+        let w2 = 1 - WGS84.e2 * sp * sp
+        let w = w2.squareRoot()
+        let n = WGS84.a / w, m = WGS84.a * (1 - WGS84.e2) / (w2 * w)
+        k = (m * .pi / 180, n * cp * .pi / 180)
+        // Within 0.001° of a pole the frame is meaningless anyway; the bound stays finite.
+        tanLat = min(abs(sp / cp), 57_296)
+        ecef = Chord.Vector(x: n * cp * cos(lambda), y: n * cp * sin(lambda), z: n * (1 - WGS84.e2) * sp)
+        arcFactor = w2 * w2 / (24 * WGS84.a * WGS84.a * (1 - WGS84.e2))
+    }
+
+    /// How far the affine frame can be off, relative to a distance d: the
+    /// longitude scale changes by tan φ · Δφ over a latitude offset Δφ ≤ d/R,
+    /// plus curvature terms; 1e-4 covers ellipsoid versus frame at short range.
+    @inline(__always)
+    func relativeError(_ d: Double) -> Double {
+        let x = d / 6_371_000
+        return min(0.5, 1e-4 + x * (1 + tanLat) + x * x)
+    }
+
+    /// The largest frame distance that may still be the nearest, given the
+    /// nearest frame distance so far.
+    @inline(__always)
+    func reach(_ best: Double) -> Double { best * (1 + 3 * relativeError(best)) + 1e-3 }
+
+    /// Whether a nearest frame distance settles "at least `threshold` from
+    /// the boundary" on its own; nil when it is within the frame's error band.
+    @inline(__always)
+    func decides(_ best: Double, atLeast threshold: Double) -> Bool? {
+        let rel = relativeError(max(best, threshold))
+        if best > threshold * (1 + 3 * rel) + 1e-3 { return true }
+        if best < threshold * (1 - 3 * rel) - 1e-3 { return false }
+        return nil
+    }
+}

@@ -1,0 +1,115 @@
+/// A small polygonal area answered straight from its SpatiaLite BLOB
+/// (`SpatiaLiteBlob.FlatView`): no parsing into arrays, no index, no cache.
+///
+/// It computes exactly what `PreparedShape` computes for the same polygons,
+/// with the same arithmetic: the same bounding-box test and even-odd
+/// crossings for containment, the same frame distances offered to the same
+/// candidate search and the same exact refinement (EdgeDistance.swift) for
+/// distances. Only the order in which edges are met differs, and neither a
+/// parity nor a minimum depends on it. UnpreparedPolygonsTests checks the two
+/// agree bit for bit on random shapes and fixes; the BLOB fuzzer checks it on
+/// whatever it finds.
+public struct UnpreparedPolygons: AreaGeometry {
+    public let view: SpatiaLiteBlob.FlatView
+
+    public init(_ view: SpatiaLiteBlob.FlatView) { self.view = view }
+
+    public func contains(_ p: LonLat) -> Bool {
+        guard inBox(p) else { return false }
+        var inside = false
+        forEachEdge { _, e in
+            if crosses(e, p) { inside.toggle() }
+        }
+        return inside
+    }
+
+    public func boundaryDistance(_ p: LonLat) -> Double { distance(p, signed: false) }
+
+    /// One pass for both answers: crossings are counted while edges are offered.
+    public func signedDistance(_ p: LonLat) -> Double { distance(p, signed: true) }
+
+    public func isAtLeast(_ threshold: Double, fromBoundary p: LonLat) -> Bool {
+        if threshold <= 0 { return true }
+        let fix = FixFrame(p)
+        let best = EdgeDistance.withCandidates { near in
+            offerEdges(fix, &near, countingCrossings: false)
+            return near.best
+        }
+        return fix.decides(best, atLeast: threshold) ?? (boundaryDistance(p) >= threshold)
+    }
+
+    private func distance(_ p: LonLat, signed: Bool) -> Double {
+        let fix = FixFrame(p)
+        return EdgeDistance.withCandidates { near in
+            let inside = offerEdges(fix, &near, countingCrossings: signed) && inBox(p)
+            let d = EdgeDistance.resolve(near, fix, edge: edge(at:), all: forEachEdge)
+            return inside ? d : (signed ? -d : d)
+        }
+    }
+
+    /// Offers every edge to the search, each vertex put into the frame once;
+    /// returns the even-odd parity when asked to count crossings.
+    @inline(__always)
+    private func offerEdges(_ fix: FixFrame, _ near: inout EdgeDistance.Candidates, countingCrossings: Bool) -> Bool {
+        let p = fix.p, k = fix.k
+        var inside = false
+        for r in 0..<view.ringCount {
+            let (offset, count) = view.ring(r)
+            guard count >= 2 else { continue }
+            var (lon1, lat1) = view.vertex(at: offset)
+            var y1 = (lat1 - p.lat) * k.lat
+            for v in 1..<count {
+                let (lon2, lat2) = view.vertex(at: offset + 16 * v)
+                let y2 = (lat2 - p.lat) * k.lat
+                let id = offset + 16 * (v - 1)
+                // EdgeDistance.frame's arithmetic, with the latitude part shared by
+                // neighbouring edges; wide edges take its ±360° route.
+                let ax = Geodesy.wrapDegrees(lon1 - p.lon)
+                let bx = ax + (lon2 - lon1)
+                if abs(bx - ax) > 180 {
+                    near.offer(Edge(lon1, lat1, lon2, lat2), id: id, fix)
+                } else {
+                    near.offer(ax * k.lon, y1, bx * k.lon, y2, id: id, fix)
+                }
+                if countingCrossings && crosses(Edge(lon1, lat1, lon2, lat2), p) { inside.toggle() }
+                lon1 = lon2; lat1 = lat2; y1 = y2
+            }
+        }
+        return inside
+    }
+
+    @inline(__always)
+    private func inBox(_ p: LonLat) -> Bool {
+        let b = view.boundingBox
+        return p.lat >= b.minLat && p.lat <= b.maxLat && p.lon >= b.minLon && p.lon <= b.maxLon
+    }
+
+    /// PreparedShape.contains's crossing test, the same arithmetic.
+    @inline(__always)
+    private func crosses(_ e: Edge, _ p: LonLat) -> Bool {
+        guard (e.lat1 > p.lat) != (e.lat2 > p.lat) else { return false }
+        let x = e.lon1 + (p.lat - e.lat1) * (e.lon2 - e.lon1) / (e.lat2 - e.lat1)
+        return p.lon < x
+    }
+
+    /// Every edge, named by the byte offset of its first vertex.
+    @inline(__always)
+    func forEachEdge(_ body: (Int, Edge) -> Void) {
+        for r in 0..<view.ringCount {
+            let (offset, count) = view.ring(r)
+            guard count >= 2 else { continue }
+            var (x1, y1) = view.vertex(at: offset)
+            for v in 1..<count {
+                let (x2, y2) = view.vertex(at: offset + 16 * v)
+                body(offset + 16 * (v - 1), Edge(x1, y1, x2, y2))
+                x1 = x2; y1 = y2
+            }
+        }
+    }
+
+    @inline(__always)
+    func edge(at offset: Int) -> Edge {
+        let (x1, y1) = view.vertex(at: offset), (x2, y2) = view.vertex(at: offset + 16)
+        return Edge(x1, y1, x2, y2)
+    }
+}
