@@ -17,11 +17,14 @@ final class JudgementSQLTests: DatabaseTestCase {
                                    props: i % 4 == 0 ? #","in_confirm_count":2"# : ""))
         }
         var rows: [Judgement.Row] = []
-        for s in 0..<9 {
+        // The last two ids are canonically equivalent in Swift but distinct bytes,
+        // so distinct subjects for SQLite: the batch must keep them apart too.
+        let subjects = (0..<9).map { "s\($0)" } + ["\u{e9}", "e\u{301}"]
+        for (s, subject) in subjects.enumerated() {
             var lat = 35.70 + rnd() * 0.04, lon = 139.70 + rnd() * 0.05
             for k in 0..<150 {
                 lat += (rnd() - 0.5) * 0.003; lon += (rnd() - 0.5) * 0.003
-                rows.append(Judgement.Row(subjectId: "s\(s)", ts: String(1_800_000_000 + k * 60 + s), lat: lat, lon: lon, accuracy: 5 + rnd() * 30))
+                rows.append(Judgement.Row(subjectId: subject, ts: String(1_800_000_000 + k * 60 + s), lat: lat, lon: lon, accuracy: 5 + rnd() * 30))
             }
         }
         var generator = SeededGenerator(seed: 1)
@@ -33,21 +36,35 @@ final class JudgementSQLTests: DatabaseTestCase {
             _ = try AreaImporter(db).run(path: write("\(name).geojson", collection(features)), options: { var o = AreaImporter.Options(); o.defaultConditions = true; return o }())
             return db
         }
-        let batch = try catalog("batch"), single = try catalog("single")
-        // Small chunks and a tiny area budget, so chunk boundaries and forgetting prepared areas are exercised.
-        let batchJudgement = try Judgement(batch, explain: true)
-        batchJudgement.chunkFixes = 100
-        batchJudgement.maxPreparedAreas = 5
-        let report = try batch.transaction { try batchJudgement.run(rows, source: "test") }
-        XCTAssertEqual(report.counters.judged, rows.count)
-        XCTAssertGreaterThan(report.counters.notifications, 100)
-        let ordered = rows.sorted { ($0.subjectId!, Int($0.ts!)!) < ($1.subjectId!, Int($1.ts!)!) }
+        let single = try catalog("single")
+        // By subject bytes (SQLite's BINARY order), then time.
+        let ordered = rows.sorted {
+            $0.subjectId! != $1.subjectId! || !$0.subjectId!.utf8.elementsEqual($1.subjectId!.utf8)
+                ? $0.subjectId!.utf8.lexicographicallyPrecedes($1.subjectId!.utf8) : Int($0.ts!)! < Int($1.ts!)!
+        }
         let judge = try Judgement(single)
         for r in ordered { _ = try single.transaction { try judge.check(r, recordRun: false) } }
+        // Fixes ordered in memory, and spilled to SQLite part way through.
+        for (name, inMemory) in [("batch", 1_000_000), ("spilled", 700)] {
+            let batch = try catalog(name)
+            // Small chunks and a tiny area budget, so chunk boundaries and forgetting prepared areas are exercised.
+            let batchJudgement = try Judgement(batch, explain: true)
+            batchJudgement.chunkFixes = 100
+            batchJudgement.maxPreparedAreas = 5
+            batchJudgement.inMemoryFixes = inMemory
+            let report = try batch.transaction { try batchJudgement.run(rows, source: "test") }
+            XCTAssertEqual(report.counters.judged, rows.count)
+            XCTAssertGreaterThan(report.counters.notifications, 100)
+            try assertSameOutcome(batch, single, name)
+        }
+    }
+
+    func assertSameOutcome(_ batch: Connection, _ single: Connection, _ name: String) throws {
         let sql = "SELECT subject_id, ts, area_id, condition_id, transition FROM gf_notifications ORDER BY id"
-        XCTAssertEqual(try batch.query(sql), try single.query(sql))
+        XCTAssertEqual(try batch.query(sql), try single.query(sql), name)
         XCTAssertEqual(try batch.query("SELECT * FROM gf_stays ORDER BY subject_id, area_id"),
-                       try single.query("SELECT * FROM gf_stays ORDER BY subject_id, area_id"))
+                       try single.query("SELECT * FROM gf_stays ORDER BY subject_id, area_id"), name)
+        XCTAssertEqual(try batch.scalar("SELECT count(DISTINCT subject_id) FROM gf_notifications").int64, 11, name)
     }
 }
 

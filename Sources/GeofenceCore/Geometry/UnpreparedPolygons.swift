@@ -62,14 +62,19 @@ public struct UnpreparedPolygons: AreaGeometry {
                 let (lon2, lat2) = view.vertex(at: offset + 16 * v)
                 let y2 = (lat2 - p.lat) * k.lat
                 let id = offset + 16 * (v - 1)
+                // An edge wholly north or south of the reach cannot be offered
+                // (its frame distance is at least its latitude gap); the rest get
                 // EdgeDistance.frame's arithmetic, with the latitude part shared by
                 // neighbouring edges; wide edges take its ±360° route.
-                let ax = Geodesy.wrapDegrees(lon1 - p.lon)
-                let bx = ax + (lon2 - lon1)
-                if abs(bx - ax) > 180 {
-                    near.offer(Edge(lon1, lat1, lon2, lat2), id: id, fix)
-                } else {
-                    near.offer(ax * k.lon, y1, bx * k.lon, y2, id: id, fix)
+                let reach = near.reach
+                if !((y1 > reach && y2 > reach) || (y1 < -reach && y2 < -reach)) {
+                    let ax = Geodesy.wrapDegrees(lon1 - p.lon)
+                    let bx = ax + (lon2 - lon1)
+                    if abs(bx - ax) > 180 {
+                        near.offer(Edge(lon1, lat1, lon2, lat2), id: id, fix)
+                    } else {
+                        near.offer(ax * k.lon, y1, bx * k.lon, y2, id: id, fix)
+                    }
                 }
                 if countingCrossings && crosses(Edge(lon1, lat1, lon2, lat2), p) { inside.toggle() }
                 lon1 = lon2; lat1 = lat2; y1 = y2

@@ -20,6 +20,8 @@ import GeofenceCore
 /// result. Each connection's table keeps its own prepared statements and
 /// shape cache, released in xDisconnect, before the connection closes.
 enum NearestTable {
+    static let signature = FunctionSignature(name: "gf_nearest", argumentNames: ["lat", "lon", "n", "at"])
+
     static let schema = """
         CREATE TABLE x(rank INTEGER, area_id TEXT, distance_m REAL,
                        lat REAL HIDDEN, lon REAL HIDDEN, n INTEGER HIDDEN, at TEXT HIDDEN)
@@ -150,7 +152,7 @@ enum NearestTable {
             guard mask & 7 == 7 else {
                 throw FunctionError("gf_nearest needs lat, lon and n: SELECT * FROM gf_nearest(lat, lon, n [, at])")
             }
-            let a = Arguments(function: "gf_nearest", names: ["lat", "lon", "n", "at"], argv: argv, count: Int(argc), context: nil)
+            let a = Arguments(signature: Self.signature, argv: argv, count: Int(argc), context: nil)
             let p = try GeometryFunctions.position(a, lat: 0, lon: 1)
             let n = try RegionFunctions.count(a, 2)
             var at: Timestamp?

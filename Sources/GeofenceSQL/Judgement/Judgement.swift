@@ -4,8 +4,9 @@ import GeofenceCore
 /// `geofence judge`, the single fix behind `geofence check` and gf_check().
 ///
 /// Fixes are staged with their parsed times, then read back ordered by
-/// subject, time and input order (SQLite sorts, so a batch need not fit in
-/// memory), and judged subject by subject: load the subject's state, apply its
+/// subject, time and input order (`FixStaging`: in memory, or for a large
+/// batch sorted by SQLite, so a batch need not fit in memory), and judged
+/// subject by subject: load the subject's state, apply its
 /// fixes, save it. Notifications are written in canonical order, so their ids
 /// order them by subject, time, area_id, condition_id. The caller owns the
 /// transaction: a failed run leaves nothing behind.
@@ -77,17 +78,12 @@ public final class Judgement {
     public func run(_ rows: some Sequence<Row>, source: String?, progress: ((Int, Int) -> Void)? = nil) throws -> Report {
         var report = Report(runId: try startRun(kind: "judge", source: source))
         var judge = SubjectJudge(catalog: catalog, explain: explain, fixFilter: fixFilter)
-        try db.execute("""
-            DROP TABLE IF EXISTS temp.gf_batch;
-            CREATE TEMP TABLE gf_batch (seq INTEGER PRIMARY KEY, subject_id TEXT, ts_us INTEGER, lat REAL, lon REAL, accuracy_m REAL);
-            """)
-        defer { try? db.execute("DROP TABLE IF EXISTS temp.gf_batch") }
-        let stage = try db.prepare("INSERT INTO temp.gf_batch (subject_id, ts_us, lat, lon, accuracy_m) VALUES (?, ?, ?, ?, ?)")
+        let staging = FixStaging(db, inMemoryLimit: inMemoryFixes)
         for row in rows {
             report.fixes += 1
             switch row.validated {
             case .success(let f):
-                try stage.run([.text(f.subjectId), .integer(f.ts.microseconds), .real(f.position.lat), .real(f.position.lon), .real(f.accuracy)])
+                try staging.add(f)
             case .failure(let why):
                 judge.reject(subjectId: row.subjectId ?? "", ts: row.ts.flatMap { try? Timestamp.parse($0) }, InvalidFix("row \(report.fixes): \(why.reason)"))
             }
@@ -96,7 +92,6 @@ public final class Judgement {
         // One R*Tree query per fix costs ~30 µs; reading a box ~1 µs. Past the
         // break-even, read the whole index once.
         if valid * 30 >= (try catalog.areaCount) { try catalog.loadIndexIntoMemory() }
-        let ordered = try db.prepare("SELECT subject_id, ts_us, lat, lon, accuracy_m FROM temp.gf_batch ORDER BY subject_id, ts_us, seq")
         var counters = judge.counters
         var explanations = judge.explanations
         var chunk: [(subject: String, fixes: [Fix])] = []
@@ -126,15 +121,13 @@ public final class Judgement {
             chunk.removeAll(keepingCapacity: true)
             pendingFixes = 0
         }
-        while try ordered.step() {
-            let id = ordered.value(0).string ?? ""
-            let fix = Fix(subjectId: id, ts: Timestamp(microseconds: ordered.value(1).int64 ?? 0), lat: ordered.value(2).double ?? 0,
-                          lon: ordered.value(3).double ?? 0, accuracy: ordered.value(4).double ?? 0)
-            if chunk.last?.subject == id {
+        try staging.forEachOrdered { fix in
+            // Subjects are told apart by their bytes, as the stays table does.
+            if let last = chunk.last, last.subject.utf8.elementsEqual(fix.subjectId.utf8) {
                 chunk[chunk.count - 1].fixes.append(fix)
             } else {
                 if pendingFixes >= chunkFixes { try flush() }
-                chunk.append((id, [fix]))
+                chunk.append((fix.subjectId, [fix]))
             }
             pendingFixes += 1
         }
@@ -155,6 +148,10 @@ public final class Judgement {
 
     /// Fixes held in memory between SQLite's reads and writes.
     public var chunkFixes = 20_000
+
+    /// A batch of up to this many valid fixes is ordered in memory (~50 bytes
+    /// a fix); a larger one spills to a temporary table that SQLite sorts.
+    public var inMemoryFixes = 2_000_000
 
     private struct SubjectResult {
         var notifications: [Notification] = []
