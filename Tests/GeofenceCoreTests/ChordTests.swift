@@ -34,6 +34,15 @@ final class ChordTests: XCTestCase {
         XCTAssertLessThan(worst, 1e-4, "worst chord error \(worst) m")
     }
 
+    func testSmallAngleSinesAndCosinesMatchLibm() {
+        for k in -1000...1000 {
+            let x = 0.05 * Double(k) / 1000
+            let (s, c) = Chord.smallSinCos(x)
+            XCTAssertEqual(s, sin(x), accuracy: 2e-17)
+            XCTAssertEqual(c, cos(x), accuracy: 2e-16)
+        }
+    }
+
     func testBeyondTheReachIsLeftToVincenty() {
         XCTAssertNil(Chord.distance(LonLat(lon: 0, lat: 0), LonLat(lon: 0.2, lat: 0)))
         XCTAssertEqual(Geodesy.distance(LonLat(lon: 0, lat: 0), LonLat(lon: 0.2, lat: 0)),

@@ -7,6 +7,11 @@ final class JSONTests: XCTestCase {
         XCTAssertEqual(v["b"], .string("xé😀"))
         XCTAssertEqual(v["d"], .number("12345678901234567890"))
         XCTAssertEqual(try JSONReader.parse(v.serialized), v)
+        // Past the 64-character stack buffer, and malformed at its edge.
+        let long = "1." + String(repeating: "0", count: 100) + "1e-5"
+        XCTAssertEqual(try JSONReader.parse("[\(long)]"), .array([.number(long)]))
+        XCTAssertThrowsError(try JSONReader.parse("[" + String(repeating: "1", count: 63) + "-]"))
+        XCTAssertThrowsError(try JSONReader.parse("[" + String(repeating: "1", count: 70) + ".]"))
     }
 
     func testErrorsSayWhere() {

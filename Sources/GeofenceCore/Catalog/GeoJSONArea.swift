@@ -77,22 +77,24 @@ public enum GeoJSONArea {
         guard case .array(let rings) = v else { throw InputError("must be an array of rings", field: at) }
         return Polygon(try rings.enumerated().map { ri, ring in
             guard case .array(let positions) = ring else { throw InputError("must be an array of positions", field: at + "[\(ri)]") }
+            // The path is spelled out only for an error: per vertex it was a third of reading one.
             return Ring(try positions.enumerated().map { try position($1, at: at + "[\(ri)][\($0)]") })
         })
     }
 
-    static func position(_ v: JSONValue, at: String) throws -> LonLat {
+    static func position(_ v: JSONValue, at: @autoclosure () -> String) throws -> LonLat {
         guard case .array(let xs) = v, xs.count >= 2, xs.count <= 3 else {
-            throw InputError("a position must be [longitude, latitude] (optionally altitude)", field: at)
+            throw InputError("a position must be [longitude, latitude] (optionally altitude)", field: at())
         }
-        var d: [Double] = []
-        for x in xs {
+        func coordinate(_ x: JSONValue) throws -> Double {
             guard case .number(let n) = x, let value = Double(n), value.isFinite else {
-                throw InputError("a coordinate must be a finite number, got \(x.serialized)", field: at)
+                throw InputError("a coordinate must be a finite number, got \(x.serialized)", field: at())
             }
-            d.append(value)
+            return value
         }
-        return LonLat(lon: d[0], lat: d[1])
+        let lon = try coordinate(xs[0]), lat = try coordinate(xs[1])
+        if xs.count == 3 { _ = try coordinate(xs[2]) }
+        return LonLat(lon: lon, lat: lat)
     }
 
     static func optionalString(_ p: JSONValue, _ key: String) throws -> String? {

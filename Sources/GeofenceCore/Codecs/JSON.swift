@@ -223,25 +223,40 @@ public struct JSONReader {
     }
 
     mutating func readNumber() throws -> String {
-        var text: [UInt8] = []
-        while let b = try peek(), (b >= 0x30 && b <= 0x39) || b == 0x2D || b == 0x2B || b == 0x2E || b == 0x65 || b == 0x45 {
-            text.append(advance())
+        // Coordinates are most of a GeoJSON file: gather the text on the stack,
+        // on the heap only past 64 characters.
+        try withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 64) { buffer in
+            var count = 0
+            var long: [UInt8]? = nil
+            while let b = try peek(), (b >= 0x30 && b <= 0x39) || b == 0x2D || b == 0x2B || b == 0x2E || b == 0x65 || b == 0x45 {
+                _ = advance()
+                if count < buffer.count { buffer[count] = b; count += 1; continue }
+                if long == nil { long = Array(buffer) }
+                long!.append(b)
+            }
+            if let long { return try long.withUnsafeBufferPointer { try Self.checkedNumber($0, self) } }
+            return try Self.checkedNumber(UnsafeBufferPointer(rebasing: buffer[0..<count]), self)
         }
+    }
+
+    /// The text as a String, if it follows RFC 8259's number grammar:
+    /// -?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?
+    private static func checkedNumber(_ text: UnsafeBufferPointer<UInt8>, _ reader: JSONReader) throws -> String {
         let s = String(decoding: text, as: UTF8.self)
-        // RFC 8259 grammar: -?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?
-        var i = text.startIndex
-        func digits() -> Int { let s = i; while i < text.endIndex, text[i] >= 0x30, text[i] <= 0x39 { i += 1 }; return i - s }
-        if i < text.endIndex, text[i] == 0x2D { i += 1 }
+        let count = text.count
+        var i = 0
+        func digits() -> Int { let s = i; while i < count, text[i] >= 0x30, text[i] <= 0x39 { i += 1 }; return i - s }
+        if i < count, text[i] == 0x2D { i += 1 }
         let intStart = i
         let n = digits()
         var ok = n > 0 && !(n > 1 && text[intStart] == 0x30)
-        if ok, i < text.endIndex, text[i] == 0x2E { i += 1; ok = digits() > 0 }
-        if ok, i < text.endIndex, text[i] == 0x65 || text[i] == 0x45 {
+        if ok, i < count, text[i] == 0x2E { i += 1; ok = digits() > 0 }
+        if ok, i < count, text[i] == 0x65 || text[i] == 0x45 {
             i += 1
-            if i < text.endIndex, text[i] == 0x2B || text[i] == 0x2D { i += 1 }
+            if i < count, text[i] == 0x2B || text[i] == 0x2D { i += 1 }
             ok = digits() > 0
         }
-        guard ok, i == text.endIndex else { throw error("malformed number '\(s)'") }
+        guard ok, i == count else { throw reader.error("malformed number '\(s)'") }
         return s
     }
 

@@ -192,7 +192,7 @@ enum EdgeDistance {
         guard abs(dLat) < 0.5, abs(dLon) < 1 else { return nil }
         var t = t0
         for _ in 0..<8 {
-            let (q, rate) = Chord.positionAndRate(lat: e.lat1 + t * dLat, lon: lon1 + t * dLon, dLat: dLat, dLon: dLon)
+            let (q, rate) = Chord.positionAndRate(near: fix, lat: e.lat1 + t * dLat, lon: lon1 + t * dLon, dLat: dLat, dLon: dLon)
             let v = q - fix.ecef
             let c = v.length
             let h = rate.dot(rate)

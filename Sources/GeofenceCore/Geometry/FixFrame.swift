@@ -8,26 +8,29 @@ import Darwin
 /// once per query: the affine frame's metres per degree, tan φ (how fast that
 /// frame's longitude scale drifts), the Earth-centred position for chords and
 /// the chord-to-arc factor. One sine and cosine each of latitude and
-/// longitude; the trigonometry used to be a third of a distance query.
-struct FixFrame {
-    let p: LonLat
+/// longitude; the trigonometry used to be a third of a distance query. A
+/// caller asking about one fix against many areas (a join) builds it once.
+public struct FixFrame: Sendable {
+    public let p: LonLat
     /// Metres per degree of latitude and of longitude at the fix.
     let k: (lat: Double, lon: Double)
     let tanLat: Double
     let ecef: Chord.Vector
     let arcFactor: Double
+    let sinLat, cosLat, sinLon, cosLon: Double
 
-    init(_ p: LonLat) {
+    public init(_ p: LonLat) {
         self.p = p
         let phi = p.lat * .pi / 180, lambda = p.lon * .pi / 180
-        let sp = sin(phi), cp = cos(phi)
+        let sp = sin(phi), cp = cos(phi), sl = sin(lambda), cl = cos(lambda)
+        sinLat = sp; cosLat = cp; sinLon = sl; cosLon = cl
         let w2 = 1 - WGS84.e2 * sp * sp
         let w = w2.squareRoot()
         let n = WGS84.a / w, m = WGS84.a * (1 - WGS84.e2) / (w2 * w)
         k = (m * .pi / 180, n * cp * .pi / 180)
         // Within 0.001° of a pole the frame is meaningless anyway; the bound stays finite.
         tanLat = min(abs(sp / cp), 57_296)
-        ecef = Chord.Vector(x: n * cp * cos(lambda), y: n * cp * sin(lambda), z: n * (1 - WGS84.e2) * sp)
+        ecef = Chord.Vector(x: n * cp * cl, y: n * cp * sl, z: n * (1 - WGS84.e2) * sp)
         arcFactor = w2 * w2 / (24 * WGS84.a * WGS84.a * (1 - WGS84.e2))
     }
 

@@ -7,11 +7,10 @@
 /// so far: an edge's frame distance is at least the gap to the nearest band
 /// it is listed in.
 extension PreparedShape: AreaGeometry {
-    /// Unsigned geodesic distance in metres from the point to the boundary.
-    public func boundaryDistance(_ p: LonLat) -> Double {
-        if let c = circle { return abs(c.radiusM - Geodesy.distance(c.center, p)) }
+    /// Unsigned geodesic distance in metres from the fix to the boundary.
+    public func boundaryDistance(from fix: FixFrame) -> Double {
+        if let c = circle { return abs(c.radiusM - Geodesy.distance(c.center, fix.p)) }
         guard edgeCount > 0 else { return .infinity }
-        let fix = FixFrame(p)
         return EdgeDistance.withCandidates { near in
             offerNearEdges(fix, &near)
             return EdgeDistance.resolve(near, fix, edge: edge) { visit in
@@ -20,18 +19,17 @@ extension PreparedShape: AreaGeometry {
         }
     }
 
-    /// Whether the point is at least `threshold` metres from the boundary.
+    /// Whether the fix is at least `threshold` metres from the boundary.
     /// Cheaper than `boundaryDistance`: the frame estimate decides unless the
     /// answer is within its error band, and only then is the exact distance computed.
-    public func isAtLeast(_ threshold: Double, fromBoundary p: LonLat) -> Bool {
+    public func isAtLeast(_ threshold: Double, from fix: FixFrame) -> Bool {
         if threshold <= 0 { return true }
-        if circle != nil { return boundaryDistance(p) >= threshold }
-        let fix = FixFrame(p)
+        if circle != nil { return boundaryDistance(from: fix) >= threshold }
         let best = EdgeDistance.withCandidates { near in
             offerNearEdges(fix, &near)
             return near.best
         }
-        return fix.decides(best, atLeast: threshold) ?? (boundaryDistance(p) >= threshold)
+        return fix.decides(best, atLeast: threshold) ?? (boundaryDistance(from: fix) >= threshold)
     }
 
     @inline(__always)

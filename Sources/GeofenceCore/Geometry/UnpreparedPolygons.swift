@@ -23,25 +23,23 @@ public struct UnpreparedPolygons: AreaGeometry {
         return inside
     }
 
-    public func boundaryDistance(_ p: LonLat) -> Double { distance(p, signed: false) }
+    public func boundaryDistance(from fix: FixFrame) -> Double { distance(fix, signed: false) }
 
     /// One pass for both answers: crossings are counted while edges are offered.
-    public func signedDistance(_ p: LonLat) -> Double { distance(p, signed: true) }
+    public func signedDistance(from fix: FixFrame) -> Double { distance(fix, signed: true) }
 
-    public func isAtLeast(_ threshold: Double, fromBoundary p: LonLat) -> Bool {
+    public func isAtLeast(_ threshold: Double, from fix: FixFrame) -> Bool {
         if threshold <= 0 { return true }
-        let fix = FixFrame(p)
         let best = EdgeDistance.withCandidates { near in
             offerEdges(fix, &near, countingCrossings: false)
             return near.best
         }
-        return fix.decides(best, atLeast: threshold) ?? (boundaryDistance(p) >= threshold)
+        return fix.decides(best, atLeast: threshold) ?? (boundaryDistance(from: fix) >= threshold)
     }
 
-    private func distance(_ p: LonLat, signed: Bool) -> Double {
-        let fix = FixFrame(p)
-        return EdgeDistance.withCandidates { near in
-            let inside = offerEdges(fix, &near, countingCrossings: signed) && inBox(p)
+    private func distance(_ fix: FixFrame, signed: Bool) -> Double {
+        EdgeDistance.withCandidates { near in
+            let inside = offerEdges(fix, &near, countingCrossings: signed) && inBox(fix.p)
             let d = EdgeDistance.resolve(near, fix, edge: edge(at:), all: forEachEdge)
             return inside ? d : (signed ? -d : d)
         }

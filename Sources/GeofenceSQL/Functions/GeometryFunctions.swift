@@ -6,6 +6,7 @@ import GeofenceCore
 enum GeometryFunctions {
     static func register(_ db: Connection) throws {
         let cache = ShapeCache()
+        let frames = FrameCache()
         let shapeNames = ["area", "lat", "lon", "accuracy_m", "p"]
 
         try db.createFunction("gf_cep_factor", arities: [1], argumentNames: ["p"], flags: FunctionFlags.pure) { a in
@@ -23,8 +24,8 @@ enum GeometryFunctions {
 
         try db.createFunction("gf_distance_m", arities: [3], argumentNames: shapeNames, flags: FunctionFlags.pure) { a in
             if (0..<3).contains(where: a.isNull) { return .null }
-            let p = try position(a, lat: 1, lon: 2)
-            return .real(try geometry(a, 0, cache) { $0.signedDistance(p) })
+            let fix = frames.frame(try position(a, lat: 1, lon: 2))
+            return .real(try geometry(a, 0, cache) { $0.signedDistance(from: fix) })
         }
 
         try db.createFunction("gf_contains", arities: [4, 5], argumentNames: shapeNames, flags: FunctionFlags.pure) { a in
@@ -97,5 +98,19 @@ enum GeometryFunctions {
         let p = try a.double(i)
         guard p >= 0, p < 1 else { throw a.fail(i, "must be a confidence in [0, 1), got \(p)") }
         return p
+    }
+}
+
+/// The last fix's frame: a join asks one fix against each of its candidate
+/// areas on consecutive rows, and the frame's trigonometry need not be redone.
+/// Keyed by the exact coordinates, so it can never answer for another point.
+final class FrameCache {
+    private var last: FixFrame?
+
+    func frame(_ p: LonLat) -> FixFrame {
+        if let f = last, f.p == p { return f }
+        let f = FixFrame(p)
+        last = f
+        return f
     }
 }
