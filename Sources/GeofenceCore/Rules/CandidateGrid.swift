@@ -69,6 +69,15 @@ public struct CandidateGrid: Sendable {
 
     /// Ids of the areas whose box holds `p` (boundary included), sorted.
     public func candidates(at p: LonLat) -> [String] {
+        var out: [String] = []
+        forEachCandidate(at: p) { out.append(ids[$0]) }
+        return out
+    }
+
+    /// Visits the index (into `ids`) of each area whose box holds `p`, in
+    /// ascending order, which is area_id order: no string is touched.
+    @inline(__always)
+    public func forEachCandidate(at p: LonLat, _ body: (Int) throws -> Void) rethrows {
         func holds(_ i: Int32) -> Bool {
             let b = boxes[Int(i)]
             return p.lon >= b.minLon && p.lon <= b.maxLon && p.lat >= b.minLat && p.lat <= b.maxLat
@@ -80,13 +89,11 @@ public struct CandidateGrid: Sendable {
             range = Int(offsets[c])..<Int(offsets[c + 1])
         }
         // Merge the cell's list and the wide list, both ascending indices.
-        var out: [String] = []
         var k = range.lowerBound, w = 0
         while k < range.upperBound || w < wide.count {
             let i: Int32
             if w == wide.count || (k < range.upperBound && entries[k] < wide[w]) { i = entries[k]; k += 1 } else { i = wide[w]; w += 1 }
-            if holds(i) { out.append(ids[Int(i)]) }
+            if holds(i) { try body(Int(i)) }
         }
-        return out
     }
 }

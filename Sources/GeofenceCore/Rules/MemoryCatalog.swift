@@ -6,6 +6,8 @@ public final class MemoryCatalog: JudgeCatalog {
     private var areas: [String: JudgedArea] = [:]
     private var boxes: [(String, BoundingBox)] = []
     private var grid: CandidateGrid?
+    /// The areas in the grid's order (area_id order), so a lookup by grid index needs no hashing.
+    private var ordered: [JudgedArea] = []
 
     public init(_ areas: [JudgedArea] = []) { for a in areas { add(a) } }
 
@@ -15,10 +17,27 @@ public final class MemoryCatalog: JudgeCatalog {
         grid = nil
     }
 
+    /// Builds the grid now (it is otherwise built on the first lookup), so that
+    /// threads sharing the catalog afterwards only read it.
+    public func buildIndex() {
+        guard grid == nil else { return }
+        let g = CandidateGrid(boxes)
+        ordered = g.ids.map { areas[$0]! }
+        grid = g
+    }
+
     public func candidateAreas(at p: LonLat) throws -> [String] {
-        if grid == nil { grid = CandidateGrid(boxes) }
+        buildIndex()
         return grid!.candidates(at: p)
     }
 
     public func area(_ id: String) throws -> JudgedArea? { areas[id] }
+
+    /// Visits every area whose box holds `p`, in area_id order, without a
+    /// dictionary lookup or a string per candidate (the batch locate path).
+    @inline(__always)
+    public func forEachCandidateArea(at p: LonLat, _ body: (JudgedArea) throws -> Void) rethrows {
+        buildIndex()
+        try grid!.forEachCandidate(at: p) { try body(ordered[$0]) }
+    }
 }

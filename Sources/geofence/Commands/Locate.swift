@@ -55,7 +55,8 @@ extension Locate {
             fclose(f)
             guard rename(target, out) == 0 else { throw InputError(String(cString: strerror(errno)), file: out) }
         }
-        fputs("located \(report.fixes) fixes (\(report.invalid) invalid): \(report.pairs) pairs\n", stderr)
+        fputs("located \(report.fixes) fixes (\(report.invalid) invalid): \(report.pairs) pairs; "
+              + "catalog loaded in \(String(format4: report.loadSeconds)) s, fixes located in \(String(format4: report.locateSeconds)) s\n", stderr)
     }
 }
 
