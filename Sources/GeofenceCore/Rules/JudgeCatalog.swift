@@ -8,6 +8,16 @@ public protocol JudgeCatalog: AnyObject {
     func candidateAreas(at p: LonLat) throws -> [String]
     /// The area with its prepared shape and conditions; nil if it no longer exists.
     func area(_ id: String) throws -> JudgedArea?
+    /// Visits the candidate areas (as `candidateAreas`, in area_id order) with
+    /// each area, nil if it no longer exists. Catalogs with an in-memory index
+    /// override it to touch no string array or dictionary per candidate.
+    func forEachCandidate(at p: LonLat, _ body: (String, JudgedArea?) throws -> Void) throws
+}
+
+extension JudgeCatalog {
+    public func forEachCandidate(at p: LonLat, _ body: (String, JudgedArea?) throws -> Void) throws {
+        for id in try candidateAreas(at: p) { try body(id, try area(id)) }
+    }
 }
 
 /// An area ready for judgement: definition, prepared shape, the verdict rule

@@ -33,6 +33,12 @@ public final class MemoryCatalog: JudgeCatalog {
 
     public func area(_ id: String) throws -> JudgedArea? { areas[id] }
 
+    public func forEachCandidate(at p: LonLat, _ body: (String, JudgedArea?) throws -> Void) throws {
+        buildIndex()
+        let grid = grid!
+        try grid.forEachCandidate(at: p) { try body(grid.ids[$0], ordered[$0]) }
+    }
+
     /// Visits every area whose box holds `p`, in area_id order, without a
     /// dictionary lookup or a string per candidate (the batch locate path).
     @inline(__always)

@@ -79,65 +79,68 @@ public struct SubjectJudge {
         counters.judged += 1
         // Areas the fix may be inside, plus every area with a stay under way:
         // an exit must be seen even from a fix far outside the index's reach.
-        let candidates = try catalog.candidateAreas(at: fix.position)   // sorted
-        let ids = state.stays.isEmpty ? candidates : Self.mergeSorted(candidates, state.stays.keys.sorted())
+        // Both in area_id order, merged as they come.
+        let stayIds = state.stays.isEmpty ? [] : state.stays.keys.sorted()
+        var next = 0
         var out: [Notification] = []
-        for id in ids {
-            guard let area = try catalog.area(id) else { state.stays[id] = nil; continue }
-            if !area.isValid(at: fix.ts) {
-                if state.stays[id] != nil { note(fix, id, nil, "ignored", "outside the area's validity period") }
-                continue
+        try catalog.forEachCandidate(at: fix.position) { id, area in
+            while next < stayIds.count && stayIds[next] < id {
+                try judge(fix, stayIds[next], try catalog.area(stayIds[next]), &state, &out)
+                next += 1
             }
-            var stay = state.stays[id] ?? StayState()
-            let verdict = area.rule.verdict(area.shape, at: fix.position, accuracy: fix.accuracy)
-            let transition = stay.apply(verdict, inConfirm: area.definition.inConfirmCount,
-                                        outConfirm: area.definition.outConfirmCount, at: fix.ts)
-            if explain { explainVerdict(fix, area, verdict, stay, transition) }
-            var due: [(ConditionDefinition, TimeZone, ConditionDefinition.Timing)] = []
-            if let transition {
-                counters.transitions += 1
-                let timing: ConditionDefinition.Timing = transition == .enter ? .IN : .OUT
-                for (c, tz) in area.conditions where c.timing == timing { due.append((c, tz, timing)) }
-            }
-            // DWELL after the fix's own transition: at T = 0 it fires with the ENTER.
-            if stay.phase == .inside, let entered = stay.enteredAt {
-                for (c, tz) in area.conditions where c.timing == .DWELL && !stay.dwellSpent.contains(c.conditionId) {
-                    if fix.ts.microseconds - entered.microseconds >= (c.dwellSeconds ?? 0) * 1_000_000 {
-                        stay.dwellSpent.append(c.conditionId)
-                        due.append((c, tz, .DWELL))
-                    }
-                }
-            }
-            for (c, tz, timing) in due.sorted(by: { $0.0.conditionId < $1.0.conditionId }) {
-                let local = tz.local(fix.ts)
-                switch ConditionFilter.check(c, local: local, lastNotifiedDay: state.lastNotifiedDay[c.conditionId]) {
-                case .pass:
-                    state.lastNotifiedDay[c.conditionId] = local.day
-                    counters.notifications += 1
-                    out.append(Notification(subjectId: fix.subjectId, ts: fix.ts, areaId: id, conditionId: c.conditionId,
-                                            transition: timing, lat: fix.position.lat, lon: fix.position.lon, accuracy: fix.accuracy))
-                case .blocked(let why):
-                    counters.filtered += 1
-                    note(fix, id, c.conditionId, "not notified", "\(timing.rawValue): \(why)")
-                }
-            }
-            state.stays[id] = stay.isNeutral ? nil : stay
+            if next < stayIds.count && stayIds[next] == id { next += 1 }
+            try judge(fix, id, area, &state, &out)
+        }
+        while next < stayIds.count {
+            try judge(fix, stayIds[next], try catalog.area(stayIds[next]), &state, &out)
+            next += 1
         }
         state.lastFix = fix
         return out
     }
 
-    /// The union of two sorted lists, sorted, without duplicates.
-    static func mergeSorted(_ a: [String], _ b: [String]) -> [String] {
-        var out: [String] = []
-        out.reserveCapacity(a.count + b.count)
-        var i = 0, j = 0
-        while i < a.count || j < b.count {
-            if j == b.count || (i < a.count && a[i] < b[j]) { out.append(a[i]); i += 1 }
-            else if i == a.count || b[j] < a[i] { out.append(b[j]); j += 1 }
-            else { out.append(a[i]); i += 1; j += 1 }
+    /// Applies the fix to one area: its verdict, the stay's transition, the
+    /// conditions that fire and pass their filters.
+    private mutating func judge(_ fix: Fix, _ id: String, _ found: JudgedArea?, _ state: inout SubjectState, _ out: inout [Notification]) throws {
+        guard let area = found else { state.stays[id] = nil; return }
+        if !area.isValid(at: fix.ts) {
+            if state.stays[id] != nil { note(fix, id, nil, "ignored", "outside the area's validity period") }
+            return
         }
-        return out
+        var stay = state.stays[id] ?? StayState()
+        let verdict = area.rule.verdict(area.shape, at: fix.position, accuracy: fix.accuracy)
+        let transition = stay.apply(verdict, inConfirm: area.definition.inConfirmCount,
+                                    outConfirm: area.definition.outConfirmCount, at: fix.ts)
+        if explain { explainVerdict(fix, area, verdict, stay, transition) }
+        var due: [(ConditionDefinition, TimeZone, ConditionDefinition.Timing)] = []
+        if let transition {
+            counters.transitions += 1
+            let timing: ConditionDefinition.Timing = transition == .enter ? .IN : .OUT
+            for (c, tz) in area.conditions where c.timing == timing { due.append((c, tz, timing)) }
+        }
+        // DWELL after the fix's own transition: at T = 0 it fires with the ENTER.
+        if stay.phase == .inside, let entered = stay.enteredAt {
+            for (c, tz) in area.conditions where c.timing == .DWELL && !stay.dwellSpent.contains(c.conditionId) {
+                if fix.ts.microseconds - entered.microseconds >= (c.dwellSeconds ?? 0) * 1_000_000 {
+                    stay.dwellSpent.append(c.conditionId)
+                    due.append((c, tz, .DWELL))
+                }
+            }
+        }
+        for (c, tz, timing) in due.sorted(by: { $0.0.conditionId < $1.0.conditionId }) {
+            let local = tz.local(fix.ts)
+            switch ConditionFilter.check(c, local: local, lastNotifiedDay: state.lastNotifiedDay[c.conditionId]) {
+            case .pass:
+                state.lastNotifiedDay[c.conditionId] = local.day
+                counters.notifications += 1
+                out.append(Notification(subjectId: fix.subjectId, ts: fix.ts, areaId: id, conditionId: c.conditionId,
+                                        transition: timing, lat: fix.position.lat, lon: fix.position.lon, accuracy: fix.accuracy))
+            case .blocked(let why):
+                counters.filtered += 1
+                note(fix, id, c.conditionId, "not notified", "\(timing.rawValue): \(why)")
+            }
+        }
+        state.stays[id] = stay.isNeutral ? nil : stay
     }
 
     /// Counts an invalid fix (it changes no state).

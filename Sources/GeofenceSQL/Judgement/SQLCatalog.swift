@@ -28,7 +28,7 @@ public final class SQLCatalog: JudgeCatalog {
     }
 
     /// The R*Tree's boxes in memory, for a batch large enough to repay reading them all.
-    private var grid: CandidateGrid?
+    private(set) var grid: CandidateGrid?
 
     /// Reads every area's index box into a `CandidateGrid`; later lookups make no query.
     /// The run's transaction keeps the catalog fixed while the grid is in use.

@@ -1,18 +1,41 @@
 import GeofenceCore
 
 /// A judging thread's view of the shared catalog: areas it has seen are kept
-/// in its own dictionary, so threads meet at the shared (locked) catalog only
-/// for an area's first use.
+/// in its own cache, so threads meet at the shared (locked) catalog only for
+/// an area's first use. With the index in memory, candidates come as grid
+/// indices and the cache is an array by index: no string array and no
+/// dictionary lookup per candidate.
 final class WorkerCatalog: JudgeCatalog {
     let shared: SQLCatalog
     private var areas: [String: JudgedArea?] = [:]
+    /// By grid index, once the shared catalog has a grid: .none not yet seen, .some(nil) gone.
+    private var byIndex: [JudgedArea??] = []
+
     init(_ shared: SQLCatalog) { self.shared = shared }
+
     func candidateAreas(at p: LonLat) throws -> [String] { try shared.candidateAreas(at: p) }
-    func forget() { areas.removeAll() }
+
+    func forget() { areas.removeAll(); byIndex = [] }
+
     func area(_ id: String) throws -> JudgedArea? {
         if let a = areas[id] { return a }
         let a = try shared.area(id)
         areas[id] = a
         return a
+    }
+
+    func forEachCandidate(at p: LonLat, _ body: (String, JudgedArea?) throws -> Void) throws {
+        guard let grid = shared.grid else {
+            for id in try candidateAreas(at: p) { try body(id, try area(id)) }
+            return
+        }
+        if byIndex.count != grid.ids.count { byIndex = [JudgedArea??](repeating: .none, count: grid.ids.count) }
+        try grid.forEachCandidate(at: p) { i in
+            let id = grid.ids[i]
+            if let known = byIndex[i] { return try body(id, known) }
+            let a = try shared.area(id)
+            byIndex[i] = .some(a)
+            try body(id, a)
+        }
     }
 }
