@@ -26,14 +26,20 @@ public struct VerdictRule: Equatable, Sendable {
     /// d ≤ -k·accuracy and accuracy ≤ out limit. With k·accuracy = 0 the boundary
     /// itself counts as outside, as GEOS containment does, so every fix is one or the other.
     public func verdict(_ shape: some AreaGeometry, at p: LonLat, accuracy: Double) -> Verdict {
+        verdict(shape, at: p, accuracy: accuracy) { FixFrame(p) }
+    }
+
+    /// The same, with the fix's frame from the caller (built only if a
+    /// distance is needed: a caller asking one fix against many areas keeps it).
+    public func verdict(_ shape: some AreaGeometry, at p: LonLat, accuracy: Double, frame: () -> FixFrame) -> Verdict {
         let margin = CEP.factor(confidence) * accuracy
         let inside = shape.contains(p)
         if inside {
             guard inAccuracyMax.map({ accuracy <= $0 }) ?? true else { return .undecided }
-            return shape.isAtLeast(margin, fromBoundary: p) ? .inside : .undecided
+            return margin <= 0 || shape.isAtLeast(margin, from: frame()) ? .inside : .undecided
         } else {
             guard outAccuracyMax.map({ accuracy <= $0 }) ?? true else { return .undecided }
-            return shape.isAtLeast(margin, fromBoundary: p) ? .outside : .undecided
+            return margin <= 0 || shape.isAtLeast(margin, from: frame()) ? .outside : .undecided
         }
     }
 }

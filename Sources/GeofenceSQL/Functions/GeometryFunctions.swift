@@ -33,7 +33,7 @@ enum GeometryFunctions {
             let p = try position(a, lat: 1, lon: 2)
             let rule = VerdictRule(confidence: a.count > 4 ? try confidence(a, 4) : 0)
             let acc = try accuracy(a, 3)
-            return verdictValue(try geometry(a, 0, cache) { rule.verdict($0, at: p, accuracy: acc) })
+            return verdictValue(try geometry(a, 0, cache) { rule.verdict($0, at: p, accuracy: acc) { frames.frame(p) } })
         }
 
         try db.createFunction("gf_inside_probability", arities: [4], argumentNames: shapeNames, flags: FunctionFlags.pure) { a in
