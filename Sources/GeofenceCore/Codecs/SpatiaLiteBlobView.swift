@@ -14,16 +14,12 @@ extension SpatiaLiteBlob {
     /// as `decodeAreal` would: the same structure checks, the same vertices.
     public struct FlatView {
         let bytes: UnsafeRawBufferPointer
-        /// Byte offset and vertex count of each ring: at most `maxRings`, kept inline.
-        private var rings: (Int, Int, Int, Int, Int, Int, Int, Int, Int, Int, Int, Int, Int, Int, Int, Int) =
-            (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)
-        private(set) var ringCount = 0
+        private var isMulti = false
         public private(set) var vertexCount = 0
         public private(set) var boundingBox = BoundingBox.empty
-        static let maxRings = 8
 
         /// Nil unless the BLOB is of the simple kind and has at most
-        /// `maxVertices` vertices in at most 8 rings.
+        /// `maxVertices` vertices.
         public init?(_ bytes: UnsafeRawBufferPointer, maxVertices: Int) {
             self.bytes = bytes
             #if !_endian(little)
@@ -34,34 +30,33 @@ extension SpatiaLiteBlob {
             let srid = bytes.loadUnaligned(fromByteOffset: 2, as: Int32.self)
             guard srid == 4326 || srid == 0 else { return nil }
             let cls = bytes.loadUnaligned(fromByteOffset: 39, as: Int32.self)
+            guard cls == 3 || cls == 6 else { return nil }
+            isMulti = cls == 6
             var at = 43
             var polygons = 1
-            if cls == 6 {
+            if isMulti {
                 guard at + 4 <= n else { return nil }
                 polygons = Int(bytes.loadUnaligned(fromByteOffset: at, as: Int32.self))
                 at += 4
-                guard polygons >= 0, polygons <= Self.maxRings else { return nil }
-            } else if cls != 3 {
-                return nil
+                // A member takes at least 9 bytes: no loop longer than the BLOB allows.
+                guard polygons >= 0, polygons <= (n - at) / 9 else { return nil }
             }
             var east = false, west = false
             var minX = Double.infinity, minY = Double.infinity, maxX = -Double.infinity, maxY = -Double.infinity
             for _ in 0..<polygons {
-                if cls == 6 {
+                if isMulti {
                     guard at + 5 <= n, bytes[at] == 0x69, bytes.loadUnaligned(fromByteOffset: at + 1, as: Int32.self) == 3 else { return nil }
                     at += 5
                 }
                 guard at + 4 <= n else { return nil }
                 let ringsHere = Int(bytes.loadUnaligned(fromByteOffset: at, as: Int32.self))
                 at += 4
-                guard ringsHere >= 0, ringCount + ringsHere <= Self.maxRings else { return nil }
+                guard ringsHere >= 0, ringsHere <= (n - at) / 4 else { return nil }
                 for _ in 0..<ringsHere {
                     guard at + 4 <= n else { return nil }
                     let count = Int(bytes.loadUnaligned(fromByteOffset: at, as: Int32.self))
                     at += 4
                     guard count >= 0, vertexCount + count <= maxVertices, at + 16 * count <= n else { return nil }
-                    setRing(ringCount, offset: at, count: count)
-                    ringCount += 1
                     vertexCount += count
                     for v in 0..<count {
                         let x = bytes.loadUnaligned(fromByteOffset: at + 16 * v, as: Double.self)
@@ -80,17 +75,23 @@ extension SpatiaLiteBlob {
             boundingBox = BoundingBox(minLon: minX, minLat: minY, maxLon: maxX, maxLat: maxY)
         }
 
-        private mutating func setRing(_ r: Int, offset: Int, count: Int) {
-            withUnsafeMutableBytes(of: &rings) { raw in
-                raw.storeBytes(of: offset, toByteOffset: 16 * r, as: Int.self)
-                raw.storeBytes(of: count, toByteOffset: 16 * r + 8, as: Int.self)
-            }
-        }
-
+        /// Visits each ring as (byte offset of its first vertex, vertex count),
+        /// walking the structure `init` has already checked.
         @inline(__always)
-        func ring(_ r: Int) -> (offset: Int, count: Int) {
-            withUnsafeBytes(of: rings) { raw in
-                (raw.load(fromByteOffset: 16 * r, as: Int.self), raw.load(fromByteOffset: 16 * r + 8, as: Int.self))
+        func forEachRing(_ body: (Int, Int) throws -> Void) rethrows {
+            func int(_ at: Int) -> Int { Int(bytes.loadUnaligned(fromByteOffset: at, as: Int32.self)) }
+            var at = 43
+            var polygons = 1
+            if isMulti { polygons = int(at); at += 4 }
+            for _ in 0..<polygons {
+                if isMulti { at += 5 }
+                let rings = int(at)
+                at += 4
+                for _ in 0..<rings {
+                    let count = int(at)
+                    try body(at + 4, count)
+                    at += 4 + 16 * count
+                }
             }
         }
 

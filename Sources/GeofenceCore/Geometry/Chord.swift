@@ -34,9 +34,14 @@ public enum Chord {
     @inline(__always)
     public static func position(lat: Double, lon: Double) -> Vector {
         let phi = lat * .pi / 180, lambda = lon * .pi / 180
-        let sp = sin(phi), cp = cos(phi)
+        return position(sin(phi), cos(phi), sin(lambda), cos(lambda))
+    }
+
+    /// ECEF position from the sines and cosines of latitude and longitude.
+    @inline(__always)
+    static func position(_ sp: Double, _ cp: Double, _ sl: Double, _ cl: Double) -> Vector {
         let n = WGS84.a / (1 - WGS84.e2 * sp * sp).squareRoot()
-        return Vector(x: n * cp * cos(lambda), y: n * cp * sin(lambda), z: n * (1 - WGS84.e2) * sp)
+        return Vector(x: n * cp * cl, y: n * cp * sl, z: n * (1 - WGS84.e2) * sp)
     }
 
     /// ECEF position, and its rate of change along a path that moves by
@@ -84,8 +89,10 @@ public enum Chord {
 
     /// 1/(24·M·N) at a latitude: the chord-to-arc factor of `arc`.
     @inline(__always)
-    static func arcFactor(atLat lat: Double) -> Double {
-        let s = sin(lat * .pi / 180)
+    static func arcFactor(atLat lat: Double) -> Double { arcFactor(sinLat: sin(lat * .pi / 180)) }
+
+    @inline(__always)
+    static func arcFactor(sinLat s: Double) -> Double {
         let w2 = 1 - WGS84.e2 * s * s
         // M·N = a²(1−e²)/w⁴
         return w2 * w2 / (24 * WGS84.a * WGS84.a * (1 - WGS84.e2))

@@ -17,10 +17,14 @@ public enum WGS84 {
     @inline(__always)
     public static func metresPerDegree(atLat lat: Double) -> (lat: Double, lon: Double) {
         let phi = lat * .pi / 180
-        let s = sin(phi)
+        return metresPerDegree(sinLat: sin(phi), cosLat: cos(phi))
+    }
+
+    @inline(__always)
+    static func metresPerDegree(sinLat s: Double, cosLat c: Double) -> (lat: Double, lon: Double) {
         let w = (1 - e2 * s * s).squareRoot()
         let m = a * (1 - e2) / (w * w * w)
         let n = a / w
-        return (m * .pi / 180, n * cos(phi) * .pi / 180)
+        return (m * .pi / 180, n * c * .pi / 180)
     }
 }

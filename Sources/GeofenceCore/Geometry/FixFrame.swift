@@ -24,14 +24,11 @@ public struct FixFrame: Sendable {
         let phi = p.lat * .pi / 180, lambda = p.lon * .pi / 180
         let sp = sin(phi), cp = cos(phi), sl = sin(lambda), cl = cos(lambda)
         sinLat = sp; cosLat = cp; sinLon = sl; cosLon = cl
-        let w2 = 1 - WGS84.e2 * sp * sp
-        let w = w2.squareRoot()
-        let n = WGS84.a / w, m = WGS84.a * (1 - WGS84.e2) / (w2 * w)
-        k = (m * .pi / 180, n * cp * .pi / 180)
+        k = WGS84.metresPerDegree(sinLat: sp, cosLat: cp)
         // Within 0.001° of a pole the frame is meaningless anyway; the bound stays finite.
         tanLat = min(abs(sp / cp), 57_296)
-        ecef = Chord.Vector(x: n * cp * cl, y: n * cp * sl, z: n * (1 - WGS84.e2) * sp)
-        arcFactor = w2 * w2 / (24 * WGS84.a * WGS84.a * (1 - WGS84.e2))
+        ecef = Chord.position(sp, cp, sl, cl)
+        arcFactor = Chord.arcFactor(sinLat: sp)
     }
 
     /// How far the affine frame can be off, relative to a distance d: the

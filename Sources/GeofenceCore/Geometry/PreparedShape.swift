@@ -144,13 +144,8 @@ public final class PreparedShape: @unchecked Sendable {
         guard p.lat >= b.minLat, p.lat <= b.maxLat, p.lon >= b.minLon, p.lon <= b.maxLon else { return false }
         let band = clampedIndex((p.lat - bandMinLat) / bandHeight, bandCount)
         var inside = false
-        for k in Int(bandStarts[band])..<Int(bandStarts[band + 1]) {
-            let i = Int(bandEdges[k]) * 4
-            let x1 = edges[i], y1 = edges[i + 1], x2 = edges[i + 2], y2 = edges[i + 3]
-            if (y1 > p.lat) != (y2 > p.lat) {
-                let x = x1 + (p.lat - y1) * (x2 - x1) / (y2 - y1)
-                if p.lon < x { inside.toggle() }
-            }
+        for k in Int(bandStarts[band])..<Int(bandStarts[band + 1]) where edge(Int(bandEdges[k])).crossesRay(from: p) {
+            inside.toggle()
         }
         return inside
     }

@@ -18,7 +18,7 @@ public struct UnpreparedPolygons: AreaGeometry {
         guard inBox(p) else { return false }
         var inside = false
         forEachEdge { _, e in
-            if crosses(e, p) { inside.toggle() }
+            if e.crossesRay(from: p) { inside.toggle() }
         }
         return inside
     }
@@ -51,9 +51,8 @@ public struct UnpreparedPolygons: AreaGeometry {
     private func offerEdges(_ fix: FixFrame, _ near: inout EdgeDistance.Candidates, countingCrossings: Bool) -> Bool {
         let p = fix.p, k = fix.k
         var inside = false
-        for r in 0..<view.ringCount {
-            let (offset, count) = view.ring(r)
-            guard count >= 2 else { continue }
+        view.forEachRing { offset, count in
+            guard count >= 2 else { return }
             var (lon1, lat1) = view.vertex(at: offset)
             var y1 = (lat1 - p.lat) * k.lat
             for v in 1..<count {
@@ -74,7 +73,7 @@ public struct UnpreparedPolygons: AreaGeometry {
                         near.offer(ax * k.lon, y1, bx * k.lon, y2, id: id, fix)
                     }
                 }
-                if countingCrossings && crosses(Edge(lon1, lat1, lon2, lat2), p) { inside.toggle() }
+                if countingCrossings && Edge(lon1, lat1, lon2, lat2).crossesRay(from: p) { inside.toggle() }
                 lon1 = lon2; lat1 = lat2; y1 = y2
             }
         }
@@ -87,20 +86,11 @@ public struct UnpreparedPolygons: AreaGeometry {
         return p.lat >= b.minLat && p.lat <= b.maxLat && p.lon >= b.minLon && p.lon <= b.maxLon
     }
 
-    /// PreparedShape.contains's crossing test, the same arithmetic.
-    @inline(__always)
-    private func crosses(_ e: Edge, _ p: LonLat) -> Bool {
-        guard (e.lat1 > p.lat) != (e.lat2 > p.lat) else { return false }
-        let x = e.lon1 + (p.lat - e.lat1) * (e.lon2 - e.lon1) / (e.lat2 - e.lat1)
-        return p.lon < x
-    }
-
     /// Every edge, named by the byte offset of its first vertex.
     @inline(__always)
     func forEachEdge(_ body: (Int, Edge) -> Void) {
-        for r in 0..<view.ringCount {
-            let (offset, count) = view.ring(r)
-            guard count >= 2 else { continue }
+        view.forEachRing { offset, count in
+            guard count >= 2 else { return }
             var (x1, y1) = view.vertex(at: offset)
             for v in 1..<count {
                 let (x2, y2) = view.vertex(at: offset + 16 * v)

@@ -16,6 +16,12 @@ public protocol JudgeCatalog: AnyObject {
 
 extension JudgeCatalog {
     public func forEachCandidate(at p: LonLat, _ body: (String, JudgedArea?) throws -> Void) throws {
+        try forEachCandidateByLookup(at: p, body)
+    }
+
+    /// `forEachCandidate` by `candidateAreas` and `area`: the default, and the
+    /// fallback of a catalog whose index is not in memory.
+    public func forEachCandidateByLookup(at p: LonLat, _ body: (String, JudgedArea?) throws -> Void) throws {
         for id in try candidateAreas(at: p) { try body(id, try area(id)) }
     }
 }

@@ -33,17 +33,12 @@ public final class MemoryCatalog: JudgeCatalog {
 
     public func area(_ id: String) throws -> JudgedArea? { areas[id] }
 
-    public func forEachCandidate(at p: LonLat, _ body: (String, JudgedArea?) throws -> Void) throws {
+    /// Every area whose box holds `p`, in area_id order, by grid index: no
+    /// dictionary lookup or string array per candidate (judgement tasks and
+    /// the batch locate path).
+    public func forEachCandidate(at p: LonLat, _ body: (String, JudgedArea?) throws -> Void) rethrows {
         buildIndex()
         let grid = grid!
         try grid.forEachCandidate(at: p) { try body(grid.ids[$0], ordered[$0]) }
-    }
-
-    /// Visits every area whose box holds `p`, in area_id order, without a
-    /// dictionary lookup or a string per candidate (the batch locate path).
-    @inline(__always)
-    public func forEachCandidateArea(at p: LonLat, _ body: (JudgedArea) throws -> Void) rethrows {
-        buildIndex()
-        try grid!.forEachCandidate(at: p) { try body(ordered[$0]) }
     }
 }

@@ -97,11 +97,12 @@ public enum BatchLocate {
                 let range = (points.count * w / width)..<(points.count * (w + 1) / width)
                 var mine: [Pair] = []
                 for point in points[range] {
-                    catalog.forEachCandidateArea(at: point.p) { area in
+                    catalog.forEachCandidate(at: point.p) { id, found in
+                        guard let area = found else { return }
                         var rule = area.rule
                         if let c = confidence { rule.confidence = c }
                         let v = rule.verdict(area.shape, at: point.p, accuracy: point.accuracy)
-                        if v != .outside { mine.append(Pair(row: point.row, areaId: area.definition.areaId, verdict: v)) }
+                        if v != .outside { mine.append(Pair(row: point.row, areaId: id, verdict: v)) }
                     }
                 }
                 out.buffer[w] = mine

@@ -35,7 +35,6 @@ public final class SQLCatalog: JudgeCatalog {
     public func loadIndexIntoMemory() throws {
         let rows = try db.prepare("""
             SELECT a.area_id, r.xmin, r.xmax, r.ymin, r.ymax FROM idx_gf_areas_geom AS r CROSS JOIN gf_areas AS a ON a.id = r.pkid
-            ORDER BY a.area_id
             """)
         var items: [(String, BoundingBox)] = []
         while try rows.step() {

@@ -25,10 +25,7 @@ final class WorkerCatalog: JudgeCatalog {
     }
 
     func forEachCandidate(at p: LonLat, _ body: (String, JudgedArea?) throws -> Void) throws {
-        guard let grid = shared.grid else {
-            for id in try candidateAreas(at: p) { try body(id, try area(id)) }
-            return
-        }
+        guard let grid = shared.grid else { return try forEachCandidateByLookup(at: p, body) }
         if byIndex.count != grid.ids.count { byIndex = [JudgedArea??](repeating: .none, count: grid.ids.count) }
         try grid.forEachCandidate(at: p) { i in
             let id = grid.ids[i]
