@@ -89,6 +89,8 @@ def test_batch_locate_matches_geos_on_natural_earth(countries, tmp_path):
     with open(out) as f:
         rows = list(csv.DictReader(f))
     assert {r["verdict"] for r in rows} == {"inside"}, "accuracy 0 is never undecided"
+    order = [(int(r["row"]), r["area_id"]) for r in rows]
+    assert order == sorted(order), "pairs come in fix order, then area_id order (they are located in another order)"
     batch = {(int(r["row"]) - 1, r["area_id"]) for r in rows}
     expected, near = shapely_pairs(shapes, points)
     drop = lambda s: {x for x in s if x[0] not in near}

@@ -41,4 +41,19 @@ public final class MemoryCatalog: JudgeCatalog {
         let grid = grid!
         try grid.forEachCandidate(at: p) { try body(grid.ids[$0], ordered[$0]) }
     }
+
+    /// The same by position in area_id order (0..<count), with no string at
+    /// all: a batch keeps positions and names only the pairs it reports
+    /// (`areaId(at:)`). Call `buildIndex()` first.
+    @inline(__always)
+    public func forEachCandidateIndex(at p: LonLat, _ body: (Int, JudgedArea) throws -> Void) rethrows {
+        try ordered.withUnsafeBufferPointer { areas in
+            try grid!.forEachCandidate(at: p) { try body($0, areas[$0]) }
+        }
+    }
+
+    /// The area_id at a position of `forEachCandidateIndex`.
+    public func areaId(at index: Int) -> String { grid!.ids[index] }
+
+    public var count: Int { areas.count }
 }
