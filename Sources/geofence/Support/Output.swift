@@ -32,8 +32,10 @@ struct OutputOptions: ParsableArguments {
     }
 }
 
+/// Bytes, not Characters: "\r\n" is one Character equal to neither "\r" nor
+/// "\n", so a Character test left such a field unquoted (and was slow).
 func csvField(_ s: String) -> String {
-    s.contains(where: { $0 == "," || $0 == "\"" || $0 == "\n" || $0 == "\r" })
+    s.utf8.contains(where: { $0 == 0x2C || $0 == 0x22 || $0 == 0x0A || $0 == 0x0D })
         ? "\"" + s.replacingAll("\"", with: "\"\"") + "\"" : s
 }
 
