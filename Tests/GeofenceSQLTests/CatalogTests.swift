@@ -88,6 +88,45 @@ final class CatalogTests: DatabaseTestCase {
         XCTAssertEqual(try ConditionStore(db).all().map { "\($0.conditionId) \($0.timing)" }, ["1 IN", "2 OUT"])
     }
 
+    /// Features are parsed on a second thread (FeatureParser) in batches while
+    /// this one inserts: the first bad feature must still be the one reported,
+    /// whichever side finds it, with nothing landed, and an insert failing
+    /// early must stop the parser that has run ahead (no hang, no leak).
+    func testImportReportsTheFirstBadFeatureWhicheverThreadFindsIt() throws {
+        let db = try newCatalog()
+        let squares = (0..<3000).map { square("S\($0)", 139 + Double($0 % 100) * 0.01, 35 + Double($0 / 100) * 0.01) }
+        // A duplicate id (found by the inserting thread) before malformed JSON (found by the parser).
+        var features = squares
+        features[300] = square("S10", 139, 35)
+        features[2500] = #"{"type":"Feature",}"#
+        XCTAssertThrowsError(try AreaImporter(db).run(path: write("dup.geojson", collection(features)), options: .init())) { e in
+            let err = e as! InputError
+            XCTAssertEqual(err.item, "feature 300", "\(e)")
+            XCTAssertTrue(err.message.contains("duplicate area_id"), "\(e)")
+        }
+        XCTAssertEqual(try AreaStore(db).count, 0)
+        // A bad property (found by the parser) after many good batches.
+        features = squares
+        features[2900] = square("bad", 139, 35, props: #","in_confirm_count":0"#)
+        XCTAssertThrowsError(try AreaImporter(db).run(path: write("bad.geojson", collection(features)), options: .init())) { e in
+            XCTAssertEqual((e as! InputError).item, "feature 2900", "\(e)")
+        }
+        XCTAssertEqual(try AreaStore(db).count, 0)
+        // The whole file, with a member after the features: every area, and the member read.
+        let report = try AreaImporter(db).run(path: write("ok.geojson", "{\"type\":\"FeatureCollection\",\"features\":["
+                                                          + squares.joined(separator: ",") + "],\"updated_at\":\"2026-01-02T00:00:00Z\"}"),
+                                              options: .init())
+        XCTAssertEqual(report.imported, 3000)
+        XCTAssertEqual(report.updatedAt, try Timestamp.parse("2026-01-02T00:00:00Z"))
+        XCTAssertEqual(try db.scalar("SELECT count(*) FROM gf_areas WHERE area_id LIKE 'S%'"), .integer(3000))
+        // An insert failing at the second feature while the parser is far ahead: it stops, nothing lands.
+        XCTAssertThrowsError(try AreaImporter(db).run(path: write("early.geojson", collection([square("new", 140, 36)] + squares)),
+                                                      options: .init())) { e in
+            XCTAssertEqual((e as! InputError).item, "feature 1", "\(e)")
+        }
+        XCTAssertEqual(try db.scalar("SELECT count(*) FROM gf_areas WHERE area_id = 'new'"), .integer(0))
+    }
+
     /// Imports fill the R*Tree in bulk (BulkSpatialIndex): after inserts,
     /// upserts that move an area, and a replace, every area has exactly its
     /// box in the index and SpatiaLite's triggers are back for later writes.

@@ -36,8 +36,8 @@ public struct AreaImporter {
     public init(_ db: Connection) { self.db = db }
 
     public func run(path: String, options: Options, progress: ((Int, Int) -> Void)? = nil) throws -> Report {
-        let file = try FileChunks(path: path)
-        var reader = FeatureCollectionReader(JSONReader(chunks: file.next))
+        var parser = try FeatureParser(path: path, group: options.group)
+        let fileSize = parser.fileSize
         let areas = AreaStore(db)
         let conditions = ConditionStore(db)
         let settings = Settings(db)
@@ -49,42 +49,37 @@ public struct AreaImporter {
             var spatialIndex = BulkSpatialIndex(db)
             try spatialIndex.begin()
             var nextCondition = try conditions.nextId()
-            var feature: JSONValue?
-            repeat {
-                do {
-                    feature = try reader.next()
-                } catch let e as JSONSyntaxError {
-                    throw InputError("malformed GeoJSON at \(e)", file: path,
-                                     item: reader.featureIndex >= 0 ? "feature \(reader.featureIndex)" : nil)
+            try parser.run { batch in
+                guard case .features(let parsed, let bytesRead) = batch else {
+                    if case .failed(let error) = batch { throw error }
+                    return
                 }
-                guard let f = feature else { break }
-                let index = reader.featureIndex
-                let where_ = "feature \(index)"
-                let idHint = f["properties"]?["area_id"]?.plainText ?? f["id"]?.plainText
-                do {
-                    var area = try GeoJSONArea.area(from: f, group: options.group)
-                    if case .repaired(let reason) = try areas.checkValidity(&area, makeValid: options.makeValid) {
-                        report.repaired.append((index, area.areaId, reason))
-                    }
-                    try areas.insert(area, upsert: options.upsert)
-                    if case .circle = area.shape { report.circles += 1 } else { report.polygons += 1 }
-                    if options.defaultConditions {
-                        for timing in [ConditionDefinition.Timing.IN, .OUT] {
-                            try conditions.insert(ConditionDefinition(conditionId: nextCondition, areaId: area.areaId, timing: timing))
-                            nextCondition += 1
-                            report.conditions += 1
+                for var p in parsed {
+                    do {
+                        if case .repaired(let reason) = try areas.checkValidity(&p.area, p.row, makeValid: options.makeValid) {
+                            report.repaired.append((p.index, p.area.areaId, reason))
+                            p.row = AreaStore.Row(p.area)
                         }
+                        try areas.insert(p.row, upsert: options.upsert)
+                        if case .circle = p.area.shape { report.circles += 1 } else { report.polygons += 1 }
+                        if options.defaultConditions {
+                            for timing in [ConditionDefinition.Timing.IN, .OUT] {
+                                try conditions.insert(ConditionDefinition(conditionId: nextCondition, areaId: p.area.areaId, timing: timing))
+                                nextCondition += 1
+                                report.conditions += 1
+                            }
+                        }
+                    } catch let e as InputError {
+                        throw e.located(file: path, item: "feature \(p.index)", id: p.idHint)
                     }
-                } catch let e as InputError {
-                    throw e.located(file: path, item: where_, id: idHint)
+                    report.imported += 1
                 }
-                report.imported += 1
-                if index % 1000 == 0 { progress?(file.bytesRead, file.size) }
-            } while true
-            progress?(file.size, file.size)
+                progress?(bytesRead, fileSize)
+            }
+            progress?(fileSize, fileSize)
             try spatialIndex.finish()
 
-            let updated = try options.updatedAt ?? updatedAtMember(reader.foreignMembers, path: path)
+            let updated = try options.updatedAt ?? updatedAtMember(parser.foreignMembers, path: path)
             report.updatedAt = updated
             if let updated {
                 if let previousText = try settings.get("import_updated_at"), let previous = try? Timestamp.parse(previousText),

@@ -24,8 +24,14 @@ public final class AreaStore {
     /// Checks the polygon with GEOS (through SpatiaLite). Invalid: with
     /// `makeValid`, returns the repaired area; otherwise throws with GEOS's reason.
     public func checkValidity(_ area: inout AreaDefinition, makeValid: Bool) throws -> Repair {
-        guard case .polygons(let polys) = area.shape else { return .none }
-        let blob = SpatiaLiteBlob.encodeMultiPolygon(polys)
+        guard case .polygons = area.shape else { return .none }
+        return try checkValidity(&area, Row(area), makeValid: makeValid)
+    }
+
+    /// The same, with the area's row already encoded (by an import's parsing thread).
+    func checkValidity(_ area: inout AreaDefinition, _ row: Row, makeValid: Bool) throws -> Repair {
+        guard case .polygons = area.shape else { return .none }
+        let blob = row.geometry
         let check = try statements.get("SELECT ST_IsValidReason(?1)")
         try check.bind([.blob(blob)])
         _ = try check.step()
@@ -49,11 +55,25 @@ public final class AreaStore {
     }
 
     public func insert(_ a: AreaDefinition, upsert: Bool = false) throws {
+        try insert(Row(a), upsert: upsert)
+    }
+
+    /// An area as the values of its gf_areas row (BLOB encoded, properties
+    /// serialized): computed apart from the connection, on an import's
+    /// parsing thread.
+    public struct Row: @unchecked Sendable {
+        let areaId: String
+        let values: [SQLiteValue]
+        var geometry: [UInt8] { if case .blob(let b) = values.last { b } else { [] } }
+        public init(_ a: AreaDefinition) { areaId = a.areaId; values = AreaStore.values(a) }
+    }
+
+    public func insert(_ row: Row, upsert: Bool = false) throws {
         let s = try statements.get(Self.insertSQL(upsert: upsert))
         do {
-            try s.run(Self.values(a))
+            try s.run(row.values)
         } catch let e as SQLiteError where e.message.contains("UNIQUE constraint failed: gf_areas.area_id") {
-            throw InputError("duplicate area_id: an area with this id already exists (use --upsert to replace it)", id: a.areaId, field: "area_id")
+            throw InputError("duplicate area_id: an area with this id already exists (use --upsert to replace it)", id: row.areaId, field: "area_id")
         }
     }
 
