@@ -5,7 +5,7 @@ import GeofenceCore
 final class StateStore {
     let db: Connection
     private let loadSubject, loadStays, loadNotified: Statement
-    private let saveSubject, deleteStay, saveStay, saveNotified: Statement
+    private let saveSubject, deleteStay, saveStay, saveStreaks, saveNotified: Statement
 
     init(_ db: Connection) throws {
         self.db = db
@@ -22,13 +22,23 @@ final class StateStore {
             INSERT OR REPLACE INTO gf_stays (subject_id, area_id, state, in_streak, out_streak, entered_at, dwell_spent)
             VALUES (?, ?, ?, ?, ?, ?, ?)
             """)
+        saveStreaks = try db.prepare("UPDATE gf_stays SET in_streak = ?3, out_streak = ?4 WHERE subject_id = ?1 AND area_id = ?2")
         saveNotified = try db.prepare("""
             INSERT INTO gf_last_notified (subject_id, condition_id, local_date) VALUES (?, ?, ?)
             ON CONFLICT(subject_id, condition_id) DO UPDATE SET local_date = excluded.local_date
             """)
     }
 
-    func load(_ subject: String) throws -> SubjectState {
+    /// The state this store saved last, for `load(_:trustingLastSave:)`.
+    private var lastSaved: SubjectState?
+
+    /// With `trustingLastSave`, a subject whose last fix in the database is
+    /// the one this store saved last is not read again: one indexed lookup
+    /// instead of its stays (gf_check, fix after fix of one subject). The
+    /// caller vouches that nothing else wrote the state since, except by
+    /// rolling back, which the last fix then shows (every save that changes
+    /// stays also records a newer last fix).
+    func load(_ subject: String, trustingLastSave: Bool) throws -> SubjectState {
         var s = SubjectState(subjectId: subject)
         try loadSubject.bind([.text(subject)])
         // Reset at once: a statement left on its row holds a read lock (the statement is reused).
@@ -38,6 +48,7 @@ final class StateStore {
             s.lastFix = Fix(subjectId: subject, ts: ts, lat: loadSubject.value(1).double ?? 0,
                             lon: loadSubject.value(2).double ?? 0, accuracy: loadSubject.value(3).double ?? 0)
         }
+        if trustingLastSave, let saved = lastSaved, saved.subjectId == subject, saved.lastFix == s.lastFix { return saved }
         try loadStays.bind([.text(subject)])
         while try loadStays.step() {
             var stay = StayState()
@@ -59,6 +70,7 @@ final class StateStore {
 
     /// Writes what `judge` may have changed: `before` is the state as loaded.
     func save(_ s: SubjectState, before: SubjectState) throws {
+        lastSaved = nil  // set again only once every write has succeeded
         if let f = s.lastFix, f != before.lastFix {
             try saveSubject.run([.text(s.subjectId), .text(f.ts.storageText), .real(f.position.lat), .real(f.position.lon), .real(f.accuracy)])
         }
@@ -66,7 +78,16 @@ final class StateStore {
         for area in before.stays.keys where s.stays[area] == nil {
             try deleteStay.run([.text(s.subjectId), .text(area)])
         }
-        for (area, stay) in s.stays where before.stays[area] != stay {
+        for (area, stay) in s.stays {
+            let old = before.stays[area]
+            if old == stay { continue }
+            // A subject staying inside changes only its streak at each fix:
+            // an UPDATE of two unindexed columns, not a row (and index entry)
+            // replaced, nor its entry time formatted again.
+            if let old, old.phase == stay.phase, old.enteredAt == stay.enteredAt, old.dwellSpent == stay.dwellSpent {
+                try saveStreaks.run([.text(s.subjectId), .text(area), .integer(Int64(stay.inStreak)), .integer(Int64(stay.outStreak))])
+                continue
+            }
             try saveStay.run([.text(s.subjectId), .text(area), .text(stay.phase.rawValue), .integer(Int64(stay.inStreak)),
                               .integer(Int64(stay.outStreak)), stay.enteredAt.map { .text($0.storageText) } ?? .null,
                               stay.dwellSpent.isEmpty ? .null : .text(stay.dwellSpent.map(String.init).joined(separator: ","))])
@@ -74,5 +95,6 @@ final class StateStore {
         for (id, day) in s.lastNotifiedDay where before.lastNotifiedDay[id] != day {
             try saveNotified.run([.text(s.subjectId), .integer(id), .text(ConditionDefinition.formatDate(day))])
         }
+        lastSaved = s
     }
 }
