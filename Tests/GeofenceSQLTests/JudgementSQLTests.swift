@@ -44,6 +44,15 @@ final class JudgementSQLTests: DatabaseTestCase {
         }
         let judge = try Judgement(single)
         for r in ordered { _ = try single.transaction { try judge.check(r, recordRun: false) } }
+        // gf_check: its session reads the index a window at a time and reuses the
+        // state it saved last; one transaction, so nothing else writes between calls.
+        let sql = try catalog("sql")
+        try sql.transaction {
+            for r in ordered {
+                _ = try sql.scalar("SELECT gf_check(?, ?, ?, ?, ?)", [.text(r.subjectId!), .text(r.ts!), .real(r.lat!), .real(r.lon!), .real(r.accuracy!)])
+            }
+        }
+        try assertSameOutcome(sql, single, "gf_check")
         // Fixes ordered in memory, and spilled to SQLite part way through.
         for (name, inMemory) in [("batch", 1_000_000), ("spilled", 700)] {
             let batch = try catalog(name)
@@ -90,6 +99,21 @@ extension JudgementSQLTests {
         // Removing an area: no notification from it, no error.
         try other.execute("DELETE FROM gf_areas WHERE area_id = 'A'")
         XCTAssertEqual(try check("s4", 139.005, 3), "[]")
+        // An area added next to where the session last read the index (its window) is seen.
+        XCTAssertEqual(try check("s5", 139.12, 4), "[]")
+        try other.execute("""
+            INSERT INTO gf_areas (area_id, kind, geom) VALUES ('C', 'polygon',
+                GeomFromText('MULTIPOLYGON(((139.115 35.0, 139.125 35.0, 139.125 35.01, 139.115 35.01, 139.115 35.0)))', 4326))
+            """)
+        try other.execute("INSERT INTO gf_conditions (condition_id, area_id, timing) VALUES (100, 'C', 'IN')")
+        XCTAssertTrue(try check("s5", 139.12, 5).contains(#""area_id":"C""#))
+        // The state the session saved last is reused only while the database shows it:
+        // an ENTER rolled back is not remembered.
+        try db.execute("BEGIN")
+        XCTAssertTrue(try check("s6", 139.12, 6).contains(#""area_id":"C""#))
+        try db.execute("ROLLBACK")
+        XCTAssertTrue(try check("s6", 139.12, 7).contains(#""area_id":"C""#), "the rolled-back ENTER happens again")
+        XCTAssertEqual(try check("s6", 139.12, 8), "[]", "and is remembered once it holds")
     }
 }
 

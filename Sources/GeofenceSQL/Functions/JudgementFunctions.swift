@@ -18,9 +18,10 @@ enum JudgementFunctions {
                                     lat: a.isNull(2) ? nil : try a.double(2), lon: a.isNull(3) ? nil : try a.double(3),
                                     accuracy: a.isNull(4) ? nil : try a.double(4))
             do {
-                // The connection's session keeps the statements and prepared areas between calls.
+                // The connection's session keeps the statements, prepared areas and the
+                // state it saved last between calls, as long as nothing else wrote.
                 let session = try Session.of(conn)
-                let (_, notifications) = try session.currentJudgement().check(row, recordRun: false)
+                let (_, notifications) = try session.currentJudgement().check(row, recordRun: false, trustingLastSave: true)
                 try session.settle()
                 return .text(NotificationJSON.array(notifications).serialized)
             } catch let e as InputError {

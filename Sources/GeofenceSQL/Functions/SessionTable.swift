@@ -2,7 +2,8 @@ import CSQLite
 import GeofenceCore
 
 /// Per-connection state that must outlive one SQL function call: gf_check's
-/// prepared statements and prepared areas.
+/// prepared statements, prepared areas, windows of the spatial index around
+/// recent fixes (`CandidateWindows`) and the subject state it saved last.
 ///
 /// Why a virtual table: a host may close its connection with plain
 /// sqlite3_close, which refuses (SQLITE_BUSY) while any statement is still
@@ -31,6 +32,7 @@ final class Session {
         let now = try currentStamp()
         if let j = judgement, now == stamp { return j }
         let j = try Judgement(db)
+        j.catalog.useWindows = true
         judgement = j
         return j
     }

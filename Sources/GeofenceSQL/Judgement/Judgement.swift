@@ -105,7 +105,7 @@ public final class Judgement {
                 catalog.forgetAreas()
                 for w in workerCatalogs { w.forget() }
             }
-            var states = try chunk.map { try state.load($0.subject) }
+            var states = try chunk.map { try state.load($0.subject, trustingLastSave: false) }
             let before = states
             let results = judgeInParallel(chunk.map(\.fixes), &states)
             for i in chunk.indices {
@@ -191,8 +191,11 @@ public final class Judgement {
         return results
     }
 
-    /// Judges one fix (checkLocation): returns its notifications.
-    public func check(_ row: Row, recordRun: Bool = true) throws -> (Report, [Notification]) {
+    /// Judges one fix (checkLocation): returns its notifications. With
+    /// `trustingLastSave` (gf_check's session, which drops this judgement as
+    /// soon as anything else writes) the state saved by the previous check is
+    /// reused when the database still shows its last fix.
+    public func check(_ row: Row, recordRun: Bool = true, trustingLastSave: Bool = false) throws -> (Report, [Notification]) {
         var report = Report(runId: recordRun ? try startRun(kind: "check", source: nil) : 0)
         report.fixes = 1
         var judge = SubjectJudge(catalog: catalog, explain: explain)
@@ -201,7 +204,7 @@ public final class Judgement {
         case .failure(let why):
             throw InputError("invalid fix: \(why.reason)")
         case .success(let fix):
-            var subject = try state.load(fix.subjectId)
+            var subject = try state.load(fix.subjectId, trustingLastSave: trustingLastSave)
             let before = subject
             out = try judge.judge(fix, &subject)
             try state.save(subject, before: before)

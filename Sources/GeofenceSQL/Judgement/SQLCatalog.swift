@@ -6,6 +6,12 @@ import GeofenceCore
 public final class SQLCatalog: JudgeCatalog {
     let db: Connection
     private let candidates: Statement
+    private let windowQuery: Statement
+    /// Windows of the index around recent fixes, when `useWindows` (see `CandidateWindows`).
+    private var windows = CandidateWindows()
+    /// Read the index a window at a time: for a catalog that lives across
+    /// many single checks (gf_check's session), dropped with it on any change.
+    public var useWindows = false
     private var areas: [String: JudgedArea?] = [:]
     private let zones = TimeZoneCache()
     private let areaStore: AreaStore
@@ -20,6 +26,10 @@ public final class SQLCatalog: JudgeCatalog {
         candidates = try db.prepare("""
             SELECT a.area_id FROM idx_gf_areas_geom AS r CROSS JOIN gf_areas AS a ON a.id = r.pkid
             WHERE r.xmin <= ?1 AND r.xmax >= ?1 AND r.ymin <= ?2 AND r.ymax >= ?2
+            """)
+        windowQuery = try db.prepare("""
+            SELECT a.area_id, r.xmin, r.xmax, r.ymin, r.ymax FROM idx_gf_areas_geom AS r CROSS JOIN gf_areas AS a ON a.id = r.pkid
+            WHERE r.xmin <= ?3 AND r.xmax >= ?1 AND r.ymin <= ?4 AND r.ymax >= ?2
             """)
         let settings = Settings(db)
         defaultConfidence = settings.defaultConfidence
@@ -53,13 +63,30 @@ public final class SQLCatalog: JudgeCatalog {
 
     public func candidateAreas(at p: LonLat) throws -> [String] {
         if let grid { return grid.candidates(at: p) }
-        return try lock.with {
-            try candidates.bind([.real(p.lon), .real(p.lat)])
-            var ids: [String] = []
-            while try candidates.step() { if let id = candidates.value(0).string { ids.append(id) } }
-            // Swift's order, which the judge merges with (SQLite's byte order can differ on non-NFC text).
-            return ids.sorted()
+        if useWindows {
+            return try lock.with {
+                try windows.candidates(at: p, fetchWindow: { w in
+                    try windowQuery.bind([.real(w.minLon), .real(w.minLat), .real(w.maxLon), .real(w.maxLat)])
+                    var items: [(String, BoundingBox)] = []
+                    while try windowQuery.step() {
+                        guard let id = windowQuery.value(0).string else { continue }
+                        items.append((id, BoundingBox(minLon: windowQuery.value(1).double ?? 0, minLat: windowQuery.value(3).double ?? 0,
+                                                      maxLon: windowQuery.value(2).double ?? 0, maxLat: windowQuery.value(4).double ?? 0)))
+                    }
+                    return items
+                }, pointQuery: pointQuery)
+            }
         }
+        return try lock.with { try pointQuery(p) }
+    }
+
+    /// One R*Tree query; call under `lock`.
+    private func pointQuery(_ p: LonLat) throws -> [String] {
+        try candidates.bind([.real(p.lon), .real(p.lat)])
+        var ids: [String] = []
+        while try candidates.step() { if let id = candidates.value(0).string { ids.append(id) } }
+        // Swift's order, which the judge merges with (SQLite's byte order can differ on non-NFC text).
+        return ids.sorted()
     }
 
     public func area(_ id: String) throws -> JudgedArea? {
