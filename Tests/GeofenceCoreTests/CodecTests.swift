@@ -46,6 +46,12 @@ final class TimestampTests: XCTestCase {
         XCTAssertEqual(try Timestamp.parse("2026-11-20 00:00:00.5Z").iso8601, "2026-11-20T00:00:00.500000Z")
         XCTAssertEqual(try Timestamp.parse("1763596800"), try Timestamp.parse("2025-11-20T00:00:00Z"))
         XCTAssertEqual(try Timestamp.parse("1763596800.25").microseconds, 1_763_596_800_250_000)
+        XCTAssertEqual(try Timestamp.parse("-1.5").microseconds, -1_500_000)
+        XCTAssertEqual(try Timestamp.parse("0.1234567").microseconds, 123_456, "past microseconds is dropped")
+        XCTAssertEqual(try Timestamp.parse(" 1763596800 "), try Timestamp.parse("1763596800"))
+        for bad in ["1.2.3", "1.", ".5", "-", "--1", "1-2", "+5", "1e9", "1234567890123", "1 2"] {
+            XCTAssertThrowsError(try Timestamp.parse(bad), bad)
+        }
         XCTAssertEqual(try Timestamp.parse("2026-11-20T09:00:00+0900"), a)
         XCTAssertLessThan(try Timestamp.parse("2026-11-20T08:59:59.999999+09:00"), a)
         XCTAssertThrowsError(try Timestamp.parse("2026-11-20T09:00:00")) { e in

@@ -150,6 +150,8 @@ extension Connection {
 
 extension String {
     func trimmingCharacters() -> String {
+        // Most text has no edge space: answer from its bytes, without a copy.
+        guard utf8.first == 0x20 || utf8.last == 0x20 else { return self }
         var s = Substring(self)
         while s.first == " " { s = s.dropFirst() }
         while s.last == " " { s = s.dropLast() }

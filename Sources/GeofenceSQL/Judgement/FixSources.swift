@@ -26,14 +26,24 @@ public enum FixSources {
     }
 
     static func row(subject: SQLiteValue, ts: SQLiteValue, lat: SQLiteValue, lon: SQLiteValue, accuracy: SQLiteValue) -> Judgement.Row {
-        var r = Judgement.Row(subjectId: subject.string, ts: ts.string, lat: lat.double, lon: lon.double, accuracy: accuracy.double)
-        for (name, v) in [("lat", lat), ("lon", lon), ("accuracy_m", accuracy)] {
-            if case .text(let t) = v {
-                if let d = Double(t.trimmingCharacters()) {
-                    switch name { case "lat": r.lat = d; case "lon": r.lon = d; default: r.accuracy = d }
-                } else { r.problem = "\(name) '\(t.prefix(40))' is not a number" }
-            } else if case .blob = v { r.problem = "\(name) is a BLOB, not a number" }
+        var r = Judgement.Row(subjectId: subject.string, ts: ts.string, lat: nil, lon: nil, accuracy: nil)
+        // The last bad column names the problem.
+        func number(_ name: String, _ v: SQLiteValue) -> Double? {
+            switch v {
+            case .text(let t):
+                if let d = Double(t.trimmingCharacters()) { return d }
+                r.problem = "\(name) '\(t.prefix(40))' is not a number"
+                return nil
+            case .blob:
+                r.problem = "\(name) is a BLOB, not a number"
+                return nil
+            default:
+                return v.double
+            }
         }
+        r.lat = number("lat", lat)
+        r.lon = number("lon", lon)
+        r.accuracy = number("accuracy_m", accuracy)
         return r
     }
 
