@@ -85,14 +85,15 @@ public struct SubjectJudge {
         var out: [Notification] = []
         try catalog.forEachCandidate(at: fix.position) { id, area in
             while next < stayIds.count && stayIds[next] < id {
-                try judge(fix, stayIds[next], try catalog.area(stayIds[next]), &state, &out)
+                try judge(fix, stayIds[next], try catalog.area(stayIds[next]), hasStay: true, &state, &out)
                 next += 1
             }
-            if next < stayIds.count && stayIds[next] == id { next += 1 }
-            try judge(fix, id, area, &state, &out)
+            let hasStay = next < stayIds.count && stayIds[next] == id
+            if hasStay { next += 1 }
+            try judge(fix, id, area, hasStay: hasStay, &state, &out)
         }
         while next < stayIds.count {
-            try judge(fix, stayIds[next], try catalog.area(stayIds[next]), &state, &out)
+            try judge(fix, stayIds[next], try catalog.area(stayIds[next]), hasStay: true, &state, &out)
             next += 1
         }
         state.lastFix = fix
@@ -100,14 +101,20 @@ public struct SubjectJudge {
     }
 
     /// Applies the fix to one area: its verdict, the stay's transition, the
-    /// conditions that fire and pass their filters.
-    private mutating func judge(_ fix: Fix, _ id: String, _ found: JudgedArea?, _ state: inout SubjectState, _ out: inout [Notification]) throws {
-        guard let area = found else { state.stays[id] = nil; return }
-        if !area.isValid(at: fix.ts) {
-            if state.stays[id] != nil { note(fix, id, nil, "ignored", "outside the area's validity period") }
+    /// conditions that fire and pass their filters. `hasStay` says whether the
+    /// subject had a stay in it when the fix came (the merge knows), so the
+    /// many candidates without one cost no lookup by area_id.
+    private mutating func judge(_ fix: Fix, _ id: String, _ found: JudgedArea?, hasStay: Bool,
+                                _ state: inout SubjectState, _ out: inout [Notification]) throws {
+        guard let area = found else {
+            if hasStay { state.stays[id] = nil }
             return
         }
-        var stay = state.stays[id] ?? StayState()
+        if !area.isValid(at: fix.ts) {
+            if hasStay { note(fix, id, nil, "ignored", "outside the area's validity period") }
+            return
+        }
+        var stay = hasStay ? state.stays[id] ?? StayState() : StayState()
         let verdict = area.rule.verdict(area.shape, at: fix.position, accuracy: fix.accuracy)
         let transition = stay.apply(verdict, inConfirm: area.definition.inConfirmCount,
                                     outConfirm: area.definition.outConfirmCount, at: fix.ts)
@@ -140,7 +147,7 @@ public struct SubjectJudge {
                 note(fix, id, c.conditionId, "not notified", "\(timing.rawValue): \(why)")
             }
         }
-        state.stays[id] = stay.isNeutral ? nil : stay
+        if !stay.isNeutral { state.stays[id] = stay } else if hasStay { state.stays[id] = nil }
     }
 
     /// Counts an invalid fix (it changes no state).
