@@ -49,21 +49,19 @@ struct FeatureParser {
         let members = Box<[(String, JSONValue)]>([])
         let (file, path, group) = (self.file, self.path, self.group)
         var failure: Error?
-        withoutActuallyEscaping(consume) { consume in
-            let consumeBox = UncheckedBox(consume)
-            Parallel.run(2) { side in
-                if side == 1 {
-                    Self.produce(file: file, path: path, group: group, into: handoff, members: members)
-                    return
-                }
-                do {
-                    while let batch = handoff.take() { try consumeBox.value(batch) }
-                } catch {
-                    failure = error
-                    handoff.cancel()
-                }
-            }
+        let parsing = Parallel.spawn { Self.produce(file: file, path: path, group: group, into: handoff, members: members) }
+        if parsing == nil {
+            // No second thread: parse everything first, then insert (memory, not a hang).
+            handoff.removeLimit()
+            Self.produce(file: file, path: path, group: group, into: handoff, members: members)
         }
+        do {
+            while let batch = handoff.take() { try consume(batch) }
+        } catch {
+            failure = error
+            handoff.cancel()
+        }
+        if let parsing { Parallel.join(parsing) }
         if let failure { throw failure }
         foreignMembers = members.value
     }
@@ -114,10 +112,5 @@ struct FeatureParser {
 /// (the handoff orders the accesses).
 final class Box<T>: @unchecked Sendable {
     var value: T
-    init(_ value: T) { self.value = value }
-}
-
-struct UncheckedBox<T>: @unchecked Sendable {
-    let value: T
     init(_ value: T) { self.value = value }
 }

@@ -13,23 +13,33 @@ enum Parallel {
         init(_ body: @escaping () -> Void) { self.body = body }
     }
 
-    /// Runs `body(0)` … `body(n - 1)` on n threads (the caller's being one) and waits for all.
+    /// Runs `body(0)` … `body(n - 1)` on n threads (the caller's being one) and
+    /// waits for all. A thread that cannot be made has its share run by the caller.
     static func run(_ n: Int, _ body: @escaping (Int) -> Void) {
         guard n > 1 else { if n == 1 { body(0) }; return }
         var threads: [pthread_t] = []
         for k in 1..<n {
-            let job = Unmanaged.passRetained(Job { body(k) }).toOpaque()
-            var t = pthread_t()
-            let rc = pthread_create(&t, nil, { raw in
-                let job = Unmanaged<Job>.fromOpaque(raw!).takeRetainedValue()
-                job.body()
-                return nil
-            }, job)
-            if rc == 0 { threads.append(t) } else { Unmanaged<Job>.fromOpaque(job).takeRetainedValue().body() }
+            if let t = spawn({ body(k) }) { threads.append(t) } else { body(k) }
         }
         body(0)
-        for t in threads { pthread_join(t, nil) }
+        for t in threads { join(t) }
     }
+
+    /// Starts `body` on a new thread, to be `join`ed; nil if no thread could
+    /// be made, and the caller must then do the work itself.
+    static func spawn(_ body: @escaping () -> Void) -> pthread_t? {
+        let job = Unmanaged.passRetained(Job(body)).toOpaque()
+        var t = pthread_t()
+        let rc = pthread_create(&t, nil, { raw in
+            let job = Unmanaged<Job>.fromOpaque(raw!).takeRetainedValue()
+            job.body()
+            return nil
+        }, job)
+        guard rc == 0 else { Unmanaged<Job>.fromOpaque(job).release(); return nil }
+        return t
+    }
+
+    static func join(_ t: pthread_t) { pthread_join(t, nil) }
 }
 
 /// A pthread mutex at a fixed address.
@@ -58,7 +68,7 @@ final class Handoff<Item>: @unchecked Sendable {
     private var items: [Item] = []
     private var head = 0
     private var finished = false, cancelled = false
-    private let capacity: Int
+    private var capacity: Int
     private let m = UnsafeMutablePointer<pthread_mutex_t>.allocate(capacity: 1)
     private let changed = UnsafeMutablePointer<pthread_cond_t>.allocate(capacity: 1)
 
@@ -97,5 +107,7 @@ final class Handoff<Item>: @unchecked Sendable {
     }
 
     func finish() { pthread_mutex_lock(m); finished = true; pthread_cond_broadcast(changed); pthread_mutex_unlock(m) }
+    /// For a producer that must run to the end before anyone takes (no thread to run it on).
+    func removeLimit() { pthread_mutex_lock(m); capacity = Int.max; pthread_mutex_unlock(m) }
     func cancel() { pthread_mutex_lock(m); cancelled = true; pthread_cond_broadcast(changed); pthread_mutex_unlock(m) }
 }
