@@ -144,7 +144,11 @@ def markdown(r):
         base_name = ENGINE_BATCH_LOCATING if ENGINE_BATCH_LOCATING in c else ENGINE
         base = c[base_name]["s"]
         for name, v in c.items():
-            if name != base_name:
+            if name == base_name:
+                continue
+            if name.startswith("engine"):  # the engine's other paths: times, not ratios
+                lines.append(f"| containment question, {name} | {v['s']:.2f} s | | |")
+            else:
                 lines.append(f"| containment question ({r['containment_fixes']:,} fixes, {c[ENGINE]['pairs']:,} pairs) | {base:.2f} s | {name} {v['s']:.2f} s | {v['s'] / base:.2f}× |")
     j = r["judgement"]
     lines.append(f"| full judgement | {j['fixes_per_s']:,.0f} fixes/s ({j['s']:.1f} s), peak RSS {j['rss_mib']:.0f} MiB | | |")
@@ -163,7 +167,7 @@ def chart(r, path):
     c = r.get("containment", {})
     base_name = ENGINE_BATCH_LOCATING if ENGINE_BATCH_LOCATING in c else ENGINE
     for name, v in c.items():
-        if name != base_name:
+        if name != base_name and not name.startswith("engine"):
             names.append(f"containment vs {name.split(' (')[0]}"); ratios.append(v["s"] / c[base_name]["s"])
     fig, ax = plt.subplots(figsize=(8, 0.6 * len(names) + 1.2))
     ax.barh(names, ratios, color=["tab:green" if x >= 1 else "tab:red" for x in ratios])
@@ -177,7 +181,7 @@ def chart(r, path):
     ax.set_xlabel("engine speed-up (peer time / engine time; > 1 = engine faster)")
     ax.set_title(f"{r['size']}: {r['fences']:,} fences, {r['fixes']:,} fixes")
     for y, x in enumerate(ratios):
-        ax.text(x, y, f" {x:.2g}×", va="center")
+        ax.text(x, y, f" {x:.0f}×" if x >= 10 else f" {x:.1f}×", va="center")
     fig.tight_layout()
     fig.savefig(path, dpi=110)
 
