@@ -103,3 +103,21 @@ def test_locate(catalog):
     assert rows[0]["area_id"] == "G#AREA_ID_001" and rows[0]["verdict"] == "inside"
     rows = json.loads(gf("locate", catalog, "--lat", "35.7115", "--lon", "139.771", "--json").stdout)
     assert rows[0]["verdict"] == "outside", "the pond is a hole"
+
+
+def test_locate_batch_csv_quotes_ids_that_need_it(tmp_path):
+    """`locate --fixes` writes CSV a reader can take back: ids with a comma,
+    a quote or a CRLF (one Character in Swift, equal to neither CR nor LF)
+    are quoted, and come back exactly."""
+    db = tmp_path / "q.db"
+    gf("init", db)
+    ids = ["plain", "a,b", 'say "hi"', "two\r\nlines"]
+    write_collection(tmp_path / "q.geojson", [square(i, 139.0 + k * 0.1, 35.0) for k, i in enumerate(ids)])
+    gf("import", db, tmp_path / "q.geojson")
+    fixes = tmp_path / "fixes.csv"
+    fixes.write_text("subject_id,ts,lat,lon,accuracy_m\n" + "".join(f"s,{k},35.005,{139.005 + k * 0.1},0\n" for k in range(len(ids))))
+    out = tmp_path / "pairs.csv"
+    gf("locate", db, "--fixes", fixes, "--out", out)
+    with open(out, newline="") as f:
+        rows = list(csv.DictReader(f))
+    assert [r["area_id"] for r in rows] == ids
