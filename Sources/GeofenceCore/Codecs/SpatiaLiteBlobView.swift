@@ -21,16 +21,6 @@ extension SpatiaLiteBlob {
         /// Nil unless the BLOB is of the simple kind and has at most
         /// `maxVertices` vertices.
         public init?(_ bytes: UnsafeRawBufferPointer, maxVertices: Int) {
-            self.init(bytes, maxVertices: maxVertices) { _, _, _, _ in }
-        }
-
-        /// The same, showing each ring's edges (lon1, lat1, lon2, lat2) to
-        /// `edge` as the vertices are checked: a question that needs one pass
-        /// over the edges is answered in the same pass (`UnpreparedPolygons.contains(_:maxVertices:_:)`).
-        /// Edges are shown before the BLOB is known to be good; the answer
-        /// counts only when `init` succeeds.
-        @inline(__always)
-        init?(_ bytes: UnsafeRawBufferPointer, maxVertices: Int, edge: (Double, Double, Double, Double) -> Void) {
             self.bytes = bytes
             #if !_endian(little)
             return nil  // the loads below read little-endian values as they are
@@ -68,7 +58,6 @@ extension SpatiaLiteBlob {
                     at += 4
                     guard count >= 0, vertexCount + count <= maxVertices, at + 16 * count <= n else { return nil }
                     vertexCount += count
-                    var px = 0.0, py = 0.0
                     for v in 0..<count {
                         let x = bytes.loadUnaligned(fromByteOffset: at + 16 * v, as: Double.self)
                         let y = bytes.loadUnaligned(fromByteOffset: at + 16 * v + 8, as: Double.self)
@@ -77,8 +66,6 @@ extension SpatiaLiteBlob {
                         minX = min(minX, x); maxX = max(maxX, x); minY = min(minY, y); maxY = max(maxY, y)
                         east = east || x == 180
                         west = west || x == -180
-                        if v > 0 { edge(px, py, x, y) }
-                        px = x; py = y
                     }
                     at += 16 * count
                 }

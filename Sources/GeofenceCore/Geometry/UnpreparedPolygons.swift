@@ -23,19 +23,6 @@ public struct UnpreparedPolygons: AreaGeometry {
         return inside
     }
 
-    /// `contains(p)` of the BLOB's polygons, read and checked in the same
-    /// pass that counts the crossings; nil when `FlatView` would refuse the
-    /// BLOB. In a join, checking the BLOB was the larger half of a plain
-    /// containment test; the edges and the crossing test are the same as
-    /// `contains`', so is the answer.
-    public static func contains(_ bytes: UnsafeRawBufferPointer, maxVertices: Int, _ p: LonLat) -> Bool? {
-        var inside = false
-        guard let view = SpatiaLiteBlob.FlatView(bytes, maxVertices: maxVertices, edge: { lon1, lat1, lon2, lat2 in
-            if Edge(lon1, lat1, lon2, lat2).crossesRay(from: p) { inside.toggle() }
-        }) else { return nil }
-        return UnpreparedPolygons(view).inBox(p) && inside
-    }
-
     public func boundaryDistance(from fix: FixFrame) -> Double { distance(fix, signed: false) }
 
     /// One pass for both answers: crossings are counted while edges are offered.
@@ -44,7 +31,7 @@ public struct UnpreparedPolygons: AreaGeometry {
     public func isAtLeast(_ threshold: Double, from fix: FixFrame) -> Bool {
         if threshold <= 0 { return true }
         let best = EdgeDistance.withCandidates { near in
-            _ = offerEdges(fix, &near, countingCrossings: false)
+            offerEdges(fix, &near, countingCrossings: false)
             return near.best
         }
         return fix.decides(best, atLeast: threshold) ?? (boundaryDistance(from: fix) >= threshold)

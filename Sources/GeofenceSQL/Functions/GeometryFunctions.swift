@@ -33,13 +33,6 @@ enum GeometryFunctions {
             let p = try position(a, lat: 1, lon: 2)
             let rule = VerdictRule(confidence: a.count > 4 ? try confidence(a, 4) : 0)
             let acc = try accuracy(a, 3)
-            // No margin (p = 0, the default): the verdict is containment, answered
-            // for a small polygon in the pass that checks its BLOB.
-            if CEP.factor(rule.confidence) * acc <= 0, let inside = try a.withBlob(0, { bytes in
-                bytes.count <= 80 + 16 * inPlaceMaxVertices ? UnpreparedPolygons.contains(bytes, maxVertices: inPlaceMaxVertices, p) : nil
-            }) {
-                return verdictValue(inside ? .inside : .outside)
-            }
             return verdictValue(try geometry(a, 0, cache) { rule.verdict($0, at: p, accuracy: acc) { frames.frame(p) } })
         }
 

@@ -16,7 +16,6 @@ func fuzzBlob(_ data: UnsafePointer<UInt8>, _ size: Int) -> Int32 {
         shape = .polygons(areal.polygons)
     } else {
         if SpatiaLiteBlob.FlatView(bytes, maxVertices: 1 << 20) != nil { fatalError("FlatView accepted a BLOB the decoder refuses") }
-        if UnpreparedPolygons.contains(bytes, maxVertices: 1 << 20, LonLat(lon: 0, lat: 0)) != nil { fatalError("one-pass containment accepted a BLOB the decoder refuses") }
         return 0
     }
     let prepared = PreparedShape(shape)
@@ -38,11 +37,6 @@ func fuzzBlob(_ data: UnsafePointer<UInt8>, _ size: Int) -> Int32 {
         if flat.contains(probe) != inside || !(d == signed || (signed.isNaN && d.isNaN)) {
             fatalError("FlatView disagrees with PreparedShape at \(probe)")
         }
-    }
-    // The one-pass containment: the same answer, and nil exactly when FlatView refuses.
-    let onePass = UnpreparedPolygons.contains(bytes, maxVertices: 1 << 20, probe)
-    if (onePass == nil) != (SpatiaLiteBlob.FlatView(bytes, maxVertices: 1 << 20) == nil) || (onePass != nil && onePass != inside) {
-        fatalError("one-pass containment disagrees at \(probe)")
     }
     return 0
 }
