@@ -31,7 +31,7 @@ public struct UnpreparedPolygons: AreaGeometry {
     public func isAtLeast(_ threshold: Double, from fix: FixFrame) -> Bool {
         if threshold <= 0 { return true }
         let best = EdgeDistance.withCandidates { near in
-            offerEdges(fix, &near, countingCrossings: false)
+            _ = offerEdges(fix, &near, countingCrossings: false)
             return near.best
         }
         return fix.decides(best, atLeast: threshold) ?? (boundaryDistance(from: fix) >= threshold)
