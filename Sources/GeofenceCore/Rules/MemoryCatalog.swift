@@ -38,8 +38,8 @@ public final class MemoryCatalog: JudgeCatalog {
     /// the batch locate path).
     public func forEachCandidate(at p: LonLat, _ body: (String, JudgedArea?) throws -> Void) rethrows {
         buildIndex()
-        let grid = grid!
-        try grid.forEachCandidate(at: p) { try body(grid.ids[$0], ordered[$0]) }
+        let ids = grid!.ids
+        try forEachCandidateIndex(at: p) { try body(ids[$0], $1) }
     }
 
     /// The same by position in area_id order (0..<count), with no string at
@@ -54,6 +54,4 @@ public final class MemoryCatalog: JudgeCatalog {
 
     /// The area_id at a position of `forEachCandidateIndex`.
     public func areaId(at index: Int) -> String { grid!.ids[index] }
-
-    public var count: Int { areas.count }
 }

@@ -56,7 +56,7 @@ public struct AreaImporter {
                 }
                 for var p in parsed {
                     do {
-                        if case .repaired(let reason) = try areas.checkValidity(&p.area, p.row, makeValid: options.makeValid) {
+                        if case .repaired(let reason) = try areas.checkValidity(&p.area, geometry: p.row.geometry, makeValid: options.makeValid) {
                             report.repaired.append((p.index, p.area.areaId, reason))
                             p.row = AreaStore.Row(p.area)
                         }

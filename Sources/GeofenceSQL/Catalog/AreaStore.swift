@@ -24,14 +24,13 @@ public final class AreaStore {
     /// Checks the polygon with GEOS (through SpatiaLite). Invalid: with
     /// `makeValid`, returns the repaired area; otherwise throws with GEOS's reason.
     public func checkValidity(_ area: inout AreaDefinition, makeValid: Bool) throws -> Repair {
-        guard case .polygons = area.shape else { return .none }
-        return try checkValidity(&area, Row(area), makeValid: makeValid)
+        guard case .polygons(let polys) = area.shape else { return .none }
+        return try checkValidity(&area, geometry: SpatiaLiteBlob.encodeMultiPolygon(polys), makeValid: makeValid)
     }
 
-    /// The same, with the area's row already encoded (by an import's parsing thread).
-    func checkValidity(_ area: inout AreaDefinition, _ row: Row, makeValid: Bool) throws -> Repair {
+    /// The same, with the polygons' BLOB already encoded (by an import's parsing thread).
+    func checkValidity(_ area: inout AreaDefinition, geometry blob: [UInt8], makeValid: Bool) throws -> Repair {
         guard case .polygons = area.shape else { return .none }
-        let blob = row.geometry
         let check = try statements.get("SELECT ST_IsValidReason(?1)")
         try check.bind([.blob(blob)])
         _ = try check.step()

@@ -12,7 +12,6 @@ public struct FunctionError: Error, CustomStringConvertible {
     public var description: String { message }
 }
 
-/// The arguments of one call, with checked accessors.
 /// A function's name and argument names, for error messages. One per
 /// registration, alive as long as the function is (its box holds it).
 public final class FunctionSignature: Sendable {
@@ -21,6 +20,7 @@ public final class FunctionSignature: Sendable {
     public init(name: String, argumentNames: [String]) { self.name = name; self.argumentNames = argumentNames }
 }
 
+/// The arguments of one call, with checked accessors.
 public struct Arguments {
     /// Unowned and unretained: the signature outlives every call, and a retain
     /// and release of its strings on each of millions of rows is measurable.
