@@ -60,6 +60,28 @@ final class CatalogTests: DatabaseTestCase {
         XCTAssertEqual(try db.scalar("SELECT count(*) FROM gf_stays").int64, 1)
     }
 
+    /// Version 4 turned gf_stays into a view over gf_stay_rows: stays stored
+    /// before keep their streaks, count on from them, and still go with their area.
+    func testStaysSurviveTheUpgradeToStreakRows() throws {
+        let db = try Database.open(dir + "/v3.db", create: true)
+        try Schema.create(db, version: 3)
+        _ = try AreaImporter(db).run(path: write("a.geojson", collection([square("A", 139, 35), square("B", 139.1, 35)])), options: .init())
+        try db.execute("""
+            INSERT INTO gf_subjects VALUES ('s', '2026-01-01T00:00:00.000000Z', 35.005, 139.005, 5);
+            INSERT INTO gf_stays VALUES ('s', 'A', 'INSIDE', 7, 0, '2026-01-01T00:00:00.000000Z', NULL);
+            INSERT INTO gf_stays VALUES ('s', 'B', 'UNKNOWN', 1, 0, NULL, NULL);
+            """)
+        XCTAssertThrowsError(try Judgement(db)) { e in XCTAssertTrue("\(e)".contains("schema version 3"), "\(e)") }
+        try Schema.open(db)
+        XCTAssertEqual(try db.query("SELECT area_id, state, in_streak FROM gf_stays ORDER BY area_id"),
+                       [[.text("A"), .text("INSIDE"), .integer(7)], [.text("B"), .text("UNKNOWN"), .integer(1)]])
+        _ = try Judgement(db).check(Judgement.Row(subjectId: "s", ts: "2026-01-01T00:01:00Z", lat: 35.005, lon: 139.005, accuracy: 5))
+        XCTAssertEqual(try db.query("SELECT area_id, state, in_streak FROM gf_stays ORDER BY area_id"),
+                       [[.text("A"), .text("INSIDE"), .integer(8)]], "B's streak is broken by a fix outside it")
+        try db.execute("DELETE FROM gf_areas WHERE area_id = 'A'")
+        XCTAssertEqual(try db.scalar("SELECT count(*) FROM gf_stay_rows").int64, 0, "the renamed trigger still removes an area's stays")
+    }
+
     func testImportIsAllOrNothing() throws {
         let db = try newCatalog()
         let good = write("good.geojson", collection([square("A", 139, 35), square("B", 139.1, 35)]))

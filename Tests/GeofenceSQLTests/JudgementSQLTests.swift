@@ -117,6 +117,58 @@ extension JudgementSQLTests {
     }
 }
 
+extension JudgementSQLTests {
+    /// A stay row holds its streaks as of one judged fix and is not written
+    /// while the streak under way grows by one per fix; `gf_stays` must still
+    /// show SPEC §4's counts after every fix, and a judgement that loads the
+    /// row (a new `Judgement`, or gf_check's session) must count on from them.
+    func testStreaksReadRightWhileRowsAreNotRewritten() throws {
+        let db = try newCatalog()
+        let props = #","in_confirm_count":2,"out_confirm_count":2,"in_accuracy_max_m":100"#
+        _ = try AreaImporter(db).run(path: write("a.geojson", collection([square("A", 139.0, 35.0, props: props)])), options: .init())
+        // (lat, lon, accuracy) and the stay it leaves: state, in_streak, out_streak; nil: no row.
+        let inside = (35.005, 139.005), outside = (35.5, 139.5)
+        let steps: [((Double, Double), Double, (String, Int64, Int64)?)] = [
+            (inside, 5, ("UNKNOWN", 1, 0)),
+            (inside, 5, ("INSIDE", 2, 0)),      // ENTER
+            (inside, 5, ("INSIDE", 3, 0)),
+            (inside, 500, ("INSIDE", 3, 0)),    // undecided: above the IN accuracy limit
+            (inside, 5, ("INSIDE", 4, 0)),
+            (inside, 5, ("INSIDE", 5, 0)),
+            (outside, 5, ("INSIDE", 0, 1)),
+            (outside, 5, nil),                  // EXIT: OUTSIDE without a streak is not stored
+            (inside, 5, ("UNKNOWN", 1, 0)),     // which behaves as OUTSIDE (SPEC §4)
+            (inside, 5, ("INSIDE", 2, 0)),
+        ]
+        for viaSQL in [false, true] {
+            let subject = viaSQL ? "sql" : "new judgement per fix"
+            var bases: [Int64] = []
+            if viaSQL { try db.execute("BEGIN") }
+            for (k, (p, accuracy, expected)) in steps.enumerated() {
+                let ts = String(1_800_000_000 + k)
+                if viaSQL {
+                    _ = try db.scalar("SELECT gf_check(?, ?, ?, ?, ?)", [.text(subject), .text(ts), .real(p.0), .real(p.1), .real(accuracy)])
+                } else {
+                    _ = try Judgement(db).check(Judgement.Row(subjectId: subject, ts: ts, lat: p.0, lon: p.1, accuracy: accuracy), recordRun: false)
+                }
+                let row = try db.query("SELECT state, in_streak, out_streak FROM gf_stays WHERE subject_id = ?", [.text(subject)])
+                XCTAssertEqual(row, expected.map { [[.text($0.0), .integer($0.1), .integer($0.2)]] } ?? [], "\(subject), fix \(k)")
+                bases.append(try db.scalar("SELECT base_judged FROM gf_stay_rows WHERE subject_id = ?", [.text(subject)]).int64 ?? -1)
+            }
+            if viaSQL { try db.execute("COMMIT") }
+            XCTAssertEqual(bases[2], bases[1], "\(subject): a growing inside streak is not written")
+            XCTAssertNotEqual(bases[3], bases[2], "\(subject): an undecided fix, which holds the streak, is")
+            XCTAssertEqual(bases[5], bases[3], "\(subject): and the streak grows on from there unwritten")
+        }
+        // Deleting a subject takes its stays: they count by its judged fixes.
+        try db.execute("DELETE FROM gf_subjects WHERE subject_id = 'sql'")
+        XCTAssertEqual(try db.scalar("SELECT count(*) FROM gf_stay_rows WHERE subject_id = 'sql'").int64, 0)
+        // And deleting from the view deletes the rows.
+        try db.execute("DELETE FROM gf_stays")
+        XCTAssertEqual(try db.scalar("SELECT count(*) FROM gf_stay_rows").int64, 0)
+    }
+}
+
 struct SeededGenerator: RandomNumberGenerator {
     var state: UInt64
     init(seed: UInt64) { state = seed }

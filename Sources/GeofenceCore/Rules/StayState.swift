@@ -13,6 +13,16 @@ public struct StayState: Equatable, Sendable {
 
     public init() {}
 
+    /// This stay as it would be after `fixes` more judged fixes that each
+    /// repeat the last decided verdict: the streak under way (at most one is)
+    /// grows by one per fix. A store that keeps this rule needs to write a
+    /// stay only when a fix breaks it, not at every fix of a long stay.
+    public func continued(by fixes: Int) -> StayState {
+        var s = self
+        if inStreak > 0 { s.inStreak += fixes } else if outStreak > 0 { s.outStreak += fixes }
+        return s
+    }
+
     /// UNKNOWN and OUTSIDE with no inside streak behave alike for every later
     /// transition, so such a state need not be stored.
     public var isNeutral: Bool { phase != .inside && inStreak == 0 }

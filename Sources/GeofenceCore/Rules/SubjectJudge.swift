@@ -5,6 +5,9 @@
 public struct SubjectState: Equatable, Sendable {
     public var subjectId: String
     public var lastFix: Fix?
+    /// How many fixes of this subject have been judged (stale and dropped
+    /// ones do not count): the clock a stored streak grows by.
+    public var judgedFixes = 0
     public var stays: [String: StayState] = [:]
     public var lastNotifiedDay: [Int64: Int] = [:]
     public init(subjectId: String) { self.subjectId = subjectId }
@@ -77,6 +80,7 @@ public struct SubjectJudge {
             break
         }
         counters.judged += 1
+        state.judgedFixes += 1
         // Areas the fix may be inside, plus every area with a stay under way:
         // an exit must be seen even from a fix far outside the index's reach.
         // Both in area_id order, merged as they come.

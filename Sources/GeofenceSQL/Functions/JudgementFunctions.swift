@@ -28,6 +28,8 @@ enum JudgementFunctions {
                 throw FunctionError("gf_check: \(e.message)")
             } catch let e as SQLiteError where e.message.contains("no such table") {
                 throw FunctionError("gf_check: no geofence catalog in this database (\(e.message)): create one with `geofence init`")
+            } catch let e as CatalogError {
+                throw FunctionError("gf_check: \(e.message)")
             }
         }
     }

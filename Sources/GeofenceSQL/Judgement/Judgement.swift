@@ -48,6 +48,7 @@ public final class Judgement {
         self.db = db
         self.explain = explain
         self.fixFilter = fixFilter
+        try Schema.requireCurrent(db, for: "judgement")
         catalog = try SQLCatalog(db)
         state = try StateStore(db)
         insertNotification = try db.prepare("""

@@ -1,6 +1,6 @@
 import GeofenceCore
 
-/// Subject state in gf_subjects, gf_stays and gf_last_notified: loaded and
+/// Subject state in gf_subjects, gf_stay_rows (read as the gf_stays view) and gf_last_notified: loaded and
 /// saved one subject at a time, the unit a distributed task would own.
 final class StateStore {
     let db: Connection
@@ -9,20 +9,22 @@ final class StateStore {
 
     init(_ db: Connection) throws {
         self.db = db
-        loadSubject = try db.prepare("SELECT last_ts, last_lat, last_lon, last_accuracy_m FROM gf_subjects WHERE subject_id = ?")
-        loadStays = try db.prepare("SELECT area_id, state, in_streak, out_streak, entered_at, dwell_spent FROM gf_stays WHERE subject_id = ?")
+        loadSubject = try db.prepare("SELECT last_ts, last_lat, last_lon, last_accuracy_m, judged_fixes FROM gf_subjects WHERE subject_id = ?")
+        loadStays = try db.prepare("""
+            SELECT area_id, state, in_base, out_base, base_judged, entered_at, dwell_spent FROM gf_stay_rows WHERE subject_id = ?
+            """)
         loadNotified = try db.prepare("SELECT condition_id, local_date FROM gf_last_notified WHERE subject_id = ?")
         saveSubject = try db.prepare("""
-            INSERT INTO gf_subjects (subject_id, last_ts, last_lat, last_lon, last_accuracy_m) VALUES (?, ?, ?, ?, ?)
+            INSERT INTO gf_subjects (subject_id, last_ts, last_lat, last_lon, last_accuracy_m, judged_fixes) VALUES (?, ?, ?, ?, ?, ?)
             ON CONFLICT(subject_id) DO UPDATE SET last_ts = excluded.last_ts, last_lat = excluded.last_lat,
-                last_lon = excluded.last_lon, last_accuracy_m = excluded.last_accuracy_m
+                last_lon = excluded.last_lon, last_accuracy_m = excluded.last_accuracy_m, judged_fixes = excluded.judged_fixes
             """)
-        deleteStay = try db.prepare("DELETE FROM gf_stays WHERE subject_id = ? AND area_id = ?")
+        deleteStay = try db.prepare("DELETE FROM gf_stay_rows WHERE subject_id = ? AND area_id = ?")
         saveStay = try db.prepare("""
-            INSERT OR REPLACE INTO gf_stays (subject_id, area_id, state, in_streak, out_streak, entered_at, dwell_spent)
-            VALUES (?, ?, ?, ?, ?, ?, ?)
+            INSERT OR REPLACE INTO gf_stay_rows (subject_id, area_id, state, in_base, out_base, base_judged, entered_at, dwell_spent)
+            VALUES (?, ?, ?, ?, ?, ?, ?, ?)
             """)
-        saveStreaks = try db.prepare("UPDATE gf_stays SET in_streak = ?3, out_streak = ?4 WHERE subject_id = ?1 AND area_id = ?2")
+        saveStreaks = try db.prepare("UPDATE gf_stay_rows SET in_base = ?3, out_base = ?4, base_judged = ?5 WHERE subject_id = ?1 AND area_id = ?2")
         saveNotified = try db.prepare("""
             INSERT INTO gf_last_notified (subject_id, condition_id, local_date) VALUES (?, ?, ?)
             ON CONFLICT(subject_id, condition_id) DO UPDATE SET local_date = excluded.local_date
@@ -47,17 +49,19 @@ final class StateStore {
             let ts = try Timestamp.parse(loadSubject.value(0).string ?? "")
             s.lastFix = Fix(subjectId: subject, ts: ts, lat: loadSubject.value(1).double ?? 0,
                             lon: loadSubject.value(2).double ?? 0, accuracy: loadSubject.value(3).double ?? 0)
+            s.judgedFixes = Int(loadSubject.value(4).int64 ?? 0)
         }
         if trustingLastSave, let saved = lastSaved, saved.subjectId == subject, saved.lastFix == s.lastFix { return saved }
         try loadStays.bind([.text(subject)])
         while try loadStays.step() {
-            var stay = StayState()
-            stay.phase = StayState.Phase(rawValue: loadStays.value(1).string ?? "") ?? .unknown
-            stay.inStreak = Int(loadStays.value(2).int64 ?? 0)
-            stay.outStreak = Int(loadStays.value(3).int64 ?? 0)
-            stay.enteredAt = try loadStays.value(4).string.map(Timestamp.parse)
-            stay.dwellSpent = (loadStays.value(5).string ?? "").split(separator: ",").compactMap { Int64($0) }
-            s.stays[loadStays.value(0).string ?? ""] = stay
+            var stored = StayState()
+            stored.phase = StayState.Phase(rawValue: loadStays.value(1).string ?? "") ?? .unknown
+            stored.inStreak = Int(loadStays.value(2).int64 ?? 0)
+            stored.outStreak = Int(loadStays.value(3).int64 ?? 0)
+            stored.enteredAt = try loadStays.value(5).string.map(Timestamp.parse)
+            stored.dwellSpent = (loadStays.value(6).string ?? "").split(separator: ",").compactMap { Int64($0) }
+            // The row holds the streaks as of its base_judged-th fix (the gf_stays view reads them the same way).
+            s.stays[loadStays.value(0).string ?? ""] = stored.continued(by: max(0, s.judgedFixes - Int(loadStays.value(4).int64 ?? 0)))
         }
         try loadNotified.bind([.text(subject)])
         while try loadNotified.step() {
@@ -71,25 +75,31 @@ final class StateStore {
     /// Writes what `judge` may have changed: `before` is the state as loaded.
     func save(_ s: SubjectState, before: SubjectState) throws {
         lastSaved = nil  // set again only once every write has succeeded
-        if let f = s.lastFix, f != before.lastFix {
-            try saveSubject.run([.text(s.subjectId), .text(f.ts.storageText), .real(f.position.lat), .real(f.position.lon), .real(f.accuracy)])
+        if let f = s.lastFix, f != before.lastFix || s.judgedFixes != before.judgedFixes {
+            try saveSubject.run([.text(s.subjectId), .text(f.ts.storageText), .real(f.position.lat), .real(f.position.lon),
+                                 .real(f.accuracy), .integer(Int64(s.judgedFixes))])
         }
         // Only what changed: a subject may hold hundreds of stays, few of which a batch touches.
         for area in before.stays.keys where s.stays[area] == nil {
             try deleteStay.run([.text(s.subjectId), .text(area)])
         }
+        let judgedSince = s.judgedFixes - before.judgedFixes
         for (area, stay) in s.stays {
             let old = before.stays[area]
-            if old == stay { continue }
-            // A subject staying inside changes only its streak at each fix:
-            // an UPDATE of two unindexed columns, not a row (and index entry)
-            // replaced, nor its entry time formatted again.
+            // A stay whose streak grew by one at every fix reads right from the
+            // row as it is (SPEC §4 counts every inside fix, so a subject
+            // staying inside would otherwise rewrite each of its stays per fix).
+            if let old, old.continued(by: judgedSince) == stay { continue }
+            // A streak broken or restarted: an UPDATE of unindexed columns,
+            // not a row (and index entry) replaced, nor its entry time formatted again.
             if let old, old.phase == stay.phase, old.enteredAt == stay.enteredAt, old.dwellSpent == stay.dwellSpent {
-                try saveStreaks.run([.text(s.subjectId), .text(area), .integer(Int64(stay.inStreak)), .integer(Int64(stay.outStreak))])
+                try saveStreaks.run([.text(s.subjectId), .text(area), .integer(Int64(stay.inStreak)), .integer(Int64(stay.outStreak)),
+                                     .integer(Int64(s.judgedFixes))])
                 continue
             }
             try saveStay.run([.text(s.subjectId), .text(area), .text(stay.phase.rawValue), .integer(Int64(stay.inStreak)),
-                              .integer(Int64(stay.outStreak)), stay.enteredAt.map { .text($0.storageText) } ?? .null,
+                              .integer(Int64(stay.outStreak)), .integer(Int64(s.judgedFixes)),
+                              stay.enteredAt.map { .text($0.storageText) } ?? .null,
                               stay.dwellSpent.isEmpty ? .null : .text(stay.dwellSpent.map(String.init).joined(separator: ","))])
         }
         for (id, day) in s.lastNotifiedDay where before.lastNotifiedDay[id] != day {

@@ -52,6 +52,20 @@ public enum Schema {
         }
     }
 
+    /// Refuses a catalog at another version, for code that runs on a
+    /// connection it did not open (the extension's functions): upgrading is
+    /// the job of whoever opens the file, never a side effect of a query.
+    public static func requireCurrent(_ db: Connection, for what: String) throws {
+        switch try state(of: db) {
+        case .current: return
+        case .absent: throw CatalogError("no geofence catalog in this database: create one with `geofence init`")
+        case .newer(let v): throw newerError(v)
+        case .older(let v):
+            throw CatalogError("the catalog has schema version \(v), and \(what) needs version \(currentVersion): "
+                               + "upgrade it in place by opening it once with the command-line tool (e.g. `geofence settings DB`)")
+        }
+    }
+
     static func apply(_ db: Connection, _ version: Int, _ script: String) throws {
         try db.execute(script)
         try db.query("INSERT OR REPLACE INTO gf_meta (key, value) VALUES ('schema_version', ?)", [.text(String(version))])

@@ -60,7 +60,7 @@ struct Reset: ParsableCommand {
             let n = try conn.transaction { () -> Int in
                 let v: [SQLiteValue] = [subject.sqlValue]
                 let count = Int(try conn.scalar("SELECT count(*) FROM gf_subjects WHERE ?1 IS NULL OR subject_id = ?1", v).int64 ?? 0)
-                for table in ["gf_subjects", "gf_stays", "gf_last_notified"] + (notifications ? ["gf_notifications", "gf_explain"] : []) {
+                for table in ["gf_subjects", "gf_stay_rows", "gf_last_notified"] + (notifications ? ["gf_notifications", "gf_explain"] : []) {
                     try conn.query("DELETE FROM \(table) WHERE ?1 IS NULL OR subject_id = ?1", v)
                 }
                 return count
