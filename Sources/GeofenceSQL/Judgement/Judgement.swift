@@ -171,21 +171,19 @@ public final class Judgement {
         states.withUnsafeMutableBufferPointer { st in
             results.withUnsafeMutableBufferPointer { out in
                 let (st, out) = (UnsafeMutableBufferPointerBox(st), UnsafeMutableBufferPointerBox(out))
-                Parallel.run(width) { w in
-                    var i = w
-                    while i < fixes.count {
-                        var judge = SubjectJudge(catalog: catalogs[w], explain: explain, fixFilter: filter)
-                        var r = SubjectResult()
-                        do {
-                            for f in fixes[i] { r.notifications += try judge.judge(f, &st.buffer[i]) }
-                        } catch {
-                            r.error = error
-                        }
-                        r.counters = judge.counters
-                        r.explanations = judge.explanations
-                        out.buffer[i] = r
-                        i += width
+                // Subjects with the most fixes first (judging time follows fix count).
+                let order = fixes.indices.sorted { fixes[$0].count > fixes[$1].count }
+                Parallel.share(order, width: width) { w, i in
+                    var judge = SubjectJudge(catalog: catalogs[w], explain: explain, fixFilter: filter)
+                    var r = SubjectResult()
+                    do {
+                        for f in fixes[i] { r.notifications += try judge.judge(f, &st.buffer[i]) }
+                    } catch {
+                        r.error = error
                     }
+                    r.counters = judge.counters
+                    r.explanations = judge.explanations
+                    out.buffer[i] = r
                 }
             }
         }

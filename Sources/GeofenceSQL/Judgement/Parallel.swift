@@ -25,6 +25,22 @@ enum Parallel {
         for t in threads { join(t) }
     }
 
+    /// Runs `body(worker, item)` for every item of `order` on `width` threads,
+    /// each taking the next item as it finishes one, so a thread that drew
+    /// cheap items is not left idle while another works through dear ones.
+    /// Put the dearest items first: the last to finish is then a cheap one.
+    static func share(_ order: [Int], width: Int, _ body: @escaping (_ worker: Int, _ item: Int) -> Void) {
+        let lock = Lock()
+        var next = 0
+        run(min(width, order.count)) { w in
+            while true {
+                let k: Int = lock.with { defer { next += 1 }; return next }
+                guard k < order.count else { return }
+                body(w, order[k])
+            }
+        }
+    }
+
     /// Starts `body` on a new thread, to be `join`ed; nil if no thread could
     /// be made, and the caller must then do the work itself.
     static func spawn(_ body: @escaping () -> Void) -> pthread_t? {
