@@ -136,3 +136,42 @@ final class AreaDefinitionTests: XCTestCase {
         XCTAssertThrowsError(try ConditionText.condition(["condition_id": "1", "area_id": "A", "timing": "IN", "weekdays": "Funday"]))
     }
 }
+
+final class CSVTests: XCTestCase {
+    /// Every row of `text`, fed to the reader in chunks of `size` bytes.
+    func rows(_ text: [UInt8], chunk size: Int) throws -> [[String]] {
+        var at = 0
+        var reader = CSVReader(chunks: {
+            guard at < text.count else { return nil }
+            defer { at += size }
+            return Array(text[at..<min(text.count, at + size)])
+        })
+        var out: [[String]] = []
+        while let r = try reader.readRow() { out.append(r) }
+        return out
+    }
+
+    /// Plain fields are cut straight from a chunk; quotes, CRs and chunk ends
+    /// go byte by byte. Both must read the same rows however the file is cut.
+    func testRowsDoNotDependOnHowTheFileIsChunked() throws {
+        let text = Array("\u{FEFF}id,ts,lat\r\na,1,35.5\n\"b,\"\"q\"\"\",2,\n,,\r\nc\rd,é,\"x\r\ny\"\n\nlast,no,newline".utf8)
+        let expected: [[String]] = [["id", "ts", "lat"], ["a", "1", "35.5"], ["b,\"q\"", "2", ""], ["", "", ""],
+                                    ["cd", "é", "x\r\ny"], [""], ["last", "no", "newline"]]
+        for size in [1, 2, 3, 5, 7, 11, text.count] {
+            XCTAssertEqual(try rows(text, chunk: size), expected, "chunks of \(size) bytes")
+        }
+    }
+
+    func testBadInputSaysWhere() {
+        for (text, message) in [("a,b\n\"open,c\n", "unterminated quoted field"), ("a,b\nx\"y,c\n", "stray quote")] {
+            XCTAssertThrowsError(try rows(Array(text.utf8), chunk: 4)) { e in XCTAssertTrue("\(e)".contains(message), "\(e)") }
+        }
+        // Invalid UTF-8 in a plain field, found by the fast path (whole chunk) and by the byte loop (1-byte chunks).
+        let bad: [UInt8] = Array("a,b\nok,".utf8) + [0xFF, 0x41] + Array(",z\n".utf8)
+        for size in [1, bad.count] {
+            XCTAssertThrowsError(try rows(bad, chunk: size)) { e in
+                XCTAssertTrue("\(e)".contains("field 2 is not valid UTF-8") && "\(e)".contains("line 2"), "\(e)")
+            }
+        }
+    }
+}

@@ -23,6 +23,10 @@ public struct CSVReader: IteratorProtocol, Sequence {
             } while buffer.isEmpty
             if first {
                 first = false
+                // A byte-order mark may straddle tiny chunks (a pipe can deliver a byte at a time).
+                while buffer.count < 3 && !eof {
+                    if let more = try next_() { buffer += more } else { eof = true }
+                }
                 if buffer.starts(with: [0xEF, 0xBB, 0xBF]) { position = 3; return try byte() }
             }
         }
@@ -48,7 +52,33 @@ public struct CSVReader: IteratorProtocol, Sequence {
             }
             row.append(s); field.removeAll(keepingCapacity: true); wasQuoted = false
         }
-        while let b = try byte() {
+        while true {
+            if !quoted && !wasQuoted && field.isEmpty && position < buffer.count {
+                // Most fields are plain and end inside the chunk at hand: made
+                // straight from the buffer, not byte by byte. Anything else
+                // (a quote, a CR, the chunk's end) is left to the loop below.
+                let start = position
+                let end: Int? = buffer.withUnsafeBufferPointer { b in
+                    var i = start
+                    while i < b.count {
+                        let c = b[i]
+                        if c == 0x2C || c == 0x0A { return i }
+                        if c == 0x0D || c == 0x22 { return nil }
+                        i += 1
+                    }
+                    return nil
+                }
+                if let end {
+                    let s = buffer.withUnsafeBufferPointer { String(validating: UnsafeBufferPointer(rebasing: $0[start..<end]), as: UTF8.self) }
+                    guard let s else { throw InputError("field \(row.count + 1) is not valid UTF-8", item: "line \(startLine)") }
+                    any = true
+                    row.append(s)
+                    position = end + 1
+                    if buffer[end] == 0x0A { line += 1; return row }
+                    continue
+                }
+            }
+            guard let b = try byte() else { break }
             any = true
             if quoted {
                 if b == 0x22 {
