@@ -40,6 +40,26 @@ final class JSONTests: XCTestCase {
 }
 
 final class TimestampTests: XCTestCase {
+    /// The stored form is written byte by byte: fixed width, read back
+    /// exactly, and in time order as text, from year 0 to 9999.
+    func testStorageTextRoundTripsAndSorts() throws {
+        var seed: UInt64 = 3
+        func next() -> Int64 { seed = seed &* 6364136223846793005 &+ 1442695040888963407; return Int64(bitPattern: seed >> 1) }
+        let lo: Int64 = -62_167_219_200_000_000, hi: Int64 = 253_402_300_799_999_999  // 0000-01-01 … 9999-12-31T23:59:59.999999
+        var stamps = [lo, hi, 0, -1, 1, 951_782_400_000_000]  // and 2000-02-29
+        for _ in 0..<2000 { stamps.append(lo + abs(next()) % (hi - lo)) }
+        let texts = stamps.map { Timestamp(microseconds: $0).storageText }
+        XCTAssertEqual(texts[0], "0000-01-01T00:00:00.000000Z")
+        XCTAssertEqual(texts[1], "9999-12-31T23:59:59.999999Z")
+        XCTAssertEqual(texts[3], "1969-12-31T23:59:59.999999Z")
+        XCTAssertEqual(texts[5], "2000-02-29T00:00:00.000000Z")
+        for (t, text) in zip(stamps, texts) {
+            XCTAssertEqual(text.utf8.count, 27, text)
+            XCTAssertEqual(try Timestamp.parse(text).microseconds, t, text)
+        }
+        for k in 1..<texts.count { XCTAssertEqual(texts[k - 1] < texts[k], stamps[k - 1] < stamps[k]) }
+    }
+
     func testFormsAndOrdering() throws {
         let a = try Timestamp.parse("2026-11-20T09:00:00+09:00")
         XCTAssertEqual(a.iso8601, "2026-11-20T00:00:00Z")
