@@ -6,7 +6,9 @@
 One subject walks from a point of the workload's dense centre (Gaussian steps
 of ~20 m, the workload's accuracies), one `gf_check` per fix, timed from
 Python around the statement, in two connection modes: autocommit (a commit,
-so an fsync, per call) and inside one transaction. Two figures per mode:
+so an fsync, per call) and inside one transaction; each percentile is the
+median of --runs runs (default 3), each on a new connection. Two figures per
+mode:
 
 - "first walk": the first subject on ground the session has not seen, so
   some calls read a window of the R*Tree (~100 µs) or meet an area for the
@@ -20,6 +22,7 @@ so an fsync, per call) and inside one transaction. Two figures per mode:
 """
 import argparse
 import random
+import statistics
 import sys
 import time
 from pathlib import Path
@@ -34,9 +37,9 @@ def percentiles(out):
     return {"p50_us": out[len(out) // 2] * 1e6, "p99_us": out[int(len(out) * 0.99)] * 1e6}
 
 
-def latencies(db, label, calls=3000):
-    conn = connect(db)
-    conn.execute("PRAGMA cache_size = -262144")
+def latencies(db, label, calls=3000, runs=3):
+    """{mode, walk: {p50_us, p99_us}}, each the median over `runs` runs, every
+    run on a new connection (a new session, so its first walk is first)."""
     rng = random.Random(9)
     lon, lat = workload.city_point(rng)
     track = []
@@ -44,34 +47,35 @@ def latencies(db, label, calls=3000):
         lon += rng.gauss(0, 0.0002); lat += rng.gauss(0, 0.0002)
         track.append((lat, lon))
     t0 = 1_900_000_000
-    result = {}
-    for n, mode in enumerate(("autocommit", "in one transaction")):
-        # A fresh session for each mode: the first walk meets the ground anew.
-        conn.close()
-        conn = connect(db)
-        conn.execute("PRAGMA cache_size = -262144")
-        walks = ("first walk", "warm")
-        # Before any check: a write of this connection's own drops the session's catalog.
-        for walk in walks:
-            conn.execute("DELETE FROM gf_subjects WHERE subject_id = ?", (f"probe-{label}-{walk}",))   # takes its stays
-        conn.commit()
-        for walk in walks:
-            subject = f"probe-{label}-{walk}"
-            if mode != "autocommit":
-                conn.execute("BEGIN")
-            out = []
-            for k, (lat, lon) in enumerate(track):
-                c = (subject, t0 + n * 100_000 + k * 10, lat, lon, workload.accuracy(rng))
-                t = time.perf_counter()
-                conn.execute("SELECT gf_check(?, ?, ?, ?, ?)", c).fetchone()
-                if mode == "autocommit":
+    per_run = {}
+    walks = ("first walk", "warm")
+    for run in range(runs):
+        for n, mode in enumerate(("autocommit", "in one transaction")):
+            conn = connect(db)
+            conn.execute("PRAGMA cache_size = -262144")
+            # Before any check: a write of this connection's own drops the session's catalog.
+            for walk in walks:
+                conn.execute("DELETE FROM gf_subjects WHERE subject_id = ?", (f"probe-{label}-{walk}",))   # takes its stays
+            conn.commit()
+            for walk in walks:
+                subject = f"probe-{label}-{walk}"
+                if mode != "autocommit":
+                    conn.execute("BEGIN")
+                out = []
+                for k, (lat, lon) in enumerate(track):
+                    c = (subject, t0 + n * 100_000 + k * 10, lat, lon, workload.accuracy(rng))
+                    t = time.perf_counter()
+                    conn.execute("SELECT gf_check(?, ?, ?, ?, ?)", c).fetchone()
+                    if mode == "autocommit":
+                        conn.commit()
+                    out.append(time.perf_counter() - t)
+                if mode != "autocommit":
                     conn.commit()
-                out.append(time.perf_counter() - t)
-            if mode != "autocommit":
-                conn.commit()
-            result[f"{mode}, {walk}"] = percentiles(out[200:] if walk == "first walk" else out)
-    conn.close()
-    return result
+                per_run.setdefault(f"{mode}, {walk}", []).append(percentiles(out[200:] if walk == "first walk" else out))
+            conn.close()
+    return {key: {"p50_us": statistics.median(r["p50_us"] for r in rs), "p99_us": statistics.median(r["p99_us"] for r in rs),
+                  "p99_runs_us": [round(r["p99_us"], 1) for r in rs]}
+            for key, rs in per_run.items()}
 
 
 if __name__ == "__main__":
@@ -79,6 +83,8 @@ if __name__ == "__main__":
     ap.add_argument("db")
     ap.add_argument("--calls", type=int, default=3000)
     ap.add_argument("--label", default="check")
+    ap.add_argument("--runs", type=int, default=3, help="report the median of this many runs' percentiles")
     a = ap.parse_args()
-    for mode, v in latencies(a.db, a.label, a.calls).items():
-        print(f"gf_check, {mode}: p50 {v['p50_us']:.0f} µs, p99 {v['p99_us']:.0f} µs")
+    for mode, v in latencies(a.db, a.label, a.calls, a.runs).items():
+        runs = ", ".join(f"{x:.0f}" for x in v["p99_runs_us"])
+        print(f"gf_check, {mode}: p50 {v['p50_us']:.0f} µs, p99 {v['p99_us']:.0f} µs (runs: {runs})")

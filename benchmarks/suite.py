@@ -119,7 +119,7 @@ def main():
     print(json.dumps(report["judgement"]), flush=True)
 
     # 4. A single checkLocation, warm: one subject walking, one gf_check per fix (benchmarks/check.py).
-    latencies = check.latencies(db, args.size)
+    latencies = check.latencies(db, args.size, runs=max(3, args.runs))
     report["check"] = latencies
     print(json.dumps(latencies), flush=True)
 
