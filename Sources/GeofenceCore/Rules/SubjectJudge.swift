@@ -118,7 +118,9 @@ public struct SubjectJudge {
             if hasStay { note(fix, id, nil, "ignored", "outside the area's validity period") }
             return
         }
-        var stay = hasStay ? state.stays[id] ?? StayState() : StayState()
+        // One hash per stay: its slot is found once, then read and written in place.
+        let slot = hasStay ? state.stays.index(forKey: id) : nil
+        var stay = slot.map { state.stays.values[$0] } ?? StayState()
         let verdict = area.rule.verdict(area.shape, at: fix.position, accuracy: fix.accuracy)
         let transition = stay.apply(verdict, inConfirm: area.definition.inConfirmCount,
                                     outConfirm: area.definition.outConfirmCount, at: fix.ts)
@@ -151,7 +153,12 @@ public struct SubjectJudge {
                 note(fix, id, c.conditionId, "not notified", "\(timing.rawValue): \(why)")
             }
         }
-        if !stay.isNeutral { state.stays[id] = stay } else if hasStay { state.stays[id] = nil }
+        switch (slot, stay.isNeutral) {
+        case (let i?, false): state.stays.values[i] = stay
+        case (let i?, true): state.stays.remove(at: i)
+        case (nil, false): state.stays[id] = stay
+        case (nil, true): break
+        }
     }
 
     /// Counts an invalid fix (it changes no state).
