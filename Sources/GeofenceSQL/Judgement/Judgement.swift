@@ -101,11 +101,6 @@ public final class Judgement {
         // core; SQLite reads and writes stay on this thread, in subject order.
         func flush() throws {
             guard !chunk.isEmpty else { return }
-            // Between chunks no thread holds an area: bound the prepared areas kept.
-            if catalog.cachedAreaCount > maxPreparedAreas {
-                catalog.forgetAreas()
-                for w in workerCatalogs { w.forget() }
-            }
             var states = try chunk.map { try state.load($0.subject, trustingLastSave: false) }
             let before = states
             let results = judgeInParallel(chunk.map(\.fixes), &states)
@@ -143,12 +138,16 @@ public final class Judgement {
     /// One per judging thread, kept across chunks.
     private var workerCatalogs: [WorkerCatalog] = []
 
-    /// Prepared areas kept between chunks (about 1–2 KB each): a busy region
-    /// stays warm, a million-fence catalog stays well under 2 GiB.
+    /// Prepared areas kept from one subject to the next (about 1–2 KB each):
+    /// a busy region stays warm, a million-fence catalog stays well under
+    /// 2 GiB. Checked by each judging thread before each fix.
     public var maxPreparedAreas = 200_000
 
-    /// Fixes held in memory between SQLite's reads and writes.
-    public var chunkFixes = 20_000
+    /// Fixes held in memory between SQLite's reads and writes. Enough for
+    /// tens of subjects even at 10,000 fixes each, so that the threads stay
+    /// busy until a chunk's last few subjects (with two, a thread that drew
+    /// a quiet suburb waited for the other).
+    public var chunkFixes = 200_000
 
     /// A batch of up to this many valid fixes is ordered in memory (~50 bytes
     /// a fix); a larger one spills to a temporary table that SQLite sorts.
@@ -167,6 +166,7 @@ public final class Judgement {
         var results = [SubjectResult](repeating: SubjectResult(), count: fixes.count)
         let width = fixes.count > 1 ? min(Parallel.width, fixes.count) : 1
         while workerCatalogs.count < width { workerCatalogs.append(WorkerCatalog(catalog)) }
+        for c in workerCatalogs { c.limit = maxPreparedAreas }
         let catalogs = workerCatalogs, explain = self.explain, filter = self.fixFilter
         states.withUnsafeMutableBufferPointer { st in
             results.withUnsafeMutableBufferPointer { out in

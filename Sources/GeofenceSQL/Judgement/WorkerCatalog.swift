@@ -17,6 +17,22 @@ final class WorkerCatalog: JudgeCatalog {
 
     func forget() { areas.removeAll(); byIndex = [] }
 
+    /// The shared catalog's generation this cache was filled in.
+    private var generation = 0
+
+    /// Prepared areas the shared catalog may hold (`Judgement.maxPreparedAreas`).
+    var limit = Int.max
+
+    /// Called before each fix, when this thread uses no area: keeps the
+    /// shared catalog within `limit` prepared areas, and empties this cache
+    /// once the shared one was dropped (by this thread or another), so memory
+    /// stays bounded however many subjects a chunk holds. One uncontended
+    /// lock per fix.
+    private func keepWithinLimit() {
+        let g = shared.boundAreas(to: limit)
+        if g != generation { forget(); generation = g }
+    }
+
     func area(_ id: String) throws -> JudgedArea? {
         if let a = areas[id] { return a }
         let a = try shared.area(id)
@@ -25,6 +41,7 @@ final class WorkerCatalog: JudgeCatalog {
     }
 
     func forEachCandidate(at p: LonLat, _ body: (String, JudgedArea?) throws -> Void) throws {
+        keepWithinLimit()
         guard let grid = shared.grid else { return try forEachCandidateByLookup(at: p, body) }
         if byIndex.count != grid.ids.count { byIndex = [JudgedArea??](repeating: .none, count: grid.ids.count) }
         try grid.forEachCandidate(at: p) { i in
