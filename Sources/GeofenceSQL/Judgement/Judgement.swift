@@ -138,9 +138,9 @@ public final class Judgement {
     /// One per judging thread, kept across chunks.
     private var workerCatalogs: [WorkerCatalog] = []
 
-    /// Prepared areas kept from one subject to the next (about 1–2 KB each):
-    /// a busy region stays warm, a million-fence catalog stays well under
-    /// 2 GiB. Checked by each judging thread before each fix.
+    /// Prepared areas kept at most (about 1–2 KB each): a busy region stays
+    /// warm, a million-fence catalog stays well under 2 GiB. Checked by each
+    /// judging thread before each fix.
     public var maxPreparedAreas = 200_000
 
     /// Fixes held in memory between SQLite's reads and writes. Enough for

@@ -93,16 +93,12 @@ public final class SQLCatalog: JudgeCatalog {
         try lock.with { try loadArea(id) }
     }
 
-    /// How many prepared areas are held; `forgetAreas()` drops them (memory
-    /// for a million-fence catalog would otherwise grow past 2 GiB).
-    var cachedAreaCount: Int { lock.with { areas.count } }
-    func forgetAreas() { lock.with { areas.removeAll(); generation += 1 } }
-
     /// Bumped whenever the prepared areas are dropped, so that the judging
     /// threads' own caches (`WorkerCatalog`) let go of theirs too.
     private var generation = 0
 
-    /// Drops the prepared areas if more than `limit` are held; returns the
+    /// Drops the prepared areas if more than `limit` are held (memory for a
+    /// million-fence catalog would otherwise grow past 2 GiB); returns the
     /// generation after. Safe at any time: a thread judging keeps the areas
     /// it holds alive until it lets go of them.
     func boundAreas(to limit: Int) -> Int {

@@ -26,8 +26,8 @@ final class WorkerCatalog: JudgeCatalog {
     /// Called before each fix, when this thread uses no area: keeps the
     /// shared catalog within `limit` prepared areas, and empties this cache
     /// once the shared one was dropped (by this thread or another), so memory
-    /// stays bounded however many subjects a chunk holds. One uncontended
-    /// lock per fix.
+    /// stays bounded however many subjects a chunk holds. One lock per fix,
+    /// against tens of microseconds of judging.
     private func keepWithinLimit() {
         let g = shared.boundAreas(to: limit)
         if g != generation { forget(); generation = g }
