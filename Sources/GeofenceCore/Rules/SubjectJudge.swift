@@ -8,7 +8,7 @@ public struct SubjectState: Equatable, Sendable {
     /// How many fixes of this subject have been judged (stale and dropped
     /// ones do not count): the clock a stored streak grows by.
     public var judgedFixes = 0
-    public var stays: [String: StayState] = [:]
+    public var stays = StayMap()
     public var lastNotifiedDay: [Int64: Int] = [:]
     public init(subjectId: String) { self.subjectId = subjectId }
 }
@@ -83,45 +83,45 @@ public struct SubjectJudge {
         state.judgedFixes += 1
         // Areas the fix may be inside, plus every area with a stay under way:
         // an exit must be seen even from a fix far outside the index's reach.
-        // Both in area_id order, merged as they come.
-        let stayIds = state.stays.isEmpty ? [] : state.stays.keys.sorted()
+        // Both in area_id order, merged as they come: stays before `next` are
+        // done, and a stay is inserted or removed only at `next`.
         var next = 0
         var out: [Notification] = []
         try catalog.forEachCandidate(at: fix.position) { id, area in
-            while next < stayIds.count && stayIds[next] < id {
-                try judge(fix, stayIds[next], try catalog.area(stayIds[next]), hasStay: true, &state, &out)
-                next += 1
+            while next < state.stays.count && state.stays.keys[next] < id {
+                next = try judge(fix, state.stays.keys[next], try catalog.area(state.stays.keys[next]), slot: next, hasStay: true, &state, &out)
             }
-            let hasStay = next < stayIds.count && stayIds[next] == id
-            if hasStay { next += 1 }
-            try judge(fix, id, area, hasStay: hasStay, &state, &out)
+            let hasStay = next < state.stays.count && state.stays.keys[next] == id
+            next = try judge(fix, id, area, slot: next, hasStay: hasStay, &state, &out)
         }
-        while next < stayIds.count {
-            try judge(fix, stayIds[next], try catalog.area(stayIds[next]), hasStay: true, &state, &out)
-            next += 1
+        while next < state.stays.count {
+            next = try judge(fix, state.stays.keys[next], try catalog.area(state.stays.keys[next]), slot: next, hasStay: true, &state, &out)
         }
         state.lastFix = fix
         return out
     }
 
     /// Applies the fix to one area: its verdict, the stay's transition, the
-    /// conditions that fire and pass their filters. `hasStay` says whether the
-    /// subject had a stay in it when the fix came (the merge knows), so the
-    /// many candidates without one cost no lookup by area_id.
-    private mutating func judge(_ fix: Fix, _ id: String, _ found: JudgedArea?, hasStay: Bool,
-                                _ state: inout SubjectState, _ out: inout [Notification]) throws {
+    /// conditions that fire and pass their filters. `slot` is the stay's
+    /// position in `state.stays` if `hasStay`, else where a new one goes (the
+    /// merge knows both, so the many candidates without a stay cost no
+    /// search). Returns the position after this area's stay.
+    private mutating func judge(_ fix: Fix, _ id: String, _ found: JudgedArea?, slot: Int, hasStay: Bool,
+                                _ state: inout SubjectState, _ out: inout [Notification]) throws -> Int {
         guard let area = found else {
-            if hasStay { state.stays[id] = nil }
-            return
+            if hasStay { state.stays.remove(at: slot) }
+            return slot
         }
         if !area.isValid(at: fix.ts) {
             if hasStay { note(fix, id, nil, "ignored", "outside the area's validity period") }
-            return
+            return hasStay ? slot + 1 : slot
         }
-        // One hash per stay: its slot is found once, then read and written in place.
-        let slot = hasStay ? state.stays.index(forKey: id) : nil
-        var stay = slot.map { state.stays.values[$0] } ?? StayState()
         let verdict = area.rule.verdict(area.shape, at: fix.position, accuracy: fix.accuracy)
+        // Most candidates: no stay and not inside. Counting that verdict from
+        // UNKNOWN leaves a neutral stay, which is not kept (SPEC §4), and no
+        // condition can fire; only an undecided one may need explaining.
+        if !hasStay && (verdict == .outside || (verdict == .undecided && !explain)) { return slot }
+        var stay = hasStay ? state.stays[at: slot] : StayState()
         let transition = stay.apply(verdict, inConfirm: area.definition.inConfirmCount,
                                     outConfirm: area.definition.outConfirmCount, at: fix.ts)
         if explain { explainVerdict(fix, area, verdict, stay, transition) }
@@ -140,6 +140,18 @@ public struct SubjectJudge {
                 }
             }
         }
+        if !due.isEmpty { notify(fix, id, due, &state, &out) }
+        switch (hasStay, stay.isNeutral) {
+        case (true, false): state.stays[at: slot] = stay; return slot + 1
+        case (true, true): state.stays.remove(at: slot); return slot
+        case (false, false): state.stays.insert(id, stay, at: slot); return slot + 1
+        case (false, true): return slot
+        }
+    }
+
+    /// The due conditions of one area, by condition_id: each notifies unless a filter blocks it.
+    private mutating func notify(_ fix: Fix, _ id: String, _ due: [(ConditionDefinition, TimeZone, ConditionDefinition.Timing)],
+                                 _ state: inout SubjectState, _ out: inout [Notification]) {
         for (c, tz, timing) in due.sorted(by: { $0.0.conditionId < $1.0.conditionId }) {
             let local = tz.local(fix.ts)
             switch ConditionFilter.check(c, local: local, lastNotifiedDay: state.lastNotifiedDay[c.conditionId]) {
@@ -152,12 +164,6 @@ public struct SubjectJudge {
                 counters.filtered += 1
                 note(fix, id, c.conditionId, "not notified", "\(timing.rawValue): \(why)")
             }
-        }
-        switch (slot, stay.isNeutral) {
-        case (let i?, false): state.stays.values[i] = stay
-        case (let i?, true): state.stays.remove(at: i)
-        case (nil, false): state.stays[id] = stay
-        case (nil, true): break
         }
     }
 

@@ -1,0 +1,41 @@
+import XCTest
+@testable import GeofenceCore
+
+final class StayMapTests: XCTestCase {
+    func stay(_ n: Int) -> StayState { var s = StayState(); s.inStreak = n; return s }
+
+    /// Keys stay in Swift string order however they are written, so the judge
+    /// can merge them with candidates; setting nil removes.
+    func testKeysStaySortedThroughWritesAndRemovals() {
+        var m = StayMap()
+        for (i, id) in ["m", "b", "z", "a", "é", "k"].enumerated() { m[id] = stay(i) }
+        XCTAssertEqual(m.keys, ["a", "b", "k", "m", "z", "é"])
+        XCTAssertEqual(m["z"]?.inStreak, 2)
+        m["z"] = stay(9)
+        m["b"] = nil
+        m["absent"] = nil
+        XCTAssertEqual(m.keys, ["a", "k", "m", "z", "é"])
+        XCTAssertEqual(m["z"]?.inStreak, 9)
+        XCTAssertNil(m["b"])
+        XCTAssertEqual(m.map(\.0), m.keys)
+        XCTAssertEqual(m.map(\.1.inStreak), [3, 5, 0, 9, 4])
+    }
+
+    /// Equal maps are equal however they were built (the state store compares before and after).
+    func testEqualityIgnoresHowTheMapWasBuilt() {
+        var built = StayMap()
+        built["y"] = stay(2); built["x"] = stay(1)
+        let literal: StayMap = ["x": stay(1), "y": stay(2)]
+        XCTAssertEqual(built, literal)
+        built.insert("w", stay(0), at: 0)
+        XCTAssertNotEqual(built, literal)
+        built.remove(at: 0)
+        XCTAssertEqual(built, literal)
+        // "é" precomposed and decomposed are one key, as they were in a Dictionary.
+        var canonical = StayMap()
+        canonical["\u{e9}"] = stay(1)
+        canonical["e\u{301}"] = stay(2)
+        XCTAssertEqual(canonical.count, 1)
+        XCTAssertEqual(canonical["\u{e9}"]?.inStreak, 2)
+    }
+}
