@@ -41,13 +41,25 @@ public struct CSVReader: IteratorProtocol, Sequence {
         }
     }
 
+    /// The field's text, nil if it is not UTF-8. ASCII (nearly every field of
+    /// a fixes file) needs no validation: `String(validating:)` is a generic
+    /// call that looked up type metadata per field, ~15 % of reading a CSV.
+    @inline(__always)
+    static func text(_ bytes: UnsafeBufferPointer<UInt8>) -> String? {
+        var high: UInt8 = 0
+        for b in bytes { high |= b }
+        if high < 0x80 { return String(decoding: bytes, as: UTF8.self) }
+        return String(validating: bytes, as: UTF8.self)
+    }
+
     public mutating func readRow() throws -> [String]? {
         var row: [String] = []
         var field: [UInt8] = []
         var quoted = false, wasQuoted = false, any = false
         let startLine = line
+        row.reserveCapacity(8)
         func endField() throws {
-            guard let s = String(validating: field, as: UTF8.self) else {
+            guard let s = field.withUnsafeBufferPointer({ Self.text($0) }) else {
                 throw InputError("field \(row.count + 1) is not valid UTF-8", item: "line \(startLine)")
             }
             row.append(s); field.removeAll(keepingCapacity: true); wasQuoted = false
@@ -69,7 +81,7 @@ public struct CSVReader: IteratorProtocol, Sequence {
                     return nil
                 }
                 if let end {
-                    let s = buffer.withUnsafeBufferPointer { String(validating: UnsafeBufferPointer(rebasing: $0[start..<end]), as: UTF8.self) }
+                    let s = buffer.withUnsafeBufferPointer { Self.text(UnsafeBufferPointer(rebasing: $0[start..<end])) }
                     guard let s else { throw InputError("field \(row.count + 1) is not valid UTF-8", item: "line \(startLine)") }
                     any = true
                     row.append(s)

@@ -235,6 +235,9 @@ extension Character {
 
 extension String {
     public var trimmingSpaces: String {
+        // Most text has no edge space: answered from its end bytes, without a copy.
+        func space(_ c: UInt8?) -> Bool { c == 0x20 || c == 0x09 || c == 0x0A || c == 0x0D }
+        guard space(utf8.first) || space(utf8.last) else { return self }
         var s = Substring(self)
         while let f = s.first, f == " " || f == "\t" || f == "\n" || f == "\r" { s = s.dropFirst() }
         while let l = s.last, l == " " || l == "\t" || l == "\n" || l == "\r" { s = s.dropLast() }
