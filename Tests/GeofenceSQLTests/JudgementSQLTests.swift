@@ -53,19 +53,41 @@ final class JudgementSQLTests: DatabaseTestCase {
             }
         }
         try assertSameOutcome(sql, single, "gf_check")
-        // Fixes ordered in memory, and spilled to SQLite part way through.
-        for (name, inMemory) in [("batch", 1_000_000), ("spilled", 700)] {
+        // Fixes ordered in memory, and spilled to SQLite part way through; with
+        // a tiny area budget (areas met one by one, and forgotten) and with
+        // room for all (every area prepared at once before judging).
+        for (name, inMemory, budget) in [("batch", 1_000_000, 5), ("spilled", 700, 5), ("prepared", 1_000_000, 1_000)] {
             let batch = try catalog(name)
-            // Small chunks and a tiny area budget, so chunk boundaries and forgetting prepared areas are exercised.
+            // Small chunks, so chunk boundaries are exercised.
             let batchJudgement = try Judgement(batch, explain: true)
             batchJudgement.chunkFixes = 100
-            batchJudgement.maxPreparedAreas = 5
+            batchJudgement.maxPreparedAreas = budget
             batchJudgement.inMemoryFixes = inMemory
             let report = try batch.transaction { try batchJudgement.run(rows, source: "test") }
             XCTAssertEqual(report.counters.judged, rows.count)
             XCTAssertGreaterThan(report.counters.notifications, 100)
             try assertSameOutcome(batch, single, name)
         }
+    }
+
+    /// Areas prepared all at once must not make an area that cannot be read
+    /// fail a batch that never meets it; a batch that meets it fails, naming it,
+    /// and leaves the database as it was.
+    func testAnUnreadableAreaFailsOnlyTheBatchThatMeetsIt() throws {
+        let db = try newCatalog()
+        _ = try AreaImporter(db).run(path: write("a.geojson", collection([square("near", 139.70, 35.70), square("far", 135.0, 34.0)])),
+                                     options: AreaImporter.Options())
+        try db.execute("UPDATE gf_areas SET timezone = 'Nowhere/Atlantis' WHERE area_id = 'far'")
+        let near = (0..<20).map { Judgement.Row(subjectId: "s", ts: String(1_800_000_000 + $0), lat: 35.705, lon: 139.705, accuracy: 5) }
+        let judgement = try Judgement(db)
+        let report = try db.transaction { try judgement.run(near, source: "test") }
+        XCTAssertEqual(report.counters.transitions, 1)
+        let stays = try db.query("SELECT subject_id, area_id, state FROM gf_stays")
+        let far = (0..<20).map { Judgement.Row(subjectId: "t", ts: String(1_800_000_000 + $0), lat: 34.005, lon: 135.005, accuracy: 5) }
+        XCTAssertThrowsError(try db.transaction { try Judgement(db).run(far, source: "test") }) { e in
+            XCTAssertTrue("\(e)".contains("Nowhere/Atlantis"), "\(e)")
+        }
+        XCTAssertEqual(try db.query("SELECT subject_id, area_id, state FROM gf_stays"), stays)
     }
 
     func assertSameOutcome(_ batch: Connection, _ single: Connection, _ name: String) throws {

@@ -92,7 +92,11 @@ public final class Judgement {
         let valid = report.fixes - judge.counters.invalid
         // One R*Tree query per fix costs ~30 µs; reading a box ~1 µs. Past the
         // break-even, read the whole index once.
-        if valid * 30 >= (try catalog.areaCount) { try catalog.loadIndexIntoMemory() }
+        let areaCount = try catalog.areaCount
+        if valid * 30 >= areaCount { try catalog.loadIndexIntoMemory() }
+        // A fix meets tens of candidate areas: with as many fixes as areas,
+        // nearly every area will be met, so prepare them all at once.
+        if valid >= areaCount && areaCount <= maxPreparedAreas { try catalog.prepareAllAreas() }
         var counters = judge.counters
         var explanations = judge.explanations
         var chunk: [(subject: String, fixes: [Fix])] = []

@@ -108,6 +108,55 @@ public final class SQLCatalog: JudgeCatalog {
         }
     }
 
+    /// Reads and prepares every area at once, for a batch that will meet most
+    /// of them: one scan of gf_areas and one of gf_conditions instead of two
+    /// queries per area, and the shapes decoded and prepared on every core
+    /// (met one by one, each was prepared under `lock`, so one thread at a
+    /// time: the first chunk of the medium benchmark took twice as long as
+    /// the others). Call before judging starts.
+    public func prepareAllAreas() throws {
+        var conditions: [String: [ConditionDefinition]] = [:]
+        let conditionRows = try db.prepare("SELECT \(ConditionStore.columns) FROM gf_conditions")
+        while try conditionRows.step() {
+            let c = try ConditionStore.condition(conditionRows.row)
+            conditions[c.areaId, default: []].append(c)
+        }
+        let areaRows = try db.prepare("SELECT \(AreaStore.columns) FROM gf_areas")
+        var rows: [[SQLiteValue]] = []
+        while try areaRows.step() { rows.append(areaRows.row) }
+        // Zones resolved here, on this thread: the cache is not shared.
+        var zoneOf: [String: TimeZone] = [:]
+        for name in rows.compactMap({ $0[14].string }) + conditions.values.joined().compactMap(\.timezone) where zoneOf[name] == nil {
+            zoneOf[name] = try? zones.zone(name)
+        }
+        var prepared = [Result<JudgedArea, Error>?](repeating: nil, count: rows.count)
+        let width = min(Parallel.width, max(1, rows.count / 1000))
+        let (defaultZone, defaultConfidence) = (self.defaultZone, self.defaultConfidence)
+        prepared.withUnsafeMutableBufferPointer { out in
+            let out = UnsafeMutableBufferPointerBox(out)
+            Parallel.run(width) { w in
+                for i in stride(from: w, to: rows.count, by: width) {
+                    out.buffer[i] = Result {
+                        let a = try AreaStore.area(rows[i])
+                        // A zone that does not load leaves the area to `loadArea`, which reports it.
+                        func zone(_ name: String?, else fallback: TimeZone) throws -> TimeZone {
+                            guard let name else { return fallback }
+                            guard let z = zoneOf[name] else { throw CatalogError("time zone '\(name)'") }
+                            return z
+                        }
+                        let areaZone = try zone(a.timezone, else: defaultZone)
+                        let cs = try (conditions[a.areaId] ?? []).map { c in (c, try zone(c.timezone, else: areaZone)) }
+                        return JudgedArea(definition: a, defaultConfidence: defaultConfidence, conditions: cs)
+                    }
+                }
+            }
+        }
+        // An area that cannot be read is left out: met, it fails the batch
+        // with its error from `loadArea`, as it would have without this; never
+        // met, it does not.
+        lock.with { for case .success(let a)? in prepared { areas[a.definition.areaId] = a } }
+    }
+
     private func loadArea(_ id: String) throws -> JudgedArea? {
         if let cached = areas[id] { return cached }
         var judged: JudgedArea?

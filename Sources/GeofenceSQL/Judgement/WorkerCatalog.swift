@@ -8,14 +8,21 @@ import GeofenceCore
 final class WorkerCatalog: JudgeCatalog {
     let shared: SQLCatalog
     private var areas: [String: JudgedArea?] = [:]
-    /// By grid index, once the shared catalog has a grid: .none not yet seen, .some(nil) gone.
-    private var byIndex: [JudgedArea??] = []
+
+    /// By grid index, once the shared catalog has a grid. A seen area is kept
+    /// alive by `held` and listed unretained, so visiting a candidate costs
+    /// no reference counting: the judging threads meet the same areas, and
+    /// each retain and release was an atomic write to a cache line the other
+    /// core also wrote (~12 % of judging time on the medium benchmark).
+    private var byIndex: [Seen] = []
+    private var held: [JudgedArea] = []
+    private enum Seen { case unseen, gone, area(Unmanaged<JudgedArea>) }
 
     init(_ shared: SQLCatalog) { self.shared = shared }
 
     func candidateAreas(at p: LonLat) throws -> [String] { try shared.candidateAreas(at: p) }
 
-    func forget() { areas.removeAll(); byIndex = [] }
+    func forget() { areas.removeAll(); byIndex = []; held = [] }
 
     /// The shared catalog's generation this cache was filled in.
     private var generation = 0
@@ -43,13 +50,17 @@ final class WorkerCatalog: JudgeCatalog {
     func forEachCandidate(at p: LonLat, _ body: (String, JudgedArea?) throws -> Void) throws {
         keepWithinLimit()
         guard let grid = shared.grid else { return try forEachCandidateByLookup(at: p, body) }
-        if byIndex.count != grid.ids.count { byIndex = [JudgedArea??](repeating: .none, count: grid.ids.count) }
+        if byIndex.count != grid.ids.count { byIndex = [Seen](repeating: .unseen, count: grid.ids.count) }
         try grid.forEachCandidate(at: p) { i in
             let id = grid.ids[i]
-            if let known = byIndex[i] { return try body(id, known) }
-            let a = try shared.area(id)
-            byIndex[i] = .some(a)
-            try body(id, a)
+            switch byIndex[i] {
+            case .area(let a): try a._withUnsafeGuaranteedRef { try body(id, $0) }
+            case .gone: try body(id, nil)
+            case .unseen:
+                let a = try shared.area(id)
+                if let a { held.append(a); byIndex[i] = .area(Unmanaged.passUnretained(a)) } else { byIndex[i] = .gone }
+                try body(id, a)
+            }
         }
     }
 }
