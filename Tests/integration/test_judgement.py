@@ -175,6 +175,26 @@ def test_bad_input_aborts_with_nothing_written(tmp_path):
     assert run("sqlite3", db, "SELECT count(*) FROM gf_runs; SELECT count(*) FROM gf_subjects;").stdout == before
 
 
+@pytest.mark.parametrize("name, body, where", [
+    ("quote", 'q,2026-11-20T09:10:00Z,35.7,139.7,5\n"r,2026-11-20T09:20:00Z,35.7,139.7,5\n', "line 4: unterminated quoted field"),
+    ("utf8", b"q\xff,2026-11-20T09:10:00Z,35.7,139.7,5\n".decode("latin-1"), "line 3: field 1 is not valid UTF-8"),
+])
+def test_a_fixes_file_unreadable_part_way_fails_the_batch(tmp_path, name, body, where):
+    """Rows after a CSV syntax error cannot be read: judging the rows before it
+    and reporting success would lose the rest silently. The batch fails,
+    naming the file and line, and keeps nothing; so does locate."""
+    db = tmp_path / "d.db"
+    gf("init", db)
+    gf("import", db, SAMPLES / "areas.geojson")
+    bad = tmp_path / f"{name}.csv"
+    bad.write_bytes(("subject_id,ts,lat,lon,accuracy_m\np,2026-11-20T09:00:00Z,35.715,139.773,10\n" + body).encode("latin-1"))
+    before = run("sqlite3", db, "SELECT count(*) FROM gf_runs; SELECT count(*) FROM gf_subjects; SELECT count(*) FROM gf_stays;").stdout
+    for command in (["judge", db, "--fixes", bad], ["locate", db, "--fixes", bad]):
+        p = gf(*command, check=False)
+        assert p.returncode == 1 and f"{bad}, {where}" in p.stderr, p.stderr
+    assert run("sqlite3", db, "SELECT count(*) FROM gf_runs; SELECT count(*) FROM gf_subjects; SELECT count(*) FROM gf_stays;").stdout == before
+
+
 def test_check_command_and_sql_errors(tmp_path):
     db = tmp_path / "d.db"
     gf("init", db)

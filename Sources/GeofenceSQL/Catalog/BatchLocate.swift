@@ -53,6 +53,7 @@ public enum BatchLocate {
             chunk.removeAll(keepingCapacity: true)
         }
         for row in rows {
+            if let e = row.readError { throw e }
             report.fixes += 1
             guard row.problem == nil, let lat = row.lat, let lon = row.lon, (-90...90).contains(lat), (-180...180).contains(lon),
                   (row.accuracy ?? 0) >= 0 else {

@@ -47,10 +47,15 @@ public enum FixSources {
         return r
     }
 
-    /// Streams a CSV or NDJSON file (by extension: .ndjson/.jsonl, else CSV).
+    /// Streams a CSV or NDJSON file (by extension: .ndjson/.jsonl, else CSV),
+    /// parsed on a thread of its own (`ReadAhead`). A file that cannot be
+    /// read to its end ends with a row carrying `readError` (file and line).
     public static func file(_ path: String) throws -> AnySequence<Judgement.Row> {
         let chunks = try FileChunks(path: path)
-        if path.hasSuffix(".ndjson") || path.hasSuffix(".jsonl") { return AnySequence(NDJSONFixes(path: path, chunks: chunks)) }
+        if path.hasSuffix(".ndjson") || path.hasSuffix(".jsonl") {
+            var lines = NDJSONFixes(path: path, chunks: chunks)
+            return AnySequence(ReadAhead { lines.next() })
+        }
         var csv = CSVReader(chunks: chunks.next)
         let header: [String]
         do {
@@ -63,8 +68,16 @@ public enum FixSources {
             }
             return i
         }
-        return AnySequence(AnyIterator {
-            guard let fields = csv.next() else { return nil }
+        var ended = false
+        return AnySequence(ReadAhead {
+            guard !ended else { return nil }
+            guard let fields = csv.next() else {
+                ended = true
+                guard let e = csv.error else { return nil }
+                var r = Judgement.Row(subjectId: nil, ts: nil, lat: nil, lon: nil, accuracy: nil)
+                r.readError = e.located(file: path)
+                return r
+            }
             if fields == [""] { return Judgement.Row(subjectId: nil, ts: nil, lat: nil, lon: nil, accuracy: nil, problem: "empty line") }
             guard fields.count == header.count else {
                 return Judgement.Row(subjectId: nil, ts: nil, lat: nil, lon: nil, accuracy: nil,
@@ -89,7 +102,9 @@ struct NDJSONFixes: Sequence, IteratorProtocol {
         guard let (number, text) = lines.next() else {
             guard let e = lines.readError else { return nil }
             lines.readError = nil
-            return Judgement.Row(subjectId: nil, ts: nil, lat: nil, lon: nil, accuracy: nil, problem: "read error after line \(lines.number): \(e)")
+            var r = Judgement.Row(subjectId: nil, ts: nil, lat: nil, lon: nil, accuracy: nil)
+            r.readError = InputError("read error: \(e)", file: path, item: "after line \(lines.number)")
+            return r
         }
         if text.allSatisfy({ $0 == " " || $0 == "\r" || $0 == "\t" }) {
             return Judgement.Row(subjectId: nil, ts: nil, lat: nil, lon: nil, accuracy: nil, problem: "line \(number): empty line")

@@ -20,6 +20,10 @@ public final class Judgement {
         public var accuracy: Double?
         /// Set by a reader that could not make sense of the row: the fix is invalid for this reason.
         public var problem: String?
+        /// Set by a reader that cannot go on (a CSV quote never closed, bytes
+        /// that are not UTF-8, a read error): the batch fails with it, since
+        /// the rows after it are lost, and its transaction keeps nothing.
+        public var readError: Error?
         public init(subjectId: String?, ts: String?, lat: Double?, lon: Double?, accuracy: Double?, problem: String? = nil) {
             self.subjectId = subjectId; self.ts = ts; self.lat = lat; self.lon = lon; self.accuracy = accuracy; self.problem = problem
         }
@@ -81,6 +85,7 @@ public final class Judgement {
         var judge = SubjectJudge(catalog: catalog, explain: explain, fixFilter: fixFilter)
         let staging = FixStaging(db, inMemoryLimit: inMemoryFixes)
         for row in rows {
+            if let e = row.readError { throw e }
             report.fixes += 1
             switch row.validated {
             case .success(let f):
