@@ -64,3 +64,81 @@ final class CandidateGridTests: XCTestCase {
         }
     }
 }
+
+final class CandidateGridMaskTests: XCTestCase {
+    /// Skipping by the outside masks leaves out only areas that do not
+    /// contain the point, and the inside masks vouch only for areas that do:
+    /// random polygons with holes, thin slivers, circles, and points on
+    /// sub-cell borders, on edges and at vertices.
+    func testMasksNeverMisjudgeAPoint() {
+        var seed: UInt64 = 11
+        func rnd() -> Double { seed = seed &* 6364136223846793005 &+ 1442695040888963407; return Double(seed >> 11) / Double(1 << 53) }
+        var shapes: [(String, PreparedShape)] = []
+        for i in 0..<400 {
+            let cx = 139.7 + rnd() * 0.2, cy = 35.6 + rnd() * 0.2, r = 0.0005 + rnd() * 0.01
+            let shape: Shape
+            switch i % 4 {
+            case 0:
+                shape = .circle(Circle(center: LonLat(lon: cx, lat: cy), radiusM: r * 90_000))
+            case 1:  // a sliver: a long thin triangle
+                shape = .polygons([Polygon([Ring([LonLat(lon: cx, lat: cy), LonLat(lon: cx + r, lat: cy + r * 0.02),
+                                                                LonLat(lon: cx + r * 0.5, lat: cy + r * 0.03), LonLat(lon: cx, lat: cy)])])])
+            default:  // a star, with a square hole in every other one
+                let n = 5 + Int(rnd() * 40)
+                var outer = (0..<n).map { k -> LonLat in
+                    let a = Double(k) / Double(n) * 2 * .pi, rr = r * (0.4 + 0.6 * rnd())
+                    return LonLat(lon: cx + rr * cos(a), lat: cy + rr * sin(a) * 0.8)
+                }
+                outer.append(outer[0])
+                var rings = [Ring(outer)]
+                if i % 2 == 0 {
+                    let h = r * 0.1
+                    rings.append(Ring([LonLat(lon: cx - h, lat: cy - h), LonLat(lon: cx - h, lat: cy + h), LonLat(lon: cx + h, lat: cy + h),
+                                               LonLat(lon: cx + h, lat: cy - h), LonLat(lon: cx - h, lat: cy - h)]))
+                }
+                shape = .polygons([Polygon(rings)])
+            }
+            shapes.append((String(format: "A%03d", i), PreparedShape(shape)))
+        }
+        let grid0 = CandidateGrid(shapes.map { ($0.0, $0.1.boundingBox) })
+        let grid = grid0.withMasks(shapes.indices.map { grid0.masks(ofArea: $0, shapes[$0].1) })
+        var probes = (0..<20_000).map { _ in LonLat(lon: 139.69 + rnd() * 0.23, lat: 35.59 + rnd() * 0.23) }
+        // Sub-cell borders, and vertices and edge midpoints of the shapes.
+        let sub = grid.cell / Double(CandidateGrid.side)
+        for _ in 0..<2_000 {
+            let p = probes[Int(rnd() * 20_000)]
+            probes.append(LonLat(lon: grid.origin.lon + ((p.lon - grid.origin.lon) / sub).rounded() * sub, lat: p.lat))
+            probes.append(LonLat(lon: p.lon, lat: grid.origin.lat + ((p.lat - grid.origin.lat) / sub).rounded() * sub))
+        }
+        for (_, s) in shapes where s.edgeCount > 0 {
+            for e in 0..<s.edgeCount {
+                let edge = s.edge(e)
+                probes.append(LonLat(lon: edge.lon1, lat: edge.lat1))
+                probes.append(LonLat(lon: (edge.lon1 + edge.lon2) / 2, lat: (edge.lat1 + edge.lat2) / 2))
+            }
+        }
+        // On the random probes, count the candidates the point is outside of, and how many of them were skipped.
+        var skipped = 0, outsideCandidates = 0, vouched = 0, insideCandidates = 0
+        for (n, p) in probes.enumerated() {
+            var all: [Int] = [], kept: [Int] = []
+            grid.forEachCandidate(at: p) { all.append($0) }
+            grid.forEachCandidate(at: p, skippingOutside: true) { i, knownInside in
+                kept.append(i)
+                if knownInside {
+                    XCTAssertTrue(shapes[i].1.contains(p), "\(grid.ids[i]) vouched for at \(p)")
+                    if n < 20_000 { vouched += 1 }
+                }
+            }
+            if n < 20_000 { insideCandidates += all.filter { shapes[$0].1.contains(p) }.count }
+            XCTAssertTrue(Set(kept).isSubset(of: all))
+            for i in Set(all).subtracting(kept) {
+                XCTAssertFalse(shapes[i].1.contains(p), "\(grid.ids[i]) skipped at \(p)")
+                if n < 20_000 { skipped += 1 }
+            }
+            if n < 20_000 { outsideCandidates += all.filter { !shapes[$0].1.contains(p) }.count }
+        }
+        // And the masks do their job: most candidates the point is outside of are skipped.
+        XCTAssertGreaterThan(Double(skipped), 0.4 * Double(outsideCandidates), "\(skipped) of \(outsideCandidates)")
+        XCTAssertGreaterThan(Double(vouched), 0.4 * Double(insideCandidates), "\(vouched) of \(insideCandidates)")
+    }
+}

@@ -29,11 +29,17 @@ public struct VerdictRule: Equatable, Sendable {
         verdict(shape, at: p, accuracy: accuracy) { FixFrame(p) }
     }
 
+    /// The same, where the caller may already know that the shape contains
+    /// `p` (an index that classified the space around it): no containment test then.
+    public func verdict(_ shape: some AreaGeometry, at p: LonLat, accuracy: Double, knownInside: Bool) -> Verdict {
+        verdict(shape, at: p, accuracy: accuracy, knownInside: knownInside) { FixFrame(p) }
+    }
+
     /// The same, with the fix's frame from the caller (built only if a
     /// distance is needed: a caller asking one fix against many areas keeps it).
-    public func verdict(_ shape: some AreaGeometry, at p: LonLat, accuracy: Double, frame: () -> FixFrame) -> Verdict {
+    public func verdict(_ shape: some AreaGeometry, at p: LonLat, accuracy: Double, knownInside: Bool = false, frame: () -> FixFrame) -> Verdict {
         let margin = CEP.factor(confidence) * accuracy
-        let inside = shape.contains(p)
+        let inside = knownInside || shape.contains(p)
         if inside {
             guard inAccuracyMax.map({ accuracy <= $0 }) ?? true else { return .undecided }
             return margin <= 0 || shape.isAtLeast(margin, from: frame()) ? .inside : .undecided

@@ -9,20 +9,23 @@ public protocol JudgeCatalog: AnyObject {
     /// The area with its prepared shape and conditions; nil if it no longer exists.
     func area(_ id: String) throws -> JudgedArea?
     /// Visits the candidate areas (as `candidateAreas`, in area_id order) with
-    /// each area, nil if it no longer exists. Catalogs with an in-memory index
-    /// override it to touch no string array or dictionary per candidate.
-    func forEachCandidate(at p: LonLat, _ body: (String, JudgedArea?) throws -> Void) throws
+    /// each area, nil if it no longer exists, and whether the area's shape is
+    /// already known to contain the point (false: not known). Catalogs with
+    /// an in-memory index override it to touch no string array or dictionary
+    /// per candidate; they may also leave out areas known not to contain the
+    /// point, when their caller judges every area it has a stay in anyway.
+    func forEachCandidate(at p: LonLat, _ body: (_ id: String, _ area: JudgedArea?, _ knownInside: Bool) throws -> Void) throws
 }
 
 extension JudgeCatalog {
-    public func forEachCandidate(at p: LonLat, _ body: (String, JudgedArea?) throws -> Void) throws {
+    public func forEachCandidate(at p: LonLat, _ body: (_ id: String, _ area: JudgedArea?, _ knownInside: Bool) throws -> Void) throws {
         try forEachCandidateByLookup(at: p, body)
     }
 
     /// `forEachCandidate` by `candidateAreas` and `area`: the default, and the
     /// fallback of a catalog whose index is not in memory.
-    public func forEachCandidateByLookup(at p: LonLat, _ body: (String, JudgedArea?) throws -> Void) throws {
-        for id in try candidateAreas(at: p) { try body(id, try area(id)) }
+    public func forEachCandidateByLookup(at p: LonLat, _ body: (_ id: String, _ area: JudgedArea?, _ knownInside: Bool) throws -> Void) throws {
+        for id in try candidateAreas(at: p) { try body(id, try area(id), false) }
     }
 }
 

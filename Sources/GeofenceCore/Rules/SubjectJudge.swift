@@ -87,12 +87,12 @@ public struct SubjectJudge {
         // done, and a stay is inserted or removed only at `next`.
         var next = 0
         var out: [Notification] = []
-        try catalog.forEachCandidate(at: fix.position) { id, area in
+        try catalog.forEachCandidate(at: fix.position) { id, area, knownInside in
             while next < state.stays.count && state.stays.keys[next] < id {
                 next = try judge(fix, state.stays.keys[next], try catalog.area(state.stays.keys[next]), slot: next, hasStay: true, &state, &out)
             }
             let hasStay = next < state.stays.count && state.stays.keys[next] == id
-            next = try judge(fix, id, area, slot: next, hasStay: hasStay, &state, &out)
+            next = try judge(fix, id, area, knownInside: knownInside, slot: next, hasStay: hasStay, &state, &out)
         }
         while next < state.stays.count {
             next = try judge(fix, state.stays.keys[next], try catalog.area(state.stays.keys[next]), slot: next, hasStay: true, &state, &out)
@@ -105,8 +105,9 @@ public struct SubjectJudge {
     /// conditions that fire and pass their filters. `slot` is the stay's
     /// position in `state.stays` if `hasStay`, else where a new one goes (the
     /// merge knows both, so the many candidates without a stay cost no
-    /// search). Returns the position after this area's stay.
-    private mutating func judge(_ fix: Fix, _ id: String, _ found: JudgedArea?, slot: Int, hasStay: Bool,
+    /// search). `knownInside`: the catalog already knows the shape holds the
+    /// fix. Returns the position after this area's stay.
+    private mutating func judge(_ fix: Fix, _ id: String, _ found: JudgedArea?, knownInside: Bool = false, slot: Int, hasStay: Bool,
                                 _ state: inout SubjectState, _ out: inout [Notification]) throws -> Int {
         guard let area = found else {
             if hasStay { state.stays.remove(at: slot) }
@@ -116,7 +117,7 @@ public struct SubjectJudge {
             if hasStay { note(fix, id, nil, "ignored", "outside the area's validity period") }
             return hasStay ? slot + 1 : slot
         }
-        let verdict = area.rule.verdict(area.shape, at: fix.position, accuracy: fix.accuracy)
+        let verdict = area.rule.verdict(area.shape, at: fix.position, accuracy: fix.accuracy, knownInside: knownInside)
         // Most candidates: no stay and not inside. Counting that verdict from
         // UNKNOWN leaves a neutral stay, which is not kept (SPEC §4), and no
         // condition can fire; only an undecided one may need explaining.

@@ -175,7 +175,7 @@ public final class Judgement {
         var results = [SubjectResult](repeating: SubjectResult(), count: fixes.count)
         let width = fixes.count > 1 ? min(Parallel.width, fixes.count) : 1
         while workerCatalogs.count < width { workerCatalogs.append(WorkerCatalog(catalog)) }
-        for c in workerCatalogs { c.limit = maxPreparedAreas }
+        for c in workerCatalogs { c.limit = maxPreparedAreas; c.skippingOutside = !explain }
         let catalogs = workerCatalogs, explain = self.explain, filter = self.fixFilter
         states.withUnsafeMutableBufferPointer { st in
             results.withUnsafeMutableBufferPointer { out in

@@ -134,8 +134,11 @@ public final class SQLCatalog: JudgeCatalog {
         let (defaultZone, defaultConfidence) = (self.defaultZone, self.defaultConfidence)
         prepared.withUnsafeMutableBufferPointer { out in
             let out = UnsafeMutableBufferPointerBox(out)
+            // Each thread a contiguous run of rows (rowid order, which the
+            // importer makes Morton order), so areas near each other on the
+            // map are also near each other in memory.
             Parallel.run(width) { w in
-                for i in stride(from: w, to: rows.count, by: width) {
+                for i in (rows.count * w / width)..<(rows.count * (w + 1) / width) {
                     out.buffer[i] = Result {
                         let a = try AreaStore.area(rows[i])
                         // A zone that does not load leaves the area to `loadArea`, which reports it.
@@ -155,6 +158,23 @@ public final class SQLCatalog: JudgeCatalog {
         // with its error from `loadArea`, as it would have without this; never
         // met, it does not.
         lock.with { for case .success(let a)? in prepared { areas[a.definition.areaId] = a } }
+        if let grid { self.grid = maskCells(grid, width: width) }
+    }
+
+    /// The grid with masks (CandidateGrid+Interior.swift) for every area
+    /// prepared, made on every core.
+    private func maskCells(_ grid: CandidateGrid, width: Int) -> CandidateGrid {
+        let shapes: [PreparedShape?] = lock.with { grid.ids.map { areas[$0]??.shape } }
+        var masks = [(outside: [UInt64], inside: [UInt64])?](repeating: nil, count: shapes.count)
+        masks.withUnsafeMutableBufferPointer { out in
+            let out = UnsafeMutableBufferPointerBox(out)
+            Parallel.run(width) { w in
+                for i in (shapes.count * w / width)..<(shapes.count * (w + 1) / width) {
+                    if let s = shapes[i] { out.buffer[i] = grid.masks(ofArea: i, s) }
+                }
+            }
+        }
+        return grid.withMasks(masks)
     }
 
     private func loadArea(_ id: String) throws -> JudgedArea? {

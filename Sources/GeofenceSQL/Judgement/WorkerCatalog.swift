@@ -30,6 +30,12 @@ final class WorkerCatalog: JudgeCatalog {
     /// Prepared areas the shared catalog may hold (`Judgement.maxPreparedAreas`).
     var limit = Int.max
 
+    /// Leave out candidates the grid's outside masks show the fix is outside
+    /// of. They cannot change a subject that has no stay there, and an area
+    /// with a stay is judged from the stays anyway (SubjectJudge); only an
+    /// explanation of an undecided fix could tell the difference.
+    var skippingOutside = false
+
     /// Called before each fix, when this thread uses no area: keeps the
     /// shared catalog within `limit` prepared areas, and empties this cache
     /// once the shared one was dropped (by this thread or another), so memory
@@ -47,19 +53,19 @@ final class WorkerCatalog: JudgeCatalog {
         return a
     }
 
-    func forEachCandidate(at p: LonLat, _ body: (String, JudgedArea?) throws -> Void) throws {
+    func forEachCandidate(at p: LonLat, _ body: (_ id: String, _ area: JudgedArea?, _ knownInside: Bool) throws -> Void) throws {
         keepWithinLimit()
         guard let grid = shared.grid else { return try forEachCandidateByLookup(at: p, body) }
         if byIndex.count != grid.ids.count { byIndex = [Seen](repeating: .unseen, count: grid.ids.count) }
-        try grid.forEachCandidate(at: p) { i in
+        try grid.forEachCandidate(at: p, skippingOutside: skippingOutside) { i, knownInside in
             let id = grid.ids[i]
             switch byIndex[i] {
-            case .area(let a): try a._withUnsafeGuaranteedRef { try body(id, $0) }
-            case .gone: try body(id, nil)
+            case .area(let a): try a._withUnsafeGuaranteedRef { try body(id, $0, knownInside) }
+            case .gone: try body(id, nil, knownInside)
             case .unseen:
                 let a = try shared.area(id)
                 if let a { held.append(a); byIndex[i] = .area(Unmanaged.passUnretained(a)) } else { byIndex[i] = .gone }
-                try body(id, a)
+                try body(id, a, knownInside)
             }
         }
     }
