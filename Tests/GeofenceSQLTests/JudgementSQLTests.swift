@@ -55,10 +55,12 @@ final class JudgementSQLTests: DatabaseTestCase {
         try assertSameOutcome(sql, single, "gf_check")
         // Fixes ordered in memory, and spilled to SQLite part way through; with
         // a tiny area budget (areas met one by one, and forgotten) and with
-        // room for all (every area prepared at once before judging, and the
-        // grid's masks made: without --explain they also leave candidates out).
+        // room for all (every area prepared at once, on a thread of its own
+        // while the fixes are staged, and the grid's masks made: without
+        // --explain they also leave candidates out).
         for (name, inMemory, budget, explain) in [("batch", 1_000_000, 5, true), ("spilled", 700, 5, true),
-                                                  ("prepared", 1_000_000, 1_000, true), ("masked", 1_000_000, 1_000, false)] {
+                                                  ("prepared", 1_000_000, 1_000, true), ("masked", 1_000_000, 1_000, false),
+                                                  ("spilled while preparing", 700, 1_000, false)] {
             let batch = try catalog(name)
             // Small chunks, so chunk boundaries are exercised.
             let batchJudgement = try Judgement(batch, explain: explain)

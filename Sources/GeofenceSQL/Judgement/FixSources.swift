@@ -47,6 +47,10 @@ public enum FixSources {
         return r
     }
 
+    /// About how many fixes a file holds, erring low: a fix takes at least
+    /// ~40 bytes in CSV and more in NDJSON; 100 allows for long ids.
+    public static func estimatedRows(_ path: String) throws -> Int { try FileChunks(path: path).size / 100 }
+
     /// Streams a CSV or NDJSON file (by extension: .ndjson/.jsonl, else CSV),
     /// parsed on a thread of its own (`ReadAhead`). A file that cannot be
     /// read to its end ends with a row carrying `readError` (file and line).

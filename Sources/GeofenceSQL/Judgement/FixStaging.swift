@@ -18,6 +18,10 @@ final class FixStaging {
     private var inMemory = 0
     private var spill: Statement?
 
+    /// Called before the first use of the connection (another thread may be
+    /// reading the catalog through it until then: `AreaPreparation`).
+    var beforeSQLite: (() -> Void)?
+
     init(_ db: Connection, inMemoryLimit: Int) {
         self.db = db
         self.inMemoryLimit = inMemoryLimit
@@ -56,6 +60,7 @@ final class FixStaging {
     /// Moves what is in memory to the table, in input order within each subject
     /// (the table's seq keeps that order for equal times).
     private func spillToTable() throws {
+        beforeSQLite?()
         try db.execute("""
             DROP TABLE IF EXISTS temp.gf_batch;
             CREATE TEMP TABLE gf_batch (seq INTEGER PRIMARY KEY, subject_id TEXT, ts_us INTEGER, lat REAL, lon REAL, accuracy_m REAL);

@@ -80,10 +80,20 @@ public final class Judgement {
     }
 
     /// Judges a batch. `progress` gets (fixes judged, fixes in the batch).
-    public func run(_ rows: some Sequence<Row>, source: String?, progress: ((Int, Int) -> Void)? = nil) throws -> Report {
+    /// `expectedFixes`, a guess at the batch's size when `rows` cannot tell
+    /// (a file being read), lets a large batch prepare the catalog while its
+    /// fixes are read.
+    public func run(_ rows: some Sequence<Row>, source: String?, expectedFixes: Int? = nil,
+                    progress: ((Int, Int) -> Void)? = nil) throws -> Report {
         var report = Report(runId: try startRun(kind: "judge", source: source))
         var judge = SubjectJudge(catalog: catalog, explain: explain, fixFilter: fixFilter)
+        let areaCount = try catalog.areaCount
+        // A fix meets tens of candidate areas: with as many fixes as areas,
+        // nearly every area will be met, so all are prepared at once.
+        func meetsMost(_ fixes: Int) -> Bool { fixes >= areaCount && areaCount <= maxPreparedAreas }
+        let early = meetsMost(max(expectedFixes ?? 0, rows.underestimatedCount)) && areaCount > 0 ? AreaPreparation(catalog) : nil
         let staging = FixStaging(db, inMemoryLimit: inMemoryFixes)
+        staging.beforeSQLite = { early?.waitUntilScanned() }
         for row in rows {
             if let e = row.readError { throw e }
             report.fixes += 1
@@ -95,13 +105,15 @@ public final class Judgement {
             }
         }
         let valid = report.fixes - judge.counters.invalid
-        // One R*Tree query per fix costs ~30 µs; reading a box ~1 µs. Past the
-        // break-even, read the whole index once.
-        let areaCount = try catalog.areaCount
-        if valid * 30 >= areaCount { try catalog.loadIndexIntoMemory() }
-        // A fix meets tens of candidate areas: with as many fixes as areas,
-        // nearly every area will be met, so prepare them all at once.
-        if valid >= areaCount && areaCount <= maxPreparedAreas { try catalog.prepareAllAreas() }
+        if let early {
+            try early.finish()
+        } else if meetsMost(valid) {
+            try catalog.prepareAllAreas()
+        } else if valid * 30 >= areaCount {
+            // One R*Tree query per fix costs ~30 µs; reading a box ~1 µs. Past
+            // the break-even, read the whole index once.
+            try catalog.loadIndexIntoMemory()
+        }
         var counters = judge.counters
         var explanations = judge.explanations
         var chunk: [(subject: String, fixes: [Fix])] = []

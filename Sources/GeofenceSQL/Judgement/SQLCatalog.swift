@@ -12,12 +12,12 @@ public final class SQLCatalog: JudgeCatalog {
     /// Read the index a window at a time: for a catalog that lives across
     /// many single checks (gf_check's session), dropped with it on any change.
     public var useWindows = false
-    private var areas: [String: JudgedArea?] = [:]
-    private let zones = TimeZoneCache()
+    var areas: [String: JudgedArea?] = [:]
+    let zones = TimeZoneCache()
     private let areaStore: AreaStore
     private let conditionStore: ConditionStore
-    private let defaultConfidence: Double
-    private let defaultZone: TimeZone
+    let defaultConfidence: Double
+    let defaultZone: TimeZone
 
     public init(_ db: Connection) throws {
         self.db = db
@@ -38,11 +38,16 @@ public final class SQLCatalog: JudgeCatalog {
     }
 
     /// The R*Tree's boxes in memory, for a batch large enough to repay reading them all.
-    private(set) var grid: CandidateGrid?
+    var grid: CandidateGrid?
 
     /// Reads every area's index box into a `CandidateGrid`; later lookups make no query.
     /// The run's transaction keeps the catalog fixed while the grid is in use.
     public func loadIndexIntoMemory() throws {
+        grid = CandidateGrid(try indexBoxes())
+    }
+
+    /// Every area's box in the R*Tree.
+    func indexBoxes() throws -> [(String, BoundingBox)] {
         let rows = try db.prepare("""
             SELECT a.area_id, r.xmin, r.xmax, r.ymin, r.ymax FROM idx_gf_areas_geom AS r CROSS JOIN gf_areas AS a ON a.id = r.pkid
             """)
@@ -52,14 +57,14 @@ public final class SQLCatalog: JudgeCatalog {
             items.append((id, BoundingBox(minLon: rows.value(1).double ?? 0, minLat: rows.value(3).double ?? 0,
                                           maxLon: rows.value(2).double ?? 0, maxLat: rows.value(4).double ?? 0)))
         }
-        grid = CandidateGrid(items)
+        return items
     }
 
     public var areaCount: Int { get throws { try areaStore.count } }
 
     /// Judgement threads share this catalog: the area cache and every statement
     /// are used under this lock; the grid is read-only once built.
-    private let lock = Lock()
+    let lock = Lock()
 
     public func candidateAreas(at p: LonLat) throws -> [String] {
         if let grid { return grid.candidates(at: p) }
@@ -106,75 +111,6 @@ public final class SQLCatalog: JudgeCatalog {
             if areas.count > limit { areas.removeAll(); generation += 1 }
             return generation
         }
-    }
-
-    /// Reads and prepares every area at once, for a batch that will meet most
-    /// of them: one scan of gf_areas and one of gf_conditions instead of two
-    /// queries per area, and the shapes decoded and prepared on every core
-    /// (met one by one, each was prepared under `lock`, so one thread at a
-    /// time: the first chunk of the medium benchmark took twice as long as
-    /// the others). Call before judging starts.
-    public func prepareAllAreas() throws {
-        var conditions: [String: [ConditionDefinition]] = [:]
-        let conditionRows = try db.prepare("SELECT \(ConditionStore.columns) FROM gf_conditions")
-        while try conditionRows.step() {
-            let c = try ConditionStore.condition(conditionRows.row)
-            conditions[c.areaId, default: []].append(c)
-        }
-        let areaRows = try db.prepare("SELECT \(AreaStore.columns) FROM gf_areas")
-        var rows: [[SQLiteValue]] = []
-        while try areaRows.step() { rows.append(areaRows.row) }
-        // Zones resolved here, on this thread: the cache is not shared.
-        var zoneOf: [String: TimeZone] = [:]
-        for name in rows.compactMap({ $0[14].string }) + conditions.values.joined().compactMap(\.timezone) where zoneOf[name] == nil {
-            zoneOf[name] = try? zones.zone(name)
-        }
-        var prepared = [Result<JudgedArea, Error>?](repeating: nil, count: rows.count)
-        let width = min(Parallel.width, max(1, rows.count / 1000))
-        let (defaultZone, defaultConfidence) = (self.defaultZone, self.defaultConfidence)
-        prepared.withUnsafeMutableBufferPointer { out in
-            let out = UnsafeMutableBufferPointerBox(out)
-            // Each thread a contiguous run of rows (rowid order, which the
-            // importer makes Morton order), so areas near each other on the
-            // map are also near each other in memory.
-            Parallel.run(width) { w in
-                for i in (rows.count * w / width)..<(rows.count * (w + 1) / width) {
-                    out.buffer[i] = Result {
-                        let a = try AreaStore.area(rows[i])
-                        // A zone that does not load leaves the area to `loadArea`, which reports it.
-                        func zone(_ name: String?, else fallback: TimeZone) throws -> TimeZone {
-                            guard let name else { return fallback }
-                            guard let z = zoneOf[name] else { throw CatalogError("time zone '\(name)'") }
-                            return z
-                        }
-                        let areaZone = try zone(a.timezone, else: defaultZone)
-                        let cs = try (conditions[a.areaId] ?? []).map { c in (c, try zone(c.timezone, else: areaZone)) }
-                        return JudgedArea(definition: a, defaultConfidence: defaultConfidence, conditions: cs)
-                    }
-                }
-            }
-        }
-        // An area that cannot be read is left out: met, it fails the batch
-        // with its error from `loadArea`, as it would have without this; never
-        // met, it does not.
-        lock.with { for case .success(let a)? in prepared { areas[a.definition.areaId] = a } }
-        if let grid { self.grid = maskCells(grid, width: width) }
-    }
-
-    /// The grid with masks (CandidateGrid+Interior.swift) for every area
-    /// prepared, made on every core.
-    private func maskCells(_ grid: CandidateGrid, width: Int) -> CandidateGrid {
-        let shapes: [PreparedShape?] = lock.with { grid.ids.map { areas[$0]??.shape } }
-        var masks = [(outside: [UInt64], inside: [UInt64])?](repeating: nil, count: shapes.count)
-        masks.withUnsafeMutableBufferPointer { out in
-            let out = UnsafeMutableBufferPointerBox(out)
-            Parallel.run(width) { w in
-                for i in (shapes.count * w / width)..<(shapes.count * (w + 1) / width) {
-                    if let s = shapes[i] { out.buffer[i] = grid.masks(ofArea: i, s) }
-                }
-            }
-        }
-        return grid.withMasks(masks)
     }
 
     private func loadArea(_ id: String) throws -> JudgedArea? {
