@@ -55,7 +55,7 @@ public struct StayMap: Equatable, Sendable, Sequence, ExpressibleByDictionaryLit
     /// The stay at position `i` of `keys`.
     public subscript(at i: Int) -> StayState {
         get { values[i] }
-        set { values[i] = newValue }
+        _modify { yield &values[i] }
     }
 
     public mutating func insert(_ id: String, _ stay: StayState, at i: Int) {

@@ -122,10 +122,31 @@ public struct SubjectJudge {
         // UNKNOWN leaves a neutral stay, which is not kept (SPEC §4), and no
         // condition can fire; only an undecided one may need explaining.
         if !hasStay && (verdict == .outside || (verdict == .undecided && !explain)) { return slot }
-        var stay = hasStay ? state.stays[at: slot] : StayState()
+        // The stay is counted in place: a subject inside a dozen areas
+        // updates a dozen stays per fix, and a copy out and back of each
+        // was a measurable part of judging.
+        if hasStay {
+            if count(fix, id, area, verdict, &state.stays[at: slot], &state.lastNotifiedDay, &out) { return slot + 1 }
+            state.stays.remove(at: slot)
+            return slot
+        }
+        var stay = StayState()
+        guard count(fix, id, area, verdict, &stay, &state.lastNotifiedDay, &out) else { return slot }
+        state.stays.insert(id, stay, at: slot)
+        return slot + 1
+    }
+
+    /// Counts a verdict in a stay, and notifies what it makes due; returns
+    /// whether the stay is to be kept (not neutral).
+    private mutating func count(_ fix: Fix, _ id: String, _ area: JudgedArea, _ verdict: Verdict, _ stay: inout StayState,
+                                _ lastNotifiedDay: inout [Int64: Int], _ out: inout [Notification]) -> Bool {
         let transition = stay.apply(verdict, inConfirm: area.definition.inConfirmCount,
                                     outConfirm: area.definition.outConfirmCount, at: fix.ts)
         if explain { explainVerdict(fix, area, verdict, stay, transition) }
+        if area.conditions.isEmpty {
+            if transition != nil { counters.transitions += 1 }
+            return !stay.isNeutral
+        }
         var due: [(ConditionDefinition, TimeZone, ConditionDefinition.Timing)] = []
         if let transition {
             counters.transitions += 1
@@ -141,23 +162,18 @@ public struct SubjectJudge {
                 }
             }
         }
-        if !due.isEmpty { notify(fix, id, due, &state, &out) }
-        switch (hasStay, stay.isNeutral) {
-        case (true, false): state.stays[at: slot] = stay; return slot + 1
-        case (true, true): state.stays.remove(at: slot); return slot
-        case (false, false): state.stays.insert(id, stay, at: slot); return slot + 1
-        case (false, true): return slot
-        }
+        if !due.isEmpty { notify(fix, id, due, &lastNotifiedDay, &out) }
+        return !stay.isNeutral
     }
 
     /// The due conditions of one area, by condition_id: each notifies unless a filter blocks it.
     private mutating func notify(_ fix: Fix, _ id: String, _ due: [(ConditionDefinition, TimeZone, ConditionDefinition.Timing)],
-                                 _ state: inout SubjectState, _ out: inout [Notification]) {
+                                 _ lastNotifiedDay: inout [Int64: Int], _ out: inout [Notification]) {
         for (c, tz, timing) in due.sorted(by: { $0.0.conditionId < $1.0.conditionId }) {
             let local = tz.local(fix.ts)
-            switch ConditionFilter.check(c, local: local, lastNotifiedDay: state.lastNotifiedDay[c.conditionId]) {
+            switch ConditionFilter.check(c, local: local, lastNotifiedDay: lastNotifiedDay[c.conditionId]) {
             case .pass:
-                state.lastNotifiedDay[c.conditionId] = local.day
+                lastNotifiedDay[c.conditionId] = local.day
                 counters.notifications += 1
                 out.append(Notification(subjectId: fix.subjectId, ts: fix.ts, areaId: id, conditionId: c.conditionId,
                                         transition: timing, lat: fix.position.lat, lon: fix.position.lon, accuracy: fix.accuracy))
