@@ -8,7 +8,10 @@ import GeofenceHost
 /// same catalog and fixes: the same notifications, in the same order. Run
 /// under ThreadSanitizer by scripts/sanitize.sh.
 final class JudgementSQLTests: DatabaseTestCase {
-    func testBatchOnEveryCoreEqualsFixByFix() throws {
+    /// Sixty squares (every fourth confirming IN after two fixes) and eleven
+    /// subjects walking among them, 150 fixes each, shuffled; and the same
+    /// fixes in the order judgement takes them (subject bytes, then time).
+    func walks() -> (features: [String], rows: [Judgement.Row], ordered: [Judgement.Row]) {
         var seed: UInt64 = 5
         func rnd() -> Double { seed = seed &* 6364136223846793005 &+ 1442695040888963407; return Double(seed >> 11) / Double(1 << 53) }
         var features: [String] = []
@@ -29,7 +32,15 @@ final class JudgementSQLTests: DatabaseTestCase {
         }
         var generator = SeededGenerator(seed: 1)
         rows.shuffle(using: &generator)
+        let ordered = rows.sorted {
+            $0.subjectId! != $1.subjectId! || !$0.subjectId!.utf8.elementsEqual($1.subjectId!.utf8)
+                ? $0.subjectId!.utf8.lexicographicallyPrecedes($1.subjectId!.utf8) : Int($0.ts!)! < Int($1.ts!)!
+        }
+        return (features, rows, ordered)
+    }
 
+    func testBatchOnEveryCoreEqualsFixByFix() throws {
+        let (features, rows, ordered) = walks()
         func catalog(_ name: String) throws -> Connection {
             let db = try Database.open(dir + "/\(name).db", create: true)
             try Schema.create(db)
@@ -37,11 +48,6 @@ final class JudgementSQLTests: DatabaseTestCase {
             return db
         }
         let single = try catalog("single")
-        // By subject bytes (SQLite's BINARY order), then time.
-        let ordered = rows.sorted {
-            $0.subjectId! != $1.subjectId! || !$0.subjectId!.utf8.elementsEqual($1.subjectId!.utf8)
-                ? $0.subjectId!.utf8.lexicographicallyPrecedes($1.subjectId!.utf8) : Int($0.ts!)! < Int($1.ts!)!
-        }
         let judge = try Judgement(single)
         for r in ordered { _ = try single.transaction { try judge.check(r, recordRun: false) } }
         // gf_check: its session reads the index a window at a time and reuses the
@@ -72,6 +78,31 @@ final class JudgementSQLTests: DatabaseTestCase {
             XCTAssertGreaterThan(report.counters.notifications, 100)
             try assertSameOutcome(batch, single, name)
         }
+    }
+
+    /// Areas without conditions, limits or validity are "plain": a batch
+    /// counts a fix inside one in a stay already INSIDE from the grid alone.
+    /// The stays (streaks, entry times) and transitions must be exactly those
+    /// of judging fix by fix, which reads every area.
+    func testPlainAreasCountedFromTheIndexAloneMatchFixByFix() throws {
+        let (features, rows, ordered) = walks()
+        func catalog(_ name: String) throws -> Connection {
+            let db = try Database.open(dir + "/\(name).db", create: true)
+            try Schema.create(db)
+            _ = try AreaImporter(db).run(path: write("\(name).geojson", collection(features)), options: AreaImporter.Options())
+            return db
+        }
+        let single = try catalog("single")
+        let judge = try Judgement(single)
+        var transitions = 0
+        for r in ordered { transitions += try single.transaction { try judge.check(r, recordRun: false) }.0.counters.transitions }
+        let batch = try catalog("batch")
+        let report = try batch.transaction { try Judgement(batch).run(rows, source: "test") }
+        XCTAssertGreaterThan(transitions, 100)
+        XCTAssertEqual(report.counters.transitions, transitions)
+        let stays = "SELECT * FROM gf_stays ORDER BY subject_id, area_id"
+        XCTAssertEqual(try batch.query(stays), try single.query(stays))
+        XCTAssertGreaterThan(try batch.scalar("SELECT max(in_streak) FROM gf_stays").int64 ?? 0, 10)
     }
 
     /// Areas prepared all at once must not make an area that cannot be read

@@ -9,23 +9,36 @@ public protocol JudgeCatalog: AnyObject {
     /// The area with its prepared shape and conditions; nil if it no longer exists.
     func area(_ id: String) throws -> JudgedArea?
     /// Visits the candidate areas (as `candidateAreas`, in area_id order) with
-    /// each area, nil if it no longer exists, and whether the area's shape is
-    /// already known to contain the point (false: not known). Catalogs with
-    /// an in-memory index override it to touch no string array or dictionary
-    /// per candidate; they may also leave out areas known not to contain the
-    /// point, when their caller judges every area it has a stay in anyway.
-    func forEachCandidate(at p: LonLat, _ body: (_ id: String, _ area: JudgedArea?, _ knownInside: Bool) throws -> Void) throws
+    /// each area, nil if it no longer exists, and what the index already
+    /// knows of it. Catalogs with an in-memory index override it to touch no
+    /// string array or dictionary per candidate; they may also leave out
+    /// areas known not to contain the point, when their caller judges every
+    /// area it has a stay in anyway.
+    func forEachCandidate(at p: LonLat, _ body: (_ id: String, _ area: JudgedArea?, _ hint: CandidateHint) throws -> Void) throws
+}
+
+/// What a catalog's index already knows of a candidate, so that the judge
+/// can skip work; `.none` is always correct.
+public struct CandidateHint: Equatable, Sendable {
+    /// The area's shape is known to contain the point: no containment test.
+    public var inside: Bool
+    /// The area is plain (`JudgedArea.isPlain`), known without reading the
+    /// area itself (which, for the dozen areas a subject stays in at once,
+    /// was most of judging's time waiting on memory).
+    public var plain: Bool
+    public init(inside: Bool, plain: Bool) { self.inside = inside; self.plain = plain }
+    public static let none = CandidateHint(inside: false, plain: false)
 }
 
 extension JudgeCatalog {
-    public func forEachCandidate(at p: LonLat, _ body: (_ id: String, _ area: JudgedArea?, _ knownInside: Bool) throws -> Void) throws {
+    public func forEachCandidate(at p: LonLat, _ body: (_ id: String, _ area: JudgedArea?, _ hint: CandidateHint) throws -> Void) throws {
         try forEachCandidateByLookup(at: p, body)
     }
 
     /// `forEachCandidate` by `candidateAreas` and `area`: the default, and the
     /// fallback of a catalog whose index is not in memory.
-    public func forEachCandidateByLookup(at p: LonLat, _ body: (_ id: String, _ area: JudgedArea?, _ knownInside: Bool) throws -> Void) throws {
-        for id in try candidateAreas(at: p) { try body(id, try area(id), false) }
+    public func forEachCandidateByLookup(at p: LonLat, _ body: (_ id: String, _ area: JudgedArea?, _ hint: CandidateHint) throws -> Void) throws {
+        for id in try candidateAreas(at: p) { try body(id, try area(id), .none) }
     }
 }
 
@@ -37,6 +50,10 @@ public final class JudgedArea: @unchecked Sendable {
     public let rule: VerdictRule
     /// Sorted by condition_id, each with its time zone.
     public let conditions: [(ConditionDefinition, TimeZone)]
+    /// No validity period, no IN accuracy limit, confidence 0 and no
+    /// conditions: a fix inside it only lengthens the streak of a stay that
+    /// is already INSIDE (SPEC §3, §4), whatever else the area says.
+    public let isPlain: Bool
 
     public init(definition: AreaDefinition, defaultConfidence: Double, conditions: [(ConditionDefinition, TimeZone)]) {
         self.definition = definition
@@ -44,6 +61,8 @@ public final class JudgedArea: @unchecked Sendable {
         self.rule = VerdictRule(inAccuracyMax: definition.inAccuracyMaxM, outAccuracyMax: definition.outAccuracyMaxM,
                                 confidence: definition.confidence ?? defaultConfidence)
         self.conditions = conditions.sorted { $0.0.conditionId < $1.0.conditionId }
+        isPlain = definition.validFrom == nil && definition.validUntil == nil && definition.inAccuracyMaxM == nil
+            && (definition.confidence ?? defaultConfidence) == 0 && conditions.isEmpty
     }
 
     /// Inside the validity period (both ends included)?

@@ -36,10 +36,10 @@ public final class MemoryCatalog: JudgeCatalog {
     /// Every area whose box holds `p`, in area_id order, by grid index: no
     /// dictionary lookup or string array per candidate (judgement tasks and
     /// the batch locate path).
-    public func forEachCandidate(at p: LonLat, _ body: (_ id: String, _ area: JudgedArea?, _ knownInside: Bool) throws -> Void) rethrows {
+    public func forEachCandidate(at p: LonLat, _ body: (_ id: String, _ area: JudgedArea?, _ hint: CandidateHint) throws -> Void) rethrows {
         buildIndex()
         let ids = grid!.ids
-        try forEachCandidateIndex(at: p) { try body(ids[$0], $1, false) }
+        try forEachCandidateIndex(at: p) { try body(ids[$0], $1, .none) }
     }
 
     /// The same by position in area_id order (0..<count), with no string at

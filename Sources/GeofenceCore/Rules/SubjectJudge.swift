@@ -87,12 +87,12 @@ public struct SubjectJudge {
         // done, and a stay is inserted or removed only at `next`.
         var next = 0
         var out: [Notification] = []
-        try catalog.forEachCandidate(at: fix.position) { id, area, knownInside in
+        try catalog.forEachCandidate(at: fix.position) { id, area, hint in
             while next < state.stays.count && state.stays.keys[next] < id {
                 next = try judge(fix, state.stays.keys[next], try catalog.area(state.stays.keys[next]), slot: next, hasStay: true, &state, &out)
             }
             let hasStay = next < state.stays.count && state.stays.keys[next] == id
-            next = try judge(fix, id, area, knownInside: knownInside, slot: next, hasStay: hasStay, &state, &out)
+            next = try judge(fix, id, area, hint: hint, slot: next, hasStay: hasStay, &state, &out)
         }
         while next < state.stays.count {
             next = try judge(fix, state.stays.keys[next], try catalog.area(state.stays.keys[next]), slot: next, hasStay: true, &state, &out)
@@ -105,10 +105,17 @@ public struct SubjectJudge {
     /// conditions that fire and pass their filters. `slot` is the stay's
     /// position in `state.stays` if `hasStay`, else where a new one goes (the
     /// merge knows both, so the many candidates without a stay cost no
-    /// search). `knownInside`: the catalog already knows the shape holds the
-    /// fix. Returns the position after this area's stay.
-    private mutating func judge(_ fix: Fix, _ id: String, _ found: JudgedArea?, knownInside: Bool = false, slot: Int, hasStay: Bool,
+    /// search). `hint`: what the catalog's index already knows of the area.
+    /// Returns the position after this area's stay.
+    private mutating func judge(_ fix: Fix, _ id: String, _ found: JudgedArea?, hint: CandidateHint = .none, slot: Int, hasStay: Bool,
                                 _ state: inout SubjectState, _ out: inout [Notification]) throws -> Int {
+        // The commonest case in a dense centre: a fix inside a plain area the
+        // subject is already INSIDE. The streak grows and nothing else
+        // happens, decided without reading the area.
+        if hint.inside && hint.plain && hasStay && !explain && state.stays[at: slot].phase == .inside {
+            _ = state.stays[at: slot].apply(.inside, inConfirm: 1, outConfirm: 1, at: fix.ts)
+            return slot + 1
+        }
         guard let area = found else {
             if hasStay { state.stays.remove(at: slot) }
             return slot
@@ -117,7 +124,7 @@ public struct SubjectJudge {
             if hasStay { note(fix, id, nil, "ignored", "outside the area's validity period") }
             return hasStay ? slot + 1 : slot
         }
-        let verdict = area.rule.verdict(area.shape, at: fix.position, accuracy: fix.accuracy, knownInside: knownInside)
+        let verdict = area.rule.verdict(area.shape, at: fix.position, accuracy: fix.accuracy, knownInside: hint.inside)
         // Most candidates: no stay and not inside. Counting that verdict from
         // UNKNOWN leaves a neutral stay, which is not kept (SPEC §4), and no
         // condition can fire; only an undecided one may need explaining.

@@ -31,7 +31,7 @@ public enum FixSources {
         func number(_ name: String, _ v: SQLiteValue) -> Double? {
             switch v {
             case .text(let t):
-                if let d = Double(t.trimmingCharacters()) { return d }
+                if let d = Double(t) ?? Double(t.trimmingCharacters()) { return d }
                 r.problem = "\(name) '\(t.prefix(40))' is not a number"
                 return nil
             case .blob:
@@ -82,15 +82,16 @@ public enum FixSources {
                 r.readError = e.located(file: path)
                 return r
             }
-            if fields == [""] { return Judgement.Row(subjectId: nil, ts: nil, lat: nil, lon: nil, accuracy: nil, problem: "empty line") }
+            if fields.count == 1 && fields[0].isEmpty { return Judgement.Row(subjectId: nil, ts: nil, lat: nil, lon: nil, accuracy: nil, problem: "empty line") }
             guard fields.count == header.count else {
                 return Judgement.Row(subjectId: nil, ts: nil, lat: nil, lon: nil, accuracy: nil,
                                      problem: "line \(csv.line - 1): \(fields.count) fields, the header has \(header.count)")
             }
-            let v = index.map { fields[$0].trimmingCharacters() }
-            return row(subject: v[0].isEmpty ? .null : .text(v[0]), ts: v[1].isEmpty ? .null : .text(v[1]),
-                       lat: v[2].isEmpty ? .null : .text(v[2]), lon: v[3].isEmpty ? .null : .text(v[3]),
-                       accuracy: v[4].isEmpty ? .null : .text(v[4]))
+            func value(_ k: Int) -> SQLiteValue {
+                let v = fields[index[k]].trimmingCharacters()
+                return v.isEmpty ? .null : .text(v)
+            }
+            return row(subject: value(0), ts: value(1), lat: value(2), lon: value(3), accuracy: value(4))
         })
     }
 }

@@ -16,7 +16,7 @@ final class WorkerCatalog: JudgeCatalog {
     /// core also wrote (~12 % of judging time on the medium benchmark).
     private var byIndex: [Seen] = []
     private var held: [JudgedArea] = []
-    private enum Seen { case unseen, gone, area(Unmanaged<JudgedArea>) }
+    private enum Seen { case unseen, gone, area(Unmanaged<JudgedArea>, plain: Bool) }
 
     init(_ shared: SQLCatalog) { self.shared = shared }
 
@@ -53,19 +53,20 @@ final class WorkerCatalog: JudgeCatalog {
         return a
     }
 
-    func forEachCandidate(at p: LonLat, _ body: (_ id: String, _ area: JudgedArea?, _ knownInside: Bool) throws -> Void) throws {
+    func forEachCandidate(at p: LonLat, _ body: (_ id: String, _ area: JudgedArea?, _ hint: CandidateHint) throws -> Void) throws {
         keepWithinLimit()
         guard let grid = shared.grid else { return try forEachCandidateByLookup(at: p, body) }
         if byIndex.count != grid.ids.count { byIndex = [Seen](repeating: .unseen, count: grid.ids.count) }
         try grid.forEachCandidate(at: p, skippingOutside: skippingOutside) { i, knownInside in
             let id = grid.ids[i]
             switch byIndex[i] {
-            case .area(let a): try a._withUnsafeGuaranteedRef { try body(id, $0, knownInside) }
-            case .gone: try body(id, nil, knownInside)
+            case .area(let a, let plain):
+                try a._withUnsafeGuaranteedRef { try body(id, $0, CandidateHint(inside: knownInside, plain: plain)) }
+            case .gone: try body(id, nil, .none)
             case .unseen:
                 let a = try shared.area(id)
-                if let a { held.append(a); byIndex[i] = .area(Unmanaged.passUnretained(a)) } else { byIndex[i] = .gone }
-                try body(id, a, knownInside)
+                if let a { held.append(a); byIndex[i] = .area(Unmanaged.passUnretained(a), plain: a.isPlain) } else { byIndex[i] = .gone }
+                try body(id, a, CandidateHint(inside: knownInside, plain: a?.isPlain ?? false))
             }
         }
     }
