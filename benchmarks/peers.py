@@ -193,6 +193,9 @@ def containment_peers(db, fences_path, fixes, postgis=True, runs=3):
     finally:
         if pg:
             pg.__exit__(None, None, None)
+        # Closed here, not whenever Python collects it: an open connection
+        # keeps check.py from taking the file back out of WAL mode.
+        conn.close()
     answers = {r for _, r in results.values()}
     if len(answers) != 1:
         for name, (_, r) in results.items():
