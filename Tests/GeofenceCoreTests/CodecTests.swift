@@ -195,3 +195,35 @@ final class CSVTests: XCTestCase {
         }
     }
 }
+
+final class DecimalTextTests: XCTestCase {
+    /// Whatever it accepts, it reads to the same double as `Double(String)`
+    /// (glibc's correctly rounded strtod), bit for bit; what it declines,
+    /// `Double(String)` still reads.
+    func testSameBitsAsDoubleFromString() {
+        var seed: UInt64 = 21
+        func rnd(_ n: UInt64) -> UInt64 { seed = seed &* 6364136223846793005 &+ 1442695040888963407; return (seed >> 11) % n }
+        var texts = ["0", "-0", "+5", "5.", ".5", "-.5", "0.0", "00012.50", "90", "-180", "179.9999999", "35.4998264",
+                     "139.6245033", "1e5", "inf", "nan", "", ".", "-", "1.2.3", " 5", "5 ", "0x1p3", "123456789012345",
+                     "1234567890123456", "0.000000000000000000001", "0.0000000000000000000001", "9007199254740993",
+                     "999999999999999.9", "4.35", "0.1", "0.3", "2.675"]
+        for _ in 0..<200_000 {
+            let whole = rnd(1_000_000), digits = Int(rnd(12))
+            var frac = ""
+            for _ in 0..<digits { frac += String(rnd(10)) }
+            let sign = rnd(3) == 0 ? "-" : ""
+            texts.append(sign + String(whole) + (digits > 0 || rnd(2) == 0 ? "." + frac : ""))
+        }
+        var read = 0
+        for t in texts {
+            if let fast = DecimalText.parse(t) {
+                read += 1
+                guard let slow = Double(t) else { XCTFail("'\(t)' read as \(fast), Double(String) refuses it"); continue }
+                XCTAssertEqual(fast.bitPattern, slow.bitPattern, "'\(t)': \(fast) against \(slow)")
+            }
+        }
+        XCTAssertGreaterThan(read, 150_000)
+        // An exponent, words, spaces, 16 significant digits, 23 decimals: left to Double(String).
+        for t in ["1e5", "inf", " 5", "1234567890123456", "0.00000000000000000000001", "1.2.3", ""] { XCTAssertNil(DecimalText.parse(t), t) }
+    }
+}
