@@ -5,7 +5,9 @@ ST_Distance(ST_Boundary(geom), point, 1) (ellipsoidal distance to the boundary).
     .venv-test/bin/python benchmarks/containment.py [--fences 2000] [--fixes 50000]
 
 Pairs are the R*Tree candidates of each fix, materialised first, so both sides
-do exactly the same rows; medians of 3 runs; ratios from this one run.
+do exactly the same rows; the statements of a comparison run in turn, round
+after round (5 for containment, 3 for distance), and each time is the median
+of its rounds; ratios from this one run.
 
 Both distances are then checked on --reference-pairs of those pairs against
 GeographicLib (pyproj, the integration tests' reference): the issue allows the
@@ -38,14 +40,22 @@ def connect(db):
     return c
 
 
-def timed(conn, sql, runs=3):
-    times, result = [], None
-    for _ in range(runs):
-        t = time.perf_counter()
-        result = conn.execute(sql).fetchone()[0]
-        times.append(time.perf_counter() - t)
-    print(f"  {statistics.median(times):8.3f} s  {sql[:90]}", file=sys.stderr, flush=True)
-    return statistics.median(times), result
+def timed_in_turn(conn, sqls, rounds):
+    """{sql: (median seconds, result)} over `rounds` rounds, each running every
+    statement once in turn. On this shared VM a slow stretch then falls on
+    both sides of a ratio instead of on one: timed one after the other, the
+    same build gave gf_distance_m 36× to 120× SpatiaLite from run to run."""
+    times = {s: [] for s in sqls}
+    results = {}
+    for _ in range(rounds):
+        for s in sqls:
+            t = time.perf_counter()
+            results[s] = conn.execute(s).fetchone()[0]
+            times[s].append(time.perf_counter() - t)
+    for s in sqls:
+        print(f"  {statistics.median(times[s]):8.3f} s  {s[:90]}", file=sys.stderr, flush=True)
+    return {s: (statistics.median(times[s]), results[s]) for s in sqls}
+
 
 
 def main():
@@ -78,13 +88,15 @@ def main():
     conn.commit()
     n = conn.execute("SELECT count(*) FROM pairs").fetchone()[0]
     nd = conn.execute("SELECT count(*) FROM dpairs").fetchone()[0]
-    base, _ = timed(conn, "SELECT count(*) FROM p WHERE geom IS NOT NULL AND lat IS NOT NULL", runs=5)
-    t_st, r_st = timed(conn, "SELECT sum(ST_Contains(geom, MakePoint(lon, lat, 4326))) FROM p")
-    t_gf, r_gf = timed(conn, "SELECT sum(gf_contains(geom, lat, lon, 0)) FROM p", runs=5)
-    t_gf95, _ = timed(conn, "SELECT count(gf_contains(geom, lat, lon, acc, 0.95)) FROM p", runs=5)
-    dbase, _ = timed(conn, "SELECT count(*) FROM dp WHERE geom IS NOT NULL AND lat IS NOT NULL", runs=5)
-    t_sd, r_sd = timed(conn, "SELECT sum(ST_Distance(ST_Boundary(geom), MakePoint(lon, lat, 4326), 1)) FROM dp", runs=1)
-    t_gd, r_gd = timed(conn, "SELECT sum(abs(gf_distance_m(geom, lat, lon))) FROM dp", runs=5)
+    q = ["SELECT count(*) FROM p WHERE geom IS NOT NULL AND lat IS NOT NULL",
+         "SELECT sum(ST_Contains(geom, MakePoint(lon, lat, 4326))) FROM p",
+         "SELECT sum(gf_contains(geom, lat, lon, 0)) FROM p",
+         "SELECT count(gf_contains(geom, lat, lon, acc, 0.95)) FROM p"]
+    (base, _), (t_st, r_st), (t_gf, r_gf), (t_gf95, _) = timed_in_turn(conn, q, rounds=5).values()
+    d = ["SELECT count(*) FROM dp WHERE geom IS NOT NULL AND lat IS NOT NULL",
+         "SELECT sum(ST_Distance(ST_Boundary(geom), MakePoint(lon, lat, 4326), 1)) FROM dp",
+         "SELECT sum(abs(gf_distance_m(geom, lat, lon))) FROM dp"]
+    (dbase, _), (t_sd, r_sd), (t_gd, r_gd) = timed_in_turn(conn, d, rounds=3).values()
     assert r_st == r_gf, f"containment disagrees: ST_Contains {r_st} vs gf_contains {r_gf}"
     per = lambda t, b, k: max(t - b, 1e-9) / k * 1e6
     lines = [
