@@ -25,13 +25,9 @@ public struct VerdictRule: Equatable, Sendable {
     /// inside-candidate: d ≥ k·accuracy and accuracy ≤ in limit; outside-candidate:
     /// d ≤ -k·accuracy and accuracy ≤ out limit. With k·accuracy = 0 the boundary
     /// itself counts as outside, as GEOS containment does, so every fix is one or the other.
-    public func verdict(_ shape: some AreaGeometry, at p: LonLat, accuracy: Double) -> Verdict {
-        verdict(shape, at: p, accuracy: accuracy) { FixFrame(p) }
-    }
-
-    /// The same, where the caller may already know that the shape contains
-    /// `p` (an index that classified the space around it): no containment test then.
-    public func verdict(_ shape: some AreaGeometry, at p: LonLat, accuracy: Double, knownInside: Bool) -> Verdict {
+    /// `knownInside`: the caller already knows that the shape contains `p` (an
+    /// index that classified the space around it), so no containment test.
+    public func verdict(_ shape: some AreaGeometry, at p: LonLat, accuracy: Double, knownInside: Bool = false) -> Verdict {
         verdict(shape, at: p, accuracy: accuracy, knownInside: knownInside) { FixFrame(p) }
     }
 

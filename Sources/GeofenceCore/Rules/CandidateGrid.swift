@@ -68,19 +68,8 @@ public final class CandidateGrid: Sendable {
             for y in y0...y1 { for x in x0...x1 { counts[y * nx + x + 1] += 1 } }
         }
         for k in 1..<counts.count { counts[k] += counts[k - 1] }
-        var fill = counts
         var entries = [Int32](repeating: 0, count: Int(counts[counts.count - 1]))
-        let wideSet = Set(wide)
-        for (i, b) in boxes.enumerated() where !wideSet.contains(Int32(i)) {
-            let (x0, x1, y0, y1) = range(b)
-            for y in y0...y1 {
-                for x in x0...x1 {
-                    let c = y * nx + x
-                    entries[Int(fill[c])] = Int32(i)
-                    fill[c] += 1
-                }
-            }
-        }
+        Self.forEachEntry(boxes, origin: origin, cell: cell, nx: nx, ny: ny, offsets: counts) { i, slot, _ in entries[slot] = Int32(i) }
         offsets = counts
         self.entries = entries
         self.wide = wide
@@ -99,6 +88,28 @@ public final class CandidateGrid: Sendable {
         let x0 = max(0, min(nx - 1, Int((b.minLon - origin.lon) / cell))), x1 = max(0, min(nx - 1, Int((b.maxLon - origin.lon) / cell)))
         let y0 = max(0, min(ny - 1, Int((b.minLat - origin.lat) / cell))), y1 = max(0, min(ny - 1, Int((b.maxLat - origin.lat) / cell)))
         return (x0, x1, y0, y1)
+    }
+
+    /// Visits every entry in the order the grid lists them: area by area,
+    /// each area's cells row by row. `slot` is the entry's position in
+    /// `entries`, `n` the cell's position among the area's own. Building the
+    /// grid and attaching masks both follow it, so they cannot disagree.
+    static func forEachEntry(_ boxes: [BoundingBox], origin: LonLat, cell: Double, nx: Int, ny: Int, offsets: [Int32],
+                             _ body: (_ area: Int, _ slot: Int, _ n: Int) -> Void) {
+        var fill = offsets
+        for (i, b) in boxes.enumerated() {
+            let (x0, x1, y0, y1) = cellRange(b, origin: origin, cell: cell, nx: nx, ny: ny)
+            if isWide(x0, x1, y0, y1) { continue }
+            var n = 0
+            for y in y0...y1 {
+                for x in x0...x1 {
+                    let c = y * nx + x
+                    body(i, Int(fill[c]), n)
+                    fill[c] += 1
+                    n += 1
+                }
+            }
+        }
     }
 
     /// A box this many cells a side is listed once, in `wide`, not in its cells.
@@ -121,8 +132,8 @@ public final class CandidateGrid: Sendable {
     /// The same, telling `body` whether the masks (made by `withMasks`) show
     /// the area's shape holding `p` (false: not known). With
     /// `skippingOutside`, an area the masks show not holding `p` is left
-    /// out: the box test passes for ten times more areas than contain the
-    /// fix, and this answers most of them from the grid, without the area.
+    /// out: the box test passes for more than twice as many areas as contain
+    /// the fix, and this answers most of those from the grid, without the area.
     @inline(__always)
     public func forEachCandidate(at p: LonLat, skippingOutside: Bool, _ body: (_ index: Int, _ knownInside: Bool) throws -> Void) rethrows {
         func holds(_ i: Int32) -> Bool {

@@ -58,9 +58,8 @@ extension SQLCatalog {
         let (defaultZone, defaultConfidence) = (self.defaultZone, self.defaultConfidence)
         prepared.withUnsafeMutableBufferPointer { out in
             let out = UnsafeMutableBufferPointerBox(out)
-            // Each thread a contiguous run of rows (rowid order, which the
-            // importer makes Morton order), so areas near each other on the
-            // map are also near each other in memory.
+            // Each thread a contiguous run of rows, so rows next to each other
+            // in gf_areas (import order) are prepared, and allocated, together.
             Parallel.run(width) { w in
                 for i in (rows.count * w / width)..<(rows.count * (w + 1) / width) {
                     guard let a = try? AreaStore.area(rows[i]) else { continue }
@@ -70,13 +69,11 @@ extension SQLCatalog {
                         return s.zones[name] ?? nil
                     }
                     guard let areaZone = zone(a.timezone, else: defaultZone) else { continue }
-                    var cs: [(ConditionDefinition, TimeZone)] = []
-                    for c in s.conditions[a.areaId] ?? [] {
-                        guard let z = zone(c.timezone, else: areaZone) else { break }
-                        cs.append((c, z))
-                    }
-                    guard cs.count == (s.conditions[a.areaId]?.count ?? 0) else { continue }
-                    out.buffer[i] = JudgedArea(definition: a, defaultConfidence: defaultConfidence, conditions: cs)
+                    let conditions = s.conditions[a.areaId] ?? []
+                    let conditionZones = conditions.compactMap { zone($0.timezone, else: areaZone) }
+                    guard conditionZones.count == conditions.count else { continue }
+                    out.buffer[i] = JudgedArea(definition: a, defaultConfidence: defaultConfidence,
+                                               conditions: Array(zip(conditions, conditionZones)))
                 }
             }
         }

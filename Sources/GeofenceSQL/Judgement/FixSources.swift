@@ -31,7 +31,7 @@ public enum FixSources {
         func number(_ name: String, _ v: SQLiteValue) -> Double? {
             switch v {
             case .text(let t):
-                if let d = DecimalText.parse(t) ?? Double(t) ?? Double(t.trimmingCharacters()) { return d }
+                if let d = DecimalText.parse(t) ?? Double(t.trimmingCharacters()) { return d }
                 r.problem = "\(name) '\(t.prefix(40))' is not a number"
                 return nil
             case .blob:
