@@ -41,8 +41,8 @@ extension SpatiaLiteBlob {
                 // A member takes at least 9 bytes: no loop longer than the BLOB allows.
                 guard polygons >= 0, polygons <= (n - at) / 9 else { return nil }
             }
-            var east = false, west = false
             var minX = Double.infinity, minY = Double.infinity, maxX = -Double.infinity, maxY = -Double.infinity
+            var sum = 0.0
             for _ in 0..<polygons {
                 if isMulti {
                     guard at + 5 <= n, bytes[at] == 0x69, bytes.loadUnaligned(fromByteOffset: at + 1, as: Int32.self) == 3 else { return nil }
@@ -58,20 +58,28 @@ extension SpatiaLiteBlob {
                     at += 4
                     guard count >= 0, vertexCount + count <= maxVertices, at + 16 * count <= n else { return nil }
                     vertexCount += count
-                    for v in 0..<count {
-                        let x = bytes.loadUnaligned(fromByteOffset: at + 16 * v, as: Double.self)
-                        let y = bytes.loadUnaligned(fromByteOffset: at + 16 * v + 8, as: Double.self)
-                        // decodeAreal's test: finite and in range (NaN and ±∞ fail the comparison).
-                        guard abs(x) <= 180, abs(y) <= 90 else { return nil }
-                        minX = min(minX, x); maxX = max(maxX, x); minY = min(minY, y); maxY = max(maxY, y)
-                        east = east || x == 180
-                        west = west || x == -180
+                    // Every vertex is read here, for every row of a join: no
+                    // branch per vertex, and no overflow checks on offsets the
+                    // guard above has bounded. A NaN passes every comparison
+                    // below unseen, so the sum carries it to the end.
+                    var v = at
+                    let end = at &+ 16 &* count
+                    while v < end {
+                        let x = bytes.loadUnaligned(fromByteOffset: v, as: Double.self)
+                        let y = bytes.loadUnaligned(fromByteOffset: v &+ 8, as: Double.self)
+                        minX = x < minX ? x : minX; maxX = x > maxX ? x : maxX
+                        minY = y < minY ? y : minY; maxY = y > maxY ? y : maxY
+                        sum += x + y
+                        v = v &+ 16
                     }
-                    at += 16 * count
+                    at = end
                 }
             }
-            // Exactly the end marker after the last ring; a cut shape needs the prepared form.
-            guard at == n - 1, !(east && west) else { return nil }
+            // Exactly the end marker after the last ring; a cut shape (a vertex
+            // on each of ±180°) needs the prepared form.
+            // decodeAreal's test, on the extremes: every vertex finite and in range.
+            let inRange = !sum.isNaN && (vertexCount == 0 || (minX >= -180 && maxX <= 180 && minY >= -90 && maxY <= 90))
+            guard inRange, at == n - 1, !(minX == -180 && maxX == 180) else { return nil }
             boundingBox = BoundingBox(minLon: minX, minLat: minY, maxLon: maxX, maxLat: maxY)
         }
 
@@ -82,15 +90,15 @@ extension SpatiaLiteBlob {
             func int(_ at: Int) -> Int { Int(bytes.loadUnaligned(fromByteOffset: at, as: Int32.self)) }
             var at = 43
             var polygons = 1
-            if isMulti { polygons = int(at); at += 4 }
+            if isMulti { polygons = int(at); at = at &+ 4 }
             for _ in 0..<polygons {
-                if isMulti { at += 5 }
+                if isMulti { at = at &+ 5 }
                 let rings = int(at)
-                at += 4
+                at = at &+ 4
                 for _ in 0..<rings {
                     let count = int(at)
-                    try body(at + 4, count)
-                    at += 4 + 16 * count
+                    try body(at &+ 4, count)
+                    at = at &+ 4 &+ 16 &* count
                 }
             }
         }

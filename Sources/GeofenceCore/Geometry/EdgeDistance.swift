@@ -120,26 +120,32 @@ enum EdgeDistance {
             take(id, d, t, fix)
         }
 
-        /// Offers an edge whose ends are already in the frame's metres.
+        /// Offers an edge whose ends are already in the frame's metres, by a
+        /// caller that offers each edge once (a walk over a ring's edges).
+        /// An edge wholly beyond the reach east or west is refused before
+        /// any arithmetic, as one north or south is by the caller.
         @inline(__always)
-        mutating func offer(_ x1: Double, _ y1: Double, _ x2: Double, _ y2: Double, id: Int, _ fix: FixFrame) {
+        mutating func offerOnce(_ x1: Double, _ y1: Double, _ x2: Double, _ y2: Double, id: Int, _ fix: FixFrame) {
+            if (x1 > reach && x2 > reach) || (x1 < -reach && x2 < -reach) { return }
             guard let (d, t) = EdgeDistance.segment(x1, y1, x2, y2, within: reach) else { return }
-            take(id, d, t, fix)
+            take(id, d, t, fix, once: true)
         }
 
         @inline(__always)
-        private mutating func take(_ id: Int, _ d: Double, _ t: Double, _ fix: FixFrame) {
+        private mutating func take(_ id: Int, _ d: Double, _ t: Double, _ fix: FixFrame, once: Bool = false) {
             if d < best {
                 best = d
                 reach = fix.reach(best)
                 var kept = 0
-                for k in 0..<count where buffer[k].d <= reach { buffer[kept] = buffer[k]; kept += 1 }
+                for k in 0..<count where buffer[k].d <= reach { buffer[kept] = buffer[k]; kept &+= 1 }
                 count = kept
             }
-            for k in 0..<count where buffer[k].edge == id { return }  // met twice (an edge in two bands)
+            if !once {
+                for k in 0..<count where buffer[k].edge == id { return }  // met twice (an edge in two bands)
+            }
             if count == buffer.count { overflowed = true; return }
             buffer[count] = Candidate(edge: id, d: d, t: t)
-            count += 1
+            count &+= 1
         }
     }
 

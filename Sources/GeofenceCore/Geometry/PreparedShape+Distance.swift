@@ -13,7 +13,7 @@ extension PreparedShape: AreaGeometry {
         guard edgeCount > 0 else { return .infinity }
         return EdgeDistance.withCandidates { near in
             offerNearEdges(fix, &near)
-            return EdgeDistance.resolve(near, fix, edge: edge) { visit in
+            return EdgeDistance.resolve(near, fix, edge: { edge($0) }) { visit in
                 for i in 0..<edgeCount where !isCut(i) { visit(i, edge(i)) }
             }
         }

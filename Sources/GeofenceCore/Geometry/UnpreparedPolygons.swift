@@ -40,7 +40,9 @@ public struct UnpreparedPolygons: AreaGeometry {
     private func distance(_ fix: FixFrame, signed: Bool) -> Double {
         EdgeDistance.withCandidates { near in
             let inside = offerEdges(fix, &near, countingCrossings: signed) && inBox(fix.p)
-            let d = EdgeDistance.resolve(near, fix, edge: edge(at:), all: forEachEdge)
+            // Closures, not method references: a reference to a method of this
+            // (large) struct is a context on the heap, twice per call.
+            let d = EdgeDistance.resolve(near, fix, edge: { edge(at: $0) }, all: { forEachEdge($0) })
             return inside ? d : (signed ? -d : d)
         }
     }
@@ -55,10 +57,12 @@ public struct UnpreparedPolygons: AreaGeometry {
             guard count >= 2 else { return }
             var (lon1, lat1) = view.vertex(at: offset)
             var y1 = (lat1 - p.lat) * k.lat
-            for v in 1..<count {
-                let (lon2, lat2) = view.vertex(at: offset + 16 * v)
+            // Offsets that FlatView.init has bounded: no overflow checks.
+            var id = offset
+            let last = offset &+ 16 &* (count &- 1)
+            while id < last {
+                let (lon2, lat2) = view.vertex(at: id &+ 16)
                 let y2 = (lat2 - p.lat) * k.lat
-                let id = offset + 16 * (v - 1)
                 // An edge wholly north or south of the reach cannot be offered
                 // (its frame distance is at least its latitude gap); the rest get
                 // EdgeDistance.frame's arithmetic, with the latitude part shared by
@@ -70,11 +74,12 @@ public struct UnpreparedPolygons: AreaGeometry {
                     if abs(bx - ax) > 180 {
                         near.offer(Edge(lon1, lat1, lon2, lat2), id: id, fix)
                     } else {
-                        near.offer(ax * k.lon, y1, bx * k.lon, y2, id: id, fix)
+                        near.offerOnce(ax * k.lon, y1, bx * k.lon, y2, id: id, fix)
                     }
                 }
                 if countingCrossings && Edge(lon1, lat1, lon2, lat2).crossesRay(from: p) { inside.toggle() }
                 lon1 = lon2; lat1 = lat2; y1 = y2
+                id = id &+ 16
             }
         }
         return inside
