@@ -49,12 +49,25 @@ public struct UnpreparedPolygons: AreaGeometry {
 
     /// Offers every edge to the search, each vertex put into the frame once;
     /// returns the even-odd parity when asked to count crossings.
+    ///
+    /// Two walks: the first takes only edges within ±180° of the fix's
+    /// longitude (nearly every edge of every area) and has no call in its
+    /// loop, so the loop's values stay in registers; it gives up (nil) on
+    /// the first other edge, and the second walk, with the folding and the
+    /// ±360° route of `EdgeDistance.frame`, starts over.
     @inline(__always)
     private func offerEdges(_ fix: FixFrame, _ near: inout EdgeDistance.Candidates, countingCrossings: Bool) -> Bool {
+        if let inside = walkEdges(fix, &near, countingCrossings: countingCrossings, folding: false) { return inside }
+        near = EdgeDistance.Candidates(near.buffer)
+        return walkEdges(fix, &near, countingCrossings: countingCrossings, folding: true)!
+    }
+
+    @inline(__always)
+    private func walkEdges(_ fix: FixFrame, _ near: inout EdgeDistance.Candidates, countingCrossings: Bool, folding: Bool) -> Bool? {
         let p = fix.p, k = fix.k
-        var inside = false
+        var inside = false, gaveUp = false
         view.forEachRing { offset, count in
-            guard count >= 2 else { return }
+            guard count >= 2, !gaveUp else { return }
             var (lon1, lat1) = view.vertex(at: offset)
             var y1 = (lat1 - p.lat) * k.lat
             // Offsets that FlatView.init has bounded: no overflow checks.
@@ -69,9 +82,12 @@ public struct UnpreparedPolygons: AreaGeometry {
                 // neighbouring edges; wide edges take its ±360° route.
                 let reach = near.reach
                 if !((y1 > reach && y2 > reach) || (y1 < -reach && y2 < -reach)) {
-                    let ax = Geodesy.wrapDegrees(lon1 - p.lon)
+                    let dLon = lon1 - p.lon
+                    if !folding && dLon.magnitude > 180 { gaveUp = true; return }
+                    let ax = folding ? Geodesy.wrapDegrees(dLon) : dLon
                     let bx = ax + (lon2 - lon1)
                     if abs(bx - ax) > 180 {
+                        if !folding { gaveUp = true; return }
                         near.offer(Edge(lon1, lat1, lon2, lat2), id: id, fix)
                     } else {
                         near.offerOnce(ax * k.lon, y1, bx * k.lon, y2, id: id, fix)
@@ -82,7 +98,7 @@ public struct UnpreparedPolygons: AreaGeometry {
                 id = id &+ 16
             }
         }
-        return inside
+        return gaveUp ? nil : inside
     }
 
     @inline(__always)
