@@ -159,6 +159,17 @@ public final class Judgement {
     /// One per judging thread, kept across chunks.
     private var workerCatalogs: [WorkerCatalog] = []
 
+    /// For a process that exits right after the run (the CLI): the prepared
+    /// areas and the index are handed to `LeftToExit` instead of being freed
+    /// when this judgement goes. Each area is a tree of small allocations;
+    /// freeing 100,000 of them one by one was ~0.3 s of a 4 s medium
+    /// judgement, while an exiting process returns its memory at once. The
+    /// SQLite statements are still finalized as usual.
+    public func leaveAreasToExit() {
+        LeftToExit.keep(catalog.takeAreas())
+        for c in workerCatalogs { LeftToExit.keep(c.takeAreas()) }
+    }
+
     /// Prepared areas kept at most (about 1–2 KB each): a busy region stays
     /// warm, a million-fence catalog stays well under 2 GiB. Checked by each
     /// judging thread before each fix.
@@ -245,4 +256,12 @@ public final class Judgement {
         try insertExplanation.run([.integer(run), .text(e.subjectId), e.ts.microseconds == 0 ? .null : .text(e.ts.storageText),
                                    e.areaId.sqlValue, e.conditionId.sqlValue, .text(e.kind), .text(e.reason)])
     }
+}
+
+/// What a process about to exit keeps instead of freeing
+/// (`Judgement.leaveAreasToExit`). Never emptied.
+enum LeftToExit {
+    private static let lock = Lock()
+    nonisolated(unsafe) private static var kept: [Any] = []
+    static func keep(_ x: Any) { lock.with { kept.append(x) } }
 }

@@ -94,6 +94,15 @@ public final class SQLCatalog: JudgeCatalog {
         return ids.sorted()
     }
 
+    /// Empties the catalog of its prepared areas and index and returns them
+    /// (`Judgement.leaveAreasToExit`).
+    func takeAreas() -> Any {
+        lock.with {
+            defer { areas = [:]; grid = nil; generation += 1 }
+            return (areas, grid as Any)
+        }
+    }
+
     public func area(_ id: String) throws -> JudgedArea? {
         try lock.with { try loadArea(id) }
     }

@@ -24,6 +24,12 @@ final class WorkerCatalog: JudgeCatalog {
 
     func forget() { areas.removeAll(); byIndex = []; held = [] }
 
+    /// Empties this cache and returns what it held (`Judgement.leaveAreasToExit`).
+    func takeAreas() -> Any {
+        defer { areas = [:]; byIndex = []; held = [] }
+        return (areas, held, byIndex)
+    }
+
     /// The shared catalog's generation this cache was filled in.
     private var generation = 0
 

@@ -31,8 +31,11 @@ struct Judge: ParsableCommand {
                 let rows: AnySequence<Judgement.Row> = try fixes.map { try FixSources.file($0) }
                     ?? AnySequence(FixSources.table(conn, name: table))
                 let filter = deviceFilter ? FixFilter(try Settings(conn).positioning()) : nil
-                let report = try Judgement(conn, explain: explain, fixFilter: filter)
-                    .run(rows, source: fixes ?? table, expectedFixes: try fixes.map(FixSources.estimatedRows), progress: bar.update)
+                let judgement = try Judgement(conn, explain: explain, fixFilter: filter)
+                // This process ends after the run: its areas need not be freed.
+                defer { judgement.leaveAreasToExit() }
+                let report = try judgement.run(rows, source: fixes ?? table, expectedFixes: try fixes.map(FixSources.estimatedRows),
+                                               progress: bar.update)
                 if fixes == nil && table == "gf_fixes" && !keep { try conn.execute("DELETE FROM gf_fixes") }
                 if let out { try writeNotificationsCSV(conn, run: report.runId, to: out + ".partial") }
                 return report
