@@ -52,6 +52,33 @@ public struct CSVReader: IteratorProtocol, Sequence {
         return String(validating: bytes, as: UTF8.self)
     }
 
+    /// Hands `body` the next line's bytes (without its CRLF or LF) when the
+    /// line is plain: ASCII, with no quote and no other CR, and whole in the
+    /// chunk at hand. Such a line's fields are exactly its comma-separated
+    /// parts, as `readRow` would give them, and a caller can read them
+    /// without a String each. Returns nil, consuming nothing, for any other
+    /// line and at a chunk's end: `readRow` reads that one.
+    public mutating func withPlainLine<R>(_ body: (UnsafeBufferPointer<UInt8>) throws -> R) rethrows -> R? {
+        guard !first, position < buffer.count else { return nil }
+        let start = position
+        let end: (content: Int, next: Int)? = buffer.withUnsafeBufferPointer { b in
+            var i = start
+            while i < b.count {
+                let c = b[i]
+                if c == 0x0A { return (i, i + 1) }
+                if c == 0x0D { return i + 1 < b.count && b[i + 1] == 0x0A ? (i, i + 2) : nil }
+                if c == 0x22 || c >= 0x80 { return nil }
+                i += 1
+            }
+            return nil
+        }
+        guard let end else { return nil }
+        let result = try buffer.withUnsafeBufferPointer { try body(UnsafeBufferPointer(rebasing: $0[start..<end.content])) }
+        position = end.next
+        line += 1
+        return result
+    }
+
     public mutating func readRow() throws -> [String]? {
         var row: [String] = []
         var field: [UInt8] = []

@@ -17,6 +17,12 @@ public struct Fix: Equatable, Sendable {
         guard let time, !time.isEmpty else { return .failure(InvalidFix("missing time")) }
         let ts: Timestamp
         do { ts = try Timestamp.parse(time) } catch { return .failure(InvalidFix("\(error)")) }
+        return validated(subjectId: subjectId, ts: ts, lat: lat, lon: lon, accuracy: accuracy)
+    }
+
+    /// The same, for a reader that has already parsed the time.
+    public static func validated(subjectId: String?, ts: Timestamp, lat: Double?, lon: Double?, accuracy: Double?) -> Result<Fix, InvalidFix> {
+        guard let subjectId, !subjectId.isEmpty else { return .failure(InvalidFix("missing subject_id")) }
         guard let lat, !lat.isNaN else { return .failure(InvalidFix("missing or NaN latitude")) }
         guard let lon, !lon.isNaN else { return .failure(InvalidFix("missing or NaN longitude")) }
         guard (-90...90).contains(lat) else { return .failure(InvalidFix("latitude \(lat) outside [-90, 90]")) }

@@ -121,29 +121,43 @@ public struct Timestamp: Comparable, Hashable, Sendable, CustomStringConvertible
     /// state is full of these, and judgement reads them back per subject.
     static func parseStorageText(_ s: String) -> Timestamp? {
         var s = s
-        return s.withUTF8 { b -> Timestamp? in
-            guard b.count == 27, b[4] == 45, b[7] == 45, b[10] == 84, b[13] == 58, b[16] == 58, b[19] == 46, b[26] == 90 else { return nil }
-            func num(_ at: Int, _ n: Int) -> Int? {
-                var v = 0
-                for k in at..<(at + n) { let c = b[k]; guard c >= 48 && c <= 57 else { return nil }; v = v * 10 + Int(c - 48) }
-                return v
-            }
-            guard let y = num(0, 4), let mo = num(5, 2), let d = num(8, 2), let h = num(11, 2), let mi = num(14, 2),
-                  let sec = num(17, 2), let us = num(20, 6), (1...12).contains(mo), d >= 1, d <= CivilDate.daysInMonth(y, mo),
-                  h <= 23, mi <= 59, sec <= 59 else { return nil }
-            let secs = Int64(CivilDate.toDays(y, mo, d)) * 86_400 + Int64(h * 3600 + mi * 60 + sec)
-            return Timestamp(microseconds: secs * 1_000_000 + Int64(us))
+        return s.withUTF8 { parseStorageText($0) }
+    }
+
+    /// What `parse` gives for the two forms a batch of fixes mostly holds
+    /// (the stored form, Unix seconds), read from bytes without spaces at
+    /// either end; nil for anything else, which `parse` then reads.
+    public static func parseCommon(_ b: UnsafeBufferPointer<UInt8>) -> Timestamp? {
+        parseStorageText(b) ?? parseUnixSeconds(b)
+    }
+
+    static func parseStorageText(_ b: UnsafeBufferPointer<UInt8>) -> Timestamp? {
+        guard b.count == 27, b[4] == 45, b[7] == 45, b[10] == 84, b[13] == 58, b[16] == 58, b[19] == 46, b[26] == 90 else { return nil }
+        func num(_ at: Int, _ n: Int) -> Int? {
+            var v = 0
+            for k in at..<(at + n) { let c = b[k]; guard c >= 48 && c <= 57 else { return nil }; v = v * 10 + Int(c - 48) }
+            return v
         }
+        guard let y = num(0, 4), let mo = num(5, 2), let d = num(8, 2), let h = num(11, 2), let mi = num(14, 2),
+              let sec = num(17, 2), let us = num(20, 6), (1...12).contains(mo), d >= 1, d <= CivilDate.daysInMonth(y, mo),
+              h <= 23, mi <= 59, sec <= 59 else { return nil }
+        let secs = Int64(CivilDate.toDays(y, mo, d)) * 86_400 + Int64(h * 3600 + mi * 60 + sec)
+        return Timestamp(microseconds: secs * 1_000_000 + Int64(us))
     }
 
     /// `-?D{1,12}(.D+)?`, fractions past microseconds dropped. One pass over
     /// the bytes: a batch of fixes in Unix seconds parses one per row, and
     /// Substring splitting made this a tenth of a judgement's serial part.
     static func parseUnixSeconds(_ s: String) -> Timestamp? {
+        var s = s
+        return s.withUTF8 { parseUnixSeconds($0) }
+    }
+
+    static func parseUnixSeconds(_ b: UnsafeBufferPointer<UInt8>) -> Timestamp? {
         var negative = false, sawDot = false
         var whole: Int64 = 0, wholeDigits = 0, micros: Int64 = 0, fracDigits = 0
         var first = true
-        for c in s.utf8 {
+        for c in b {
             defer { first = false }
             if c == 0x2D && first { negative = true; continue }
             if c == 0x2E {

@@ -75,6 +75,8 @@ public enum FixSources {
         var ended = false
         return AnySequence(ReadAhead {
             guard !ended else { return nil }
+            let number = csv.line
+            if let r = csv.withPlainLine({ PlainFixLine.row($0, index, fields: header.count, line: number) }) { return r }
             guard let fields = csv.next() else {
                 ended = true
                 guard let e = csv.error else { return nil }
@@ -165,6 +167,50 @@ struct LineSplitter {
                 done = true
                 readError = "\(error)"
             }
+        }
+    }
+}
+
+/// A plain CSV line of fixes (`CSVReader.withPlainLine`: ASCII, no quotes)
+/// made into a row from its bytes: the usual row of a fixes file costs one
+/// String (its subject) instead of a String per field, a row array and a
+/// parse of each number and time from a String (together most of reading
+/// a medium batch). A line this cannot settle, or an odd one, gets the same
+/// treatment as a line `CSVReader.readRow` read, so its row is the same.
+enum PlainFixLine {
+    static func row(_ line: UnsafeBufferPointer<UInt8>, _ index: [Int], fields: Int, line number: Int) -> Judgement.Row {
+        withUnsafeTemporaryAllocation(of: Range<Int>.self, capacity: fields) { bounds in
+            var n = 0, start = 0
+            for i in 0...line.count where i == line.count || line[i] == 0x2C {
+                if n < fields { bounds[n] = start..<i }
+                n += 1
+                start = i + 1
+            }
+            if n == 1 && line.isEmpty { return Judgement.Row(subjectId: nil, ts: nil, lat: nil, lon: nil, accuracy: nil, problem: "empty line") }
+            guard n == fields else {
+                return Judgement.Row(subjectId: nil, ts: nil, lat: nil, lon: nil, accuracy: nil,
+                                     problem: "line \(number): \(n) fields, the header has \(fields)")
+            }
+            /// Column k (in `FixSources.columns` order) without spaces at its
+            /// ends (only spaces, as `trimmingCharacters` trims a field).
+            func field(_ k: Int) -> UnsafeBufferPointer<UInt8> {
+                var r = bounds[index[k]]
+                while !r.isEmpty && line[r.lowerBound] == 0x20 { r = (r.lowerBound + 1)..<r.upperBound }
+                while !r.isEmpty && line[r.upperBound - 1] == 0x20 { r = r.lowerBound..<(r.upperBound - 1) }
+                return UnsafeBufferPointer(rebasing: line[r])
+            }
+            let subject = field(0), time = field(1)
+            if !subject.isEmpty, let ts = Timestamp.parseCommon(time),
+               let lat = DecimalText.parse(field(2)), let lon = DecimalText.parse(field(3)), let accuracy = DecimalText.parse(field(4)) {
+                var r = Judgement.Row(subjectId: String(decoding: subject, as: UTF8.self), ts: nil, lat: lat, lon: lon, accuracy: accuracy)
+                r.parsedTs = ts
+                return r
+            }
+            func value(_ k: Int) -> SQLiteValue {
+                let v = field(k)
+                return v.isEmpty ? .null : .text(String(decoding: v, as: UTF8.self))
+            }
+            return FixSources.row(subject: value(0), ts: value(1), lat: value(2), lon: value(3), accuracy: value(4))
         }
     }
 }

@@ -24,14 +24,20 @@ public final class Judgement {
         /// that are not UTF-8, a read error): the batch fails with it, since
         /// the rows after it are lost, and its transaction keeps nothing.
         public var readError: Error?
+        /// The time, when the reader parsed it already (`ts` is then nil).
+        public var parsedTs: Timestamp?
         public init(subjectId: String?, ts: String?, lat: Double?, lon: Double?, accuracy: Double?, problem: String? = nil) {
             self.subjectId = subjectId; self.ts = ts; self.lat = lat; self.lon = lon; self.accuracy = accuracy; self.problem = problem
         }
 
         var validated: Result<Fix, InvalidFix> {
             if let problem { return .failure(InvalidFix(problem)) }
+            if let parsedTs { return Fix.validated(subjectId: subjectId, ts: parsedTs, lat: lat, lon: lon, accuracy: accuracy) }
             return Fix.validated(subjectId: subjectId, time: ts, lat: lat, lon: lon, accuracy: accuracy)
         }
+
+        /// The row's time for an explanation, if it has a readable one.
+        var time: Timestamp? { parsedTs ?? ts.flatMap { try? Timestamp.parse($0) } }
     }
 
     public struct Report {
@@ -101,7 +107,7 @@ public final class Judgement {
             case .success(let f):
                 try staging.add(f)
             case .failure(let why):
-                judge.reject(subjectId: row.subjectId ?? "", ts: row.ts.flatMap { try? Timestamp.parse($0) }, InvalidFix("row \(report.fixes): \(why.reason)"))
+                judge.reject(subjectId: row.subjectId ?? "", ts: row.time, InvalidFix("row \(report.fixes): \(why.reason)"))
             }
         }
         let valid = report.fixes - judge.counters.invalid

@@ -1,0 +1,61 @@
+import XCTest
+import GeofenceCore
+@testable import GeofenceSQL
+
+/// A fixes CSV is read two ways: a plain line (ASCII, no quotes) from its
+/// bytes (`PlainFixLine`), anything else by `CSVReader.readRow`. Quoting
+/// every field of a line changes nothing CSV says about it but sends it the
+/// general way, so each line below, plain and quoted, must give the same row.
+final class FixSourcesTests: DatabaseTestCase {
+    let lines = [
+        "S1,1763600514.291,35.4998264,140.4213013,12.2",
+        "S1,2026-11-20T10:00:00.123456Z,35.5,140.5,3",
+        "S1,2026-11-20T10:00:00+09:00,35.5,140.5,3",
+        "S1,2026-11-20 10:00:00Z,35.5,140.5,3",
+        "S1,2026-11-20T10:00:60.000000Z,35.5,140.5,3",
+        "  S 2 ,\t1763600514 , 35.5 ,140.5\t, 0 ",
+        "  S 2 , 1763600514 , 35.5 ,140.5 , 0 ",
+        "S3,-12.5,35.5,140.5,3",
+        "S3,1763600514.291,1e1,140.5,3",
+        "S3,1763600514.291,+35.5,140.5,3",
+        "S3,1763600514.291,35.5,140.5,inf",
+        "S3,1763600514.291,35.5,140.5,-1",
+        "S3,1763600514.291,95,140.5,3",
+        "S3,1763600514.291,35.5,abc,3",
+        "S3,1763600514.291,35.5,,3",
+        ",1763600514.291,35.5,140.5,3",
+        "S3,,35.5,140.5,3",
+        "S3,not a time,35.5,140.5,3",
+        "S3,1763600514.,35.5,140.5,3",
+        "S3,1763600514.291,35.5,140.5",
+        "S3,1763600514.291,35.5,140.5,3,extra",
+        "",
+        "   ",
+    ]
+
+    func rows(_ name: String, _ body: [String], crlf: Bool) throws -> [Judgement.Row] {
+        let end = crlf ? "\r\n" : "\n"
+        let path = write(name, (["subject_id,ts,lat,lon,accuracy_m"] + body).joined(separator: end) + end)
+        return Array(try FixSources.file(path))
+    }
+
+    func testPlainLinesReadAsTheGeneralReaderReadsThem() throws {
+        let quoted = lines.map { $0.isEmpty ? $0 : $0.split(separator: ",", omittingEmptySubsequences: false).map { "\"\($0)\"" }.joined(separator: ",") }
+        for crlf in [false, true] {
+            let plain = try rows("plain.csv", lines, crlf: crlf), general = try rows("quoted.csv", quoted, crlf: crlf)
+            XCTAssertEqual(plain.count, lines.count)
+            XCTAssertEqual(general.count, lines.count)
+            for (k, (p, g)) in zip(plain, general).enumerated() {
+                let line = "line \(k + 2) '\(lines[k])'"
+                XCTAssertNil(p.readError, line)
+                XCTAssertEqual(p.subjectId, g.subjectId, line)
+                XCTAssertEqual(p.time, g.time, line)
+                XCTAssertEqual(p.validated.map { $0 }, g.validated.map { $0 }, line)
+                XCTAssertEqual(p.problem, g.problem, line)
+            }
+            // The common lines did take the plain way: their time came parsed.
+            XCTAssertNotNil(plain[0].parsedTs)
+            XCTAssertNil(general[0].parsedTs)
+        }
+    }
+}
