@@ -48,14 +48,22 @@ public final class SQLCatalog: JudgeCatalog {
 
     /// Every area's box in the R*Tree.
     func indexBoxes() throws -> [(String, BoundingBox)] {
-        let rows = try db.prepare("""
-            SELECT a.area_id, r.xmin, r.xmax, r.ymin, r.ymax FROM idx_gf_areas_geom AS r CROSS JOIN gf_areas AS a ON a.id = r.pkid
-            """)
+        // Two scans in storage order, joined here by row id. Joined in SQL,
+        // gf_areas was read in the index's order, a random page per area:
+        // ~0.2 s for the medium catalog's 100k areas, mostly in read().
+        let index = try db.prepare("SELECT pkid, xmin, xmax, ymin, ymax FROM idx_gf_areas_geom")
+        var boxes: [Int64: BoundingBox] = [:]
+        while try index.step() {
+            guard let row = index.value(0).int64 else { continue }
+            boxes[row] = BoundingBox(minLon: index.value(1).double ?? 0, minLat: index.value(3).double ?? 0,
+                                     maxLon: index.value(2).double ?? 0, maxLat: index.value(4).double ?? 0)
+        }
+        let ids = try db.prepare("SELECT id, area_id FROM gf_areas")
         var items: [(String, BoundingBox)] = []
-        while try rows.step() {
-            guard let id = rows.value(0).string else { continue }
-            items.append((id, BoundingBox(minLon: rows.value(1).double ?? 0, minLat: rows.value(3).double ?? 0,
-                                          maxLon: rows.value(2).double ?? 0, maxLat: rows.value(4).double ?? 0)))
+        items.reserveCapacity(boxes.count)
+        while try ids.step() {
+            guard let row = ids.value(0).int64, let box = boxes[row], let id = ids.value(1).string else { continue }
+            items.append((id, box))
         }
         return items
     }
