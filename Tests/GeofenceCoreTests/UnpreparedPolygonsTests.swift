@@ -82,6 +82,15 @@ final class UnpreparedPolygonsTests: XCTestCase {
         var nan = blob; nan.replaceSubrange(60..<68, with: withUnsafeBytes(of: Double.nan) { Array($0) })
         XCTAssertFalse(view(nan), "a NaN vertex")
         XCTAssertThrowsError(try nan.withUnsafeBytes { try SpatiaLiteBlob.decodeAreal($0) })
+        // FlatView checks the extremes and a sum, not each vertex: every way
+        // a vertex can be out of range, anywhere in the ring, must still tell.
+        for (offset, value) in [(68, Double.infinity), (76, -Double.infinity), (100, Double.nan), (92, 180.5), (84, -90.5), (116, 91)] {
+            var bad = blob; bad.replaceSubrange(offset..<(offset + 8), with: withUnsafeBytes(of: value) { Array($0) })
+            XCTAssertFalse(view(bad), "\(value) at byte \(offset)")
+            XCTAssertThrowsError(try bad.withUnsafeBytes { try SpatiaLiteBlob.decodeAreal($0) }, "\(value) at byte \(offset)")
+        }
+        let edge = [Polygon([Ring([LonLat(lon: 179, lat: -90), LonLat(lon: 180, lat: -90), LonLat(lon: 180, lat: 90), LonLat(lon: 179, lat: -90)])])]
+        XCTAssertTrue(view(SpatiaLiteBlob.encodeMultiPolygon(edge)), "±180° and ±90° are in range")
         let cut = [Polygon([Ring([LonLat(lon: 179, lat: 0), LonLat(lon: 180, lat: 0), LonLat(lon: 180, lat: 1), LonLat(lon: 179, lat: 0)])]),
                    Polygon([Ring([LonLat(lon: -180, lat: 0), LonLat(lon: -179, lat: 0), LonLat(lon: -180, lat: 1), LonLat(lon: -180, lat: 0)])])]
         XCTAssertFalse(view(SpatiaLiteBlob.encodeMultiPolygon(cut)), "a shape cut at ±180° needs the prepared form")
