@@ -75,9 +75,9 @@ extension SpatiaLiteBlob {
                     at = end
                 }
             }
-            // Exactly the end marker after the last ring; a cut shape (a vertex
-            // on each of ±180°) needs the prepared form.
-            // decodeAreal's test, on the extremes: every vertex finite and in range.
+            // decodeAreal's test, on the extremes: every vertex finite and in
+            // range. Then exactly the end marker after the last ring; a cut
+            // shape (vertices on both ±180°) needs the prepared form.
             let inRange = !sum.isNaN && (vertexCount == 0 || (minX >= -180 && maxX <= 180 && minY >= -90 && maxY <= 90))
             guard inRange, at == n - 1, !(minX == -180 && maxX == 180) else { return nil }
             boundingBox = BoundingBox(minLon: minX, minLat: minY, maxLon: maxX, maxLat: maxY)
