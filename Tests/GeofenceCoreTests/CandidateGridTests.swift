@@ -28,6 +28,15 @@ final class CandidateGridTests: XCTestCase {
     /// read the index far less often than once per point while the walks fit
     /// in the windows kept, and fall back to point queries (rather than
     /// reading a window per point) when they do not.
+    /// An area's grid index by its id (the preparation fills masks by it),
+    /// whatever order the boxes came in; ids compare as Swift strings.
+    func testIndexOfAnId() {
+        let ids = ["b", "a", "é", "e\u{301}x", "A", "a1", "zz", "", "a0"]
+        let grid = CandidateGrid(ids.map { ($0, BoundingBox(minLon: 0, minLat: 0, maxLon: 1, maxLat: 1)) })
+        for id in ids { XCTAssertEqual(grid.index(of: id).map { grid.ids[$0] }, id, id) }
+        for missing in ["c", "a2", " ", "zzz"] { XCTAssertNil(grid.index(of: missing), missing) }
+    }
+
     func testWindowsAgreeWithAPointQuery() {
         var seed: UInt64 = 7
         func rnd() -> Double { seed = seed &* 6364136223846793005 &+ 1442695040888963407; return Double(seed >> 11) / Double(1 << 53) }

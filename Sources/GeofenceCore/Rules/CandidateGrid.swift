@@ -83,6 +83,16 @@ public final class CandidateGrid: Sendable {
         (self.outsideMasks, self.insideMasks) = (outsideMasks, insideMasks)
     }
 
+    /// The index of area `id`, by binary search of the sorted ids.
+    public func index(of id: String) -> Int? {
+        var lo = 0, hi = ids.count
+        while lo < hi {
+            let mid = (lo + hi) / 2
+            if ids[mid] < id { lo = mid + 1 } else { hi = mid }
+        }
+        return lo < ids.count && ids[lo] == id ? lo : nil
+    }
+
     /// The cells a box covers: columns x0...x1, rows y0...y1.
     static func cellRange(_ b: BoundingBox, origin: LonLat, cell: Double, nx: Int, ny: Int) -> (Int, Int, Int, Int) {
         let x0 = max(0, min(nx - 1, Int((b.minLon - origin.lon) / cell))), x1 = max(0, min(nx - 1, Int((b.maxLon - origin.lon) / cell)))

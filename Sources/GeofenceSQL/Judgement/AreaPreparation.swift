@@ -53,43 +53,41 @@ extension SQLCatalog {
     /// without this; never met, it does not.
     func build(_ s: ScannedCatalog) {
         let rows = s.rows
+        let grid = CandidateGrid(s.boxes)
         var prepared = [JudgedArea?](repeating: nil, count: rows.count)
+        var masks = [(outside: [UInt64], inside: [UInt64])?](repeating: nil, count: grid.ids.count)
         let width = min(Parallel.width, max(1, rows.count / 1000))
         let (defaultZone, defaultConfidence) = (self.defaultZone, self.defaultConfidence)
         prepared.withUnsafeMutableBufferPointer { out in
-            let out = UnsafeMutableBufferPointerBox(out)
-            // Each thread a contiguous run of rows, so rows next to each other
-            // in gf_areas (import order) are prepared, and allocated, together.
-            Parallel.run(width) { w in
-                for i in (rows.count * w / width)..<(rows.count * (w + 1) / width) {
-                    guard let a = try? AreaStore.area(rows[i]) else { continue }
-                    // A zone that did not load leaves the area to `loadArea`, which reports it.
-                    func zone(_ name: String?, else fallback: TimeZone) -> TimeZone? {
-                        guard let name else { return fallback }
-                        return s.zones[name] ?? nil
+            masks.withUnsafeMutableBufferPointer { masksOut in
+                let (out, masksOut) = (UnsafeMutableBufferPointerBox(out), UnsafeMutableBufferPointerBox(masksOut))
+                // Each thread a contiguous run of rows, so rows next to each other
+                // in gf_areas (import order) are prepared, and allocated, together.
+                Parallel.run(width) { w in
+                    for i in (rows.count * w / width)..<(rows.count * (w + 1) / width) {
+                        guard let a = try? AreaStore.area(rows[i]) else { continue }
+                        // A zone that did not load leaves the area to `loadArea`, which reports it.
+                        func zone(_ name: String?, else fallback: TimeZone) -> TimeZone? {
+                            guard let name else { return fallback }
+                            return s.zones[name] ?? nil
+                        }
+                        guard let areaZone = zone(a.timezone, else: defaultZone) else { continue }
+                        let conditions = s.conditions[a.areaId] ?? []
+                        let conditionZones = conditions.compactMap { zone($0.timezone, else: areaZone) }
+                        guard conditionZones.count == conditions.count else { continue }
+                        let judged = JudgedArea(definition: a, defaultConfidence: defaultConfidence,
+                                                conditions: Array(zip(conditions, conditionZones)))
+                        out.buffer[i] = judged
+                        // Its masks now, while its shape is still in the cache
+                        // (one area id is one grid index: threads write apart).
+                        if let g = grid.index(of: a.areaId) { masksOut.buffer[g] = grid.masks(ofArea: g, judged.shape) }
                     }
-                    guard let areaZone = zone(a.timezone, else: defaultZone) else { continue }
-                    let conditions = s.conditions[a.areaId] ?? []
-                    let conditionZones = conditions.compactMap { zone($0.timezone, else: areaZone) }
-                    guard conditionZones.count == conditions.count else { continue }
-                    out.buffer[i] = JudgedArea(definition: a, defaultConfidence: defaultConfidence,
-                                               conditions: Array(zip(conditions, conditionZones)))
                 }
             }
         }
-        let grid = CandidateGrid(s.boxes)
-        let shapes: [PreparedShape?] = lock.with {
+        lock.with {
+            areas.reserveCapacity(areas.count + prepared.count)
             for case let a? in prepared { areas[a.definition.areaId] = a }
-            return grid.ids.map { areas[$0]??.shape }
-        }
-        var masks = [(outside: [UInt64], inside: [UInt64])?](repeating: nil, count: shapes.count)
-        masks.withUnsafeMutableBufferPointer { out in
-            let out = UnsafeMutableBufferPointerBox(out)
-            Parallel.run(width) { w in
-                for i in (shapes.count * w / width)..<(shapes.count * (w + 1) / width) {
-                    if let s = shapes[i] { out.buffer[i] = grid.masks(ofArea: i, s) }
-                }
-            }
         }
         self.grid = grid.withMasks(masks)
     }
