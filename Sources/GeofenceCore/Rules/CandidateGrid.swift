@@ -83,14 +83,21 @@ public final class CandidateGrid: Sendable {
         (self.outsideMasks, self.insideMasks) = (outsideMasks, insideMasks)
     }
 
-    /// The index of area `id`, by binary search of the sorted ids.
+    /// The index of area `id`, by binary search of the sorted ids. Ids are
+    /// told apart by their bytes, as SQLite's UNIQUE does: "é" and "e\u{301}"
+    /// are two areas, equal and adjacent to Swift's `<`, so the run of
+    /// equal ones is searched for the exact bytes.
     public func index(of id: String) -> Int? {
         var lo = 0, hi = ids.count
         while lo < hi {
             let mid = (lo + hi) / 2
             if ids[mid] < id { lo = mid + 1 } else { hi = mid }
         }
-        return lo < ids.count && ids[lo] == id ? lo : nil
+        while lo < ids.count && ids[lo] == id {
+            if ids[lo].utf8.elementsEqual(id.utf8) { return lo }
+            lo += 1
+        }
+        return nil
     }
 
     /// The cells a box covers: columns x0...x1, rows y0...y1.
