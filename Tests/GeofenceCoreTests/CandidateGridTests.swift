@@ -37,6 +37,10 @@ final class CandidateGridTests: XCTestCase {
             XCTAssertEqual(grid.index(of: id).map { Array(grid.ids[$0].utf8) }, Array(id.utf8), id)
         }
         for missing in ["c", "a2", " ", "zzz"] { XCTAssertNil(grid.index(of: missing), missing) }
+        // The two spellings of "é" are the pair judgement cannot tell apart.
+        let pair = grid.ambiguousIds
+        XCTAssertEqual(Set([pair?.0, pair?.1].compactMap { $0.map { Array($0.utf8) } }), [[0xC3, 0xA9], [0x65, 0xCC, 0x81]])
+        XCTAssertNil(CandidateGrid(ids.filter { $0 != "é" }.map { ($0, BoundingBox(minLon: 0, minLat: 0, maxLon: 1, maxLat: 1)) }).ambiguousIds)
     }
 
     func testWindowsAgreeWithAPointQuery() {

@@ -68,3 +68,21 @@ def test_make_valid_repairs_and_says_which(catalog, tmp_path):
 def test_missing_file(catalog, tmp_path):
     p = gf("import", catalog, tmp_path / "nope.geojson", check=False)
     assert p.returncode == 1 and "No such file" in p.stderr
+
+
+def test_area_ids_differing_only_in_normalization_stop_judgement(catalog, tmp_path):
+    """SQLite's UNIQUE sees two area_ids in "é" and "e" + U+0301; judgement keys
+    areas by Swift string and would merge them. A batch and `locate` refuse the
+    catalog with both ids named, and nothing is kept."""
+    areas = tmp_path / "nfc.geojson"
+    areas.write_text(json.dumps({"type": "FeatureCollection", "features": [
+        square("\u00e9", 139.70, 35.60), square("e\u0301", 139.70, 35.60, size=0.02)]}))
+    gf("import", catalog, areas)
+    fixes = tmp_path / "fixes.csv"
+    fixes.write_text("subject_id,ts,lat,lon,accuracy_m\nS,1700000000,35.605,139.705,5\nS,1700000060,35.615,139.715,5\n")
+    before = snapshot(catalog)
+    for command in (["judge", catalog, "--fixes", fixes], ["locate", catalog, "--fixes", fixes]):
+        p = gf(*command, check=False)
+        assert p.returncode == 1, p
+        assert "differ only in Unicode normalization" in p.stderr and "C3A9" in p.stderr and "65CC81" in p.stderr, p.stderr
+    assert snapshot(catalog) == before

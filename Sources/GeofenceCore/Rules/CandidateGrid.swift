@@ -83,6 +83,19 @@ public final class CandidateGrid: Sendable {
         (self.outsideMasks, self.insideMasks) = (outsideMasks, insideMasks)
     }
 
+    /// Two area ids that Swift's String takes for one (canonically
+    /// equivalent: "é" as one code point and as "e" and a combining accent)
+    /// while their bytes differ. SQLite's UNIQUE lets both in, but judgement
+    /// keys areas by String and would merge them, so the catalog refuses to
+    /// judge such a pair (`SQLCatalog.requireDistinctIds`). Sorting puts them
+    /// next to each other.
+    public var ambiguousIds: (String, String)? {
+        for k in ids.indices.dropFirst() where ids[k - 1] == ids[k] && !ids[k - 1].utf8.elementsEqual(ids[k].utf8) {
+            return (ids[k - 1], ids[k])
+        }
+        return nil
+    }
+
     /// The index of area `id`, by binary search of the sorted ids. Ids are
     /// told apart by their bytes, as SQLite's UNIQUE does: "é" and "e\u{301}"
     /// are two areas, equal and adjacent to Swift's `<`, so the run of

@@ -26,6 +26,12 @@ public final class MemoryCatalog: JudgeCatalog {
         grid = g
     }
 
+    /// `CandidateGrid.ambiguousIds` of this catalog's areas.
+    public var ambiguousIds: (String, String)? {
+        buildIndex()
+        return grid!.ambiguousIds
+    }
+
     public func candidateAreas(at p: LonLat) throws -> [String] {
         buildIndex()
         return grid!.candidates(at: p)

@@ -27,7 +27,7 @@ struct ScannedCatalog {
 
 extension SQLCatalog {
     /// Reads and prepares every area now. Call before judging starts.
-    public func prepareAllAreas() throws { build(try scan()) }
+    public func prepareAllAreas() throws { try build(try scan()) }
 
     /// The index's boxes, gf_areas and gf_conditions, read in one scan each.
     func scan() throws -> ScannedCatalog {
@@ -51,9 +51,10 @@ extension SQLCatalog {
     /// masks, on every core. An area that cannot be read is left out: met,
     /// it fails the batch with its error from `loadArea`, as it would have
     /// without this; never met, it does not.
-    func build(_ s: ScannedCatalog) {
+    func build(_ s: ScannedCatalog) throws {
         let rows = s.rows
         let grid = CandidateGrid(s.boxes)
+        try Self.requireDistinctIds(grid.ambiguousIds)
         var prepared = [JudgedArea?](repeating: nil, count: rows.count)
         var masks = [(outside: [UInt64], inside: [UInt64])?](repeating: nil, count: grid.ids.count)
         let width = min(Parallel.width, max(1, rows.count / 1000))
@@ -109,7 +110,7 @@ final class AreaPreparation {
             do {
                 let s = try catalog.scan()
                 _ = scanned.put(true)
-                catalog.build(s)
+                try catalog.build(s)
             } catch {
                 failure.value = error
             }
@@ -127,7 +128,8 @@ final class AreaPreparation {
         _ = scanned.take()
     }
 
-    /// Waits for the preparation; throws what stopped it (a failed scan).
+    /// Waits for the preparation; throws what stopped it (a failed scan,
+    /// area ids judgement cannot tell apart).
     func finish() throws {
         waitUntilScanned()
         if let t = thread { Parallel.join(t); thread = nil }

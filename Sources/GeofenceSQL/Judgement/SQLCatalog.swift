@@ -43,7 +43,18 @@ public final class SQLCatalog: JudgeCatalog {
     /// Reads every area's index box into a `CandidateGrid`; later lookups make no query.
     /// The run's transaction keeps the catalog fixed while the grid is in use.
     public func loadIndexIntoMemory() throws {
-        grid = CandidateGrid(try indexBoxes())
+        let g = CandidateGrid(try indexBoxes())
+        try Self.requireDistinctIds(g.ambiguousIds)
+        grid = g
+    }
+
+    /// Fails for two area ids that judgement would take for one
+    /// (`CandidateGrid.ambiguousIds`), naming both with their bytes.
+    static func requireDistinctIds(_ pair: (String, String)?) throws {
+        guard let (a, b) = pair else { return }
+        func hex(_ s: String) -> String { s.utf8.map { String($0, radix: 16, uppercase: true).leftPadded(to: 2) }.joined() }
+        throw InputError("area_ids '\(a)' (bytes \(hex(a))) and '\(b)' (bytes \(hex(b))) differ only in Unicode normalization; "
+                         + "judgement would take them for one area: rename one (keep area_ids in NFC, or ASCII)")
     }
 
     /// Every area's box in the R*Tree.
@@ -143,4 +154,8 @@ public final class SQLCatalog: JudgeCatalog {
         areas[id] = judged
         return judged
     }
+}
+
+private extension String {
+    func leftPadded(to n: Int) -> String { count >= n ? self : String(repeating: "0", count: n - count) + self }
 }
