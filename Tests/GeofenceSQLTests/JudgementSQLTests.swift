@@ -39,14 +39,19 @@ final class JudgementSQLTests: DatabaseTestCase {
         return (features, rows, ordered)
     }
 
+    /// A new catalog of `walks()`'s squares, with or without default conditions.
+    func walksCatalog(_ name: String, _ features: [String], defaultConditions: Bool) throws -> Connection {
+        let db = try Database.open(dir + "/\(name).db", create: true)
+        try Schema.create(db)
+        var options = AreaImporter.Options()
+        options.defaultConditions = defaultConditions
+        _ = try AreaImporter(db).run(path: write("\(name).geojson", collection(features)), options: options)
+        return db
+    }
+
     func testBatchOnEveryCoreEqualsFixByFix() throws {
         let (features, rows, ordered) = walks()
-        func catalog(_ name: String) throws -> Connection {
-            let db = try Database.open(dir + "/\(name).db", create: true)
-            try Schema.create(db)
-            _ = try AreaImporter(db).run(path: write("\(name).geojson", collection(features)), options: { var o = AreaImporter.Options(); o.defaultConditions = true; return o }())
-            return db
-        }
+        func catalog(_ name: String) throws -> Connection { try walksCatalog(name, features, defaultConditions: true) }
         let single = try catalog("single")
         let judge = try Judgement(single)
         for r in ordered { _ = try single.transaction { try judge.check(r, recordRun: false) } }
@@ -86,12 +91,7 @@ final class JudgementSQLTests: DatabaseTestCase {
     /// of judging fix by fix, which reads every area.
     func testPlainAreasCountedFromTheIndexAloneMatchFixByFix() throws {
         let (features, rows, ordered) = walks()
-        func catalog(_ name: String) throws -> Connection {
-            let db = try Database.open(dir + "/\(name).db", create: true)
-            try Schema.create(db)
-            _ = try AreaImporter(db).run(path: write("\(name).geojson", collection(features)), options: AreaImporter.Options())
-            return db
-        }
+        func catalog(_ name: String) throws -> Connection { try walksCatalog(name, features, defaultConditions: false) }
         let single = try catalog("single")
         let judge = try Judgement(single)
         var transitions = 0

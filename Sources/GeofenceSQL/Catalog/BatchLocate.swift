@@ -83,6 +83,7 @@ public enum BatchLocate {
             }
         }
         let catalog = MemoryCatalog(prepared.compactMap { $0 })
+        catalog.buildIndex()
         try SQLCatalog.requireDistinctIds(catalog.ambiguousIds)
         return catalog
     }

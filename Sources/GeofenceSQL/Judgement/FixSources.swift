@@ -47,6 +47,16 @@ public enum FixSources {
         return r
     }
 
+    /// The row for a CSV line that is empty or has the wrong number of
+    /// fields; nil for a line of the header's shape. Both ways of reading a
+    /// line (`PlainFixLine`, `CSVReader.readRow`) ask it.
+    static func misshapen(fields: Int, empty: Bool, header: Int, line: Int) -> Judgement.Row? {
+        if empty { return Judgement.Row(subjectId: nil, ts: nil, lat: nil, lon: nil, accuracy: nil, problem: "empty line") }
+        guard fields != header else { return nil }
+        return Judgement.Row(subjectId: nil, ts: nil, lat: nil, lon: nil, accuracy: nil,
+                             problem: "line \(line): \(fields) fields, the header has \(header)")
+    }
+
     /// About how many fixes a file holds, erring low: a fix takes at least
     /// ~40 bytes in CSV and more in NDJSON; 100 allows for long ids.
     public static func estimatedRows(_ path: String) throws -> Int { try FileChunks(path: path).size / 100 }
@@ -84,10 +94,8 @@ public enum FixSources {
                 r.readError = e.located(file: path)
                 return r
             }
-            if fields.count == 1 && fields[0].isEmpty { return Judgement.Row(subjectId: nil, ts: nil, lat: nil, lon: nil, accuracy: nil, problem: "empty line") }
-            guard fields.count == header.count else {
-                return Judgement.Row(subjectId: nil, ts: nil, lat: nil, lon: nil, accuracy: nil,
-                                     problem: "line \(csv.line - 1): \(fields.count) fields, the header has \(header.count)")
+            if let bad = misshapen(fields: fields.count, empty: fields.count == 1 && fields[0].isEmpty, header: header.count, line: csv.line - 1) {
+                return bad
             }
             func value(_ k: Int) -> SQLiteValue {
                 let v = fields[index[k]].trimmingCharacters()
@@ -186,11 +194,7 @@ enum PlainFixLine {
                 n += 1
                 start = i + 1
             }
-            if n == 1 && line.isEmpty { return Judgement.Row(subjectId: nil, ts: nil, lat: nil, lon: nil, accuracy: nil, problem: "empty line") }
-            guard n == fields else {
-                return Judgement.Row(subjectId: nil, ts: nil, lat: nil, lon: nil, accuracy: nil,
-                                     problem: "line \(number): \(n) fields, the header has \(fields)")
-            }
+            if let bad = FixSources.misshapen(fields: n, empty: n == 1 && line.isEmpty, header: fields, line: number) { return bad }
             /// Column k (in `FixSources.columns` order) without spaces at its
             /// ends (only spaces, as `trimmingCharacters` trims a field).
             func field(_ k: Int) -> UnsafeBufferPointer<UInt8> {

@@ -52,7 +52,7 @@ public final class SQLCatalog: JudgeCatalog {
     /// (`CandidateGrid.ambiguousIds`), naming both with their bytes.
     static func requireDistinctIds(_ pair: (String, String)?) throws {
         guard let (a, b) = pair else { return }
-        func hex(_ s: String) -> String { s.utf8.map { String($0, radix: 16, uppercase: true).leftPadded(to: 2) }.joined() }
+        func hex(_ s: String) -> String { s.utf8.map { ($0 < 16 ? "0" : "") + String($0, radix: 16, uppercase: true) }.joined() }
         throw InputError("area_ids '\(a)' (bytes \(hex(a))) and '\(b)' (bytes \(hex(b))) differ only in Unicode normalization; "
                          + "judgement would take them for one area: rename one (keep area_ids in NFC, or ASCII)")
     }
@@ -154,8 +154,4 @@ public final class SQLCatalog: JudgeCatalog {
         areas[id] = judged
         return judged
     }
-}
-
-private extension String {
-    func leftPadded(to n: Int) -> String { count >= n ? self : String(repeating: "0", count: n - count) + self }
 }

@@ -24,10 +24,11 @@ final class WorkerCatalog: JudgeCatalog {
 
     func forget() { areas.removeAll(); byIndex = []; held = [] }
 
-    /// Empties this cache and returns what it held (`Judgement.leaveAreasToExit`).
+    /// Empties this cache and returns the areas it kept alive
+    /// (`Judgement.leaveAreasToExit`); `byIndex` only points at them.
     func takeAreas() -> Any {
         defer { areas = [:]; byIndex = []; held = [] }
-        return (areas, held, byIndex)
+        return (areas, held)
     }
 
     /// The shared catalog's generation this cache was filled in.
