@@ -41,8 +41,8 @@ extension SpatiaLiteBlob {
                 // A member takes at least 9 bytes: no loop longer than the BLOB allows.
                 guard polygons >= 0, polygons <= (n - at) / 9 else { return nil }
             }
-            var minX = Double.infinity, minY = Double.infinity, maxX = -Double.infinity, maxY = -Double.infinity
-            var sum = 0.0
+            // Extremes and a sum over (lon, lat) pairs, two lanes at a time.
+            var lo = SIMD2<Double>(repeating: .infinity), hi = -lo, sum = SIMD2<Double>()
             for _ in 0..<polygons {
                 if isMulti {
                     guard at + 5 <= n, bytes[at] == 0x69, bytes.loadUnaligned(fromByteOffset: at + 1, as: Int32.self) == 3 else { return nil }
@@ -65,20 +65,20 @@ extension SpatiaLiteBlob {
                     var v = at
                     let end = at &+ 16 &* count
                     while v < end {
-                        let x = bytes.loadUnaligned(fromByteOffset: v, as: Double.self)
-                        let y = bytes.loadUnaligned(fromByteOffset: v &+ 8, as: Double.self)
-                        minX = x < minX ? x : minX; maxX = x > maxX ? x : maxX
-                        minY = y < minY ? y : minY; maxY = y > maxY ? y : maxY
-                        sum += x + y
+                        let xy = bytes.loadUnaligned(fromByteOffset: v, as: SIMD2<Double>.self)
+                        lo = lo.replacing(with: xy, where: xy .< lo)
+                        hi = hi.replacing(with: xy, where: xy .> hi)
+                        sum += xy
                         v = v &+ 16
                     }
                     at = end
                 }
             }
+            let (minX, minY, maxX, maxY) = (lo.x, lo.y, hi.x, hi.y)
             // decodeAreal's test, on the extremes: every vertex finite and in
             // range. Then exactly the end marker after the last ring; a cut
             // shape (vertices on both ±180°) needs the prepared form.
-            let inRange = !sum.isNaN && (vertexCount == 0 || (minX >= -180 && maxX <= 180 && minY >= -90 && maxY <= 90))
+            let inRange = !(sum.x + sum.y).isNaN && (vertexCount == 0 || (minX >= -180 && maxX <= 180 && minY >= -90 && maxY <= 90))
             guard inRange, at == n - 1, !(minX == -180 && maxX == 180) else { return nil }
             boundingBox = BoundingBox(minLon: minX, minLat: minY, maxLon: maxX, maxLat: maxY)
         }

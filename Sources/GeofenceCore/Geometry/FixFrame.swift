@@ -34,9 +34,12 @@ public struct FixFrame: Sendable {
     /// How far the affine frame can be off, relative to a distance d: the
     /// longitude scale changes by tan φ · Δφ over a latitude offset Δφ ≤ d/R,
     /// plus curvature terms; 1e-4 covers ellipsoid versus frame at short range.
+    /// A product, not a division: the edge walk asks this each time its
+    /// nearest edge improves, and a division's latency was on that path. A
+    /// bound, so the last bit does not matter.
     @inline(__always)
     func relativeError(_ d: Double) -> Double {
-        let x = d / 6_371_000
+        let x = d * (1 / 6_371_000)
         return min(0.5, 1e-4 + x * (1 + tanLat) + x * x)
     }
 

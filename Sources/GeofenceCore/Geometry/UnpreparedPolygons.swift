@@ -77,11 +77,14 @@ public struct UnpreparedPolygons: AreaGeometry {
                 let (lon2, lat2) = view.vertex(at: id &+ 16)
                 let y2 = (lat2 - p.lat) * k.lat
                 // An edge wholly north or south of the reach cannot be offered
-                // (its frame distance is at least its latitude gap); the rest get
-                // EdgeDistance.frame's arithmetic, with the latitude part shared by
-                // neighbouring edges; wide edges take its ±360° route.
+                // (its frame distance is at least its latitude gap), nor cross
+                // the fix's latitude (the reach is positive, and y has the sign
+                // of lat - p.lat); the rest get EdgeDistance.frame's arithmetic,
+                // with the latitude part shared by neighbouring edges; wide
+                // edges take its ±360° route.
                 let reach = near.reach
                 if !((y1 > reach && y2 > reach) || (y1 < -reach && y2 < -reach)) {
+                    if countingCrossings && Edge(lon1, lat1, lon2, lat2).crossesRay(from: p) { inside.toggle() }
                     let dLon = lon1 - p.lon
                     if !folding && dLon.magnitude > 180 { gaveUp = true; return }
                     let ax = folding ? Geodesy.wrapDegrees(dLon) : dLon
@@ -93,7 +96,6 @@ public struct UnpreparedPolygons: AreaGeometry {
                         near.offerOnce(ax * k.lon, y1, bx * k.lon, y2, id: id, fix)
                     }
                 }
-                if countingCrossings && Edge(lon1, lat1, lon2, lat2).crossesRay(from: p) { inside.toggle() }
                 lon1 = lon2; lat1 = lat2; y1 = y2
                 id = id &+ 16
             }

@@ -106,16 +106,20 @@ public enum FunctionFlags {
 
 private let trampoline: @convention(c) (OpaquePointer?, Int32, UnsafeMutablePointer<OpaquePointer?>?) -> Void = { ctx, argc, argv in
     guard let ctx else { return }
-    let box = Unmanaged<FunctionBox>.fromOpaque(sqlite.pointee.user_data!(ctx)!).takeUnretainedValue()
-    let args = Arguments(signature: box.signature, argv: argv, count: Int(argc), context: ctx)
-    do {
-        setResult(ctx, try box.body(args))
-    } catch let e as FunctionError {
-        sqlite.pointee.result_error!(ctx, e.message, -1)
-    } catch let e as SQLiteError {
-        sqlite.pointee.result_error!(ctx, "\(box.signature.name): \(e.message)", -1)
-    } catch {
-        sqlite.pointee.result_error!(ctx, "\(box.signature.name): \(error)", -1)
+    // The box lives as long as the function (SQLite releases it through
+    // `destroy`): borrowed, not retained, as is the closure it holds. A retain
+    // and release of each, per row, were ~4 % of a gf_distance_m call.
+    Unmanaged<FunctionBox>.fromOpaque(sqlite.pointee.user_data!(ctx)!)._withUnsafeGuaranteedRef { box in
+        let args = Arguments(signature: box.signature, argv: argv, count: Int(argc), context: ctx)
+        do {
+            setResult(ctx, try box.body(args))
+        } catch let e as FunctionError {
+            sqlite.pointee.result_error!(ctx, e.message, -1)
+        } catch let e as SQLiteError {
+            sqlite.pointee.result_error!(ctx, "\(box.signature.name): \(e.message)", -1)
+        } catch {
+            sqlite.pointee.result_error!(ctx, "\(box.signature.name): \(error)", -1)
+        }
     }
 }
 
