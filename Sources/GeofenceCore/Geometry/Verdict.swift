@@ -26,16 +26,19 @@ public struct VerdictRule: Equatable, Sendable {
     /// d ≤ -k·accuracy and accuracy ≤ out limit. With k·accuracy = 0 the boundary
     /// itself counts as outside, as GEOS containment does, so every fix is one or the other.
     /// `knownInside`: the caller already knows that the shape contains `p` (an
-    /// index that classified the space around it), so no containment test.
-    public func verdict(_ shape: some AreaGeometry, at p: LonLat, accuracy: Double, knownInside: Bool = false) -> Verdict {
-        verdict(shape, at: p, accuracy: accuracy, knownInside: knownInside) { FixFrame(p) }
+    /// index that classified the space around it), so no containment test;
+    /// `knownOutside`: that it does not (`p` is outside its index box).
+    public func verdict(_ shape: some AreaGeometry, at p: LonLat, accuracy: Double, knownInside: Bool = false,
+                        knownOutside: Bool = false) -> Verdict {
+        verdict(shape, at: p, accuracy: accuracy, knownInside: knownInside, knownOutside: knownOutside) { FixFrame(p) }
     }
 
     /// The same, with the fix's frame from the caller (built only if a
     /// distance is needed: a caller asking one fix against many areas keeps it).
-    public func verdict(_ shape: some AreaGeometry, at p: LonLat, accuracy: Double, knownInside: Bool = false, frame: () -> FixFrame) -> Verdict {
+    public func verdict(_ shape: some AreaGeometry, at p: LonLat, accuracy: Double, knownInside: Bool = false, knownOutside: Bool = false,
+                        frame: () -> FixFrame) -> Verdict {
         let margin = CEP.factor(confidence) * accuracy
-        let inside = knownInside || shape.contains(p)
+        let inside = knownInside || (!knownOutside && shape.contains(p))
         if inside {
             guard inAccuracyMax.map({ accuracy <= $0 }) ?? true else { return .undecided }
             return margin <= 0 || shape.isAtLeast(margin, from: frame()) ? .inside : .undecided

@@ -101,16 +101,26 @@ public final class CandidateGrid: Sendable {
     /// are two areas, equal and adjacent to Swift's `<`, so the run of
     /// equal ones is searched for the exact bytes.
     public func index(of id: String) -> Int? {
+        let k = orderKey(of: id)
+        return k & 1 == 1 ? k >> 1 : nil
+    }
+
+    /// Where `id` falls among the ids, as one integer that orders as the ids
+    /// do: 2i + 1 for the id at index i (matched by bytes, as `index(of:)`),
+    /// 2i for one that would go just before index i. A merge of a subject's
+    /// stays with candidates given as indices compares these (`StayMap.orderKeys`).
+    public func orderKey(of id: String) -> Int {
         var lo = 0, hi = ids.count
         while lo < hi {
             let mid = (lo + hi) / 2
             if ids[mid] < id { lo = mid + 1 } else { hi = mid }
         }
+        let start = lo
         while lo < ids.count && ids[lo] == id {
-            if ids[lo].utf8.elementsEqual(id.utf8) { return lo }
+            if ids[lo].utf8.elementsEqual(id.utf8) { return 2 * lo + 1 }
             lo += 1
         }
-        return nil
+        return 2 * start
     }
 
     /// The cells a box covers: columns x0...x1, rows y0...y1.
@@ -151,6 +161,15 @@ public final class CandidateGrid: Sendable {
         forEachCandidate(at: p) { out.append(ids[$0]) }
         return out
     }
+
+    /// The cell holding `p`, as a number below `cellCount`; nil outside the grid.
+    public func cell(of p: LonLat) -> Int? {
+        let fx = (p.lon - origin.lon) / cell, fy = (p.lat - origin.lat) / cell
+        guard fx >= 0, fy >= 0, fx < Double(nx), fy < Double(ny) else { return nil }
+        return Int(fy) * nx + Int(fx)
+    }
+
+    public var cellCount: Int { nx * ny }
 
     /// Visits the index (into `ids`) of each area whose box holds `p`, in
     /// ascending order, which is area_id order: no string is touched.

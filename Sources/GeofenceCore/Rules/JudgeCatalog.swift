@@ -13,8 +13,12 @@ public protocol JudgeCatalog: AnyObject {
     /// knows of it. Catalogs with an in-memory index override it to touch no
     /// string array or dictionary per candidate; they may also leave out
     /// areas known not to contain the point, when their caller judges every
-    /// area it has a stay in anyway.
+    /// area it has a stay in anyway. Every area that contains the point must
+    /// be visited: the judge takes any other for one that does not.
     func forEachCandidate(at p: LonLat, _ body: (_ id: String, _ area: JudgedArea?, _ hint: CandidateHint) throws -> Void) throws
+    /// Calls `body` with `area(id)`. A catalog that keeps its areas alive
+    /// itself overrides it to lend the area without retaining it.
+    func withArea<R>(_ id: String, _ body: (JudgedArea?) throws -> R) throws -> R
 }
 
 /// What a catalog's index already knows of a candidate, so that the judge
@@ -22,15 +26,22 @@ public protocol JudgeCatalog: AnyObject {
 public struct CandidateHint: Equatable, Sendable {
     /// The area's shape is known to contain the point: no containment test.
     public var inside: Bool
+    /// The area's shape is known not to contain the point (it was not a
+    /// candidate: the point is outside its box, or the masks show it outside).
+    public var outside = false
     /// The area is plain (`JudgedArea.isPlain`), known without reading the
     /// area itself (which, for the dozen areas a subject stays in at once,
     /// was most of judging's time waiting on memory).
     public var plain: Bool
     public init(inside: Bool, plain: Bool) { self.inside = inside; self.plain = plain }
     public static let none = CandidateHint(inside: false, plain: false)
+    /// For an area the subject has a stay in that is not among the point's candidates.
+    public static let notCandidate: CandidateHint = { var h = CandidateHint.none; h.outside = true; return h }()
 }
 
 extension JudgeCatalog {
+    public func withArea<R>(_ id: String, _ body: (JudgedArea?) throws -> R) throws -> R { try body(try area(id)) }
+
     public func forEachCandidate(at p: LonLat, _ body: (_ id: String, _ area: JudgedArea?, _ hint: CandidateHint) throws -> Void) throws {
         try forEachCandidateByLookup(at: p, body)
     }
@@ -39,6 +50,19 @@ extension JudgeCatalog {
     /// fallback of a catalog whose index is not in memory.
     public func forEachCandidateByLookup(at p: LonLat, _ body: (_ id: String, _ area: JudgedArea?, _ hint: CandidateHint) throws -> Void) throws {
         for id in try candidateAreas(at: p) { try body(id, try area(id), .none) }
+    }
+}
+
+/// What counting a verdict in a stay needs of an area: its confirm counts,
+/// and whether it has conditions (which then need the area itself). Small
+/// enough to keep beside an index (`PlannedAreas`).
+public struct CountingRules: Equatable, Sendable {
+    public let inConfirm: Int, outConfirm: Int
+    public let hasConditions: Bool
+    public init(_ area: JudgedArea) {
+        inConfirm = area.definition.inConfirmCount
+        outConfirm = area.definition.outConfirmCount
+        hasConditions = !area.conditions.isEmpty
     }
 }
 

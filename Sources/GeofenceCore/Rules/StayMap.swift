@@ -12,6 +12,13 @@ public struct StayMap: Equatable, Sendable, Sequence, ExpressibleByDictionaryLit
     /// The area_ids, ascending.
     public private(set) var keys: [String] = []
     private var values: [StayState] = []
+    /// Per key, its place among a catalog's areas numbered in area_id order
+    /// (`CandidateGrid.orderKey`), or -1 not known yet: a merge with
+    /// candidates that come as grid indices then compares integers, not
+    /// strings. Not part of the map's value: `==` ignores it.
+    public private(set) var orderKeys: [Int] = []
+
+    public static func == (a: StayMap, b: StayMap) -> Bool { a.keys == b.keys && a.values == b.values }
 
     public init() {}
 
@@ -58,14 +65,21 @@ public struct StayMap: Equatable, Sendable, Sequence, ExpressibleByDictionaryLit
         _modify { yield &values[i] }
     }
 
-    public mutating func insert(_ id: String, _ stay: StayState, at i: Int) {
+    public mutating func insert(_ id: String, _ stay: StayState, at i: Int, orderKey: Int = -1) {
         keys.insert(id, at: i)
         values.insert(stay, at: i)
+        orderKeys.insert(orderKey, at: i)
     }
 
     public mutating func remove(at i: Int) {
         keys.remove(at: i)
         values.remove(at: i)
+        orderKeys.remove(at: i)
+    }
+
+    /// Sets every order key not known yet, by `key(area_id)`.
+    public mutating func fillOrderKeys(_ key: (String) -> Int) {
+        for i in orderKeys.indices where orderKeys[i] < 0 { orderKeys[i] = key(keys[i]) }
     }
 
     public func makeIterator() -> Zip2Sequence<[String], [StayState]>.Iterator {

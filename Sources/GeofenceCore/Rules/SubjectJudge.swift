@@ -62,25 +62,7 @@ public struct SubjectJudge {
 
     /// Applies one fix to `state`; returns its notifications ordered by area_id, then condition_id.
     public mutating func judge(_ fix: Fix, _ state: inout SubjectState) throws -> [Notification] {
-        if let last = state.lastFix, fix.ts <= last.ts {
-            counters.stale += 1
-            note(fix, nil, nil, "stale", "not after the last judged fix at \(last.ts.iso8601)")
-            return []
-        }
-        switch fixFilter?.drop(fix, after: state.lastFix) {
-        case .accuracy(let limit)?:
-            counters.droppedAccuracy += 1
-            note(fix, nil, nil, "dropped", "accuracy \(JSONValue.numberText(fix.accuracy)) m is worse than the requested tier \(JSONValue.numberText(limit)) m")
-            return []
-        case .distance(let d, let limit)?:
-            counters.droppedDistance += 1
-            note(fix, nil, nil, "dropped", "\(JSONValue.numberText((d * 100).rounded() / 100)) m from the last fix, under the distance filter \(JSONValue.numberText(limit)) m")
-            return []
-        case nil:
-            break
-        }
-        counters.judged += 1
-        state.judgedFixes += 1
+        guard admit(fix, &state) else { return [] }
         // Areas the fix may be inside, plus every area with a stay under way:
         // an exit must be seen even from a fix far outside the index's reach.
         // Both in area_id order, merged as they come: stays before `next` are
@@ -89,16 +71,49 @@ public struct SubjectJudge {
         var out: [Notification] = []
         try catalog.forEachCandidate(at: fix.position) { id, area, hint in
             while next < state.stays.count && state.stays.keys[next] < id {
-                next = try judge(fix, state.stays.keys[next], try catalog.area(state.stays.keys[next]), slot: next, hasStay: true, &state, &out)
+                next = try judgeStay(fix, at: next, &state, &out)
             }
             let hasStay = next < state.stays.count && state.stays.keys[next] == id
             next = try judge(fix, id, area, hint: hint, slot: next, hasStay: hasStay, &state, &out)
         }
         while next < state.stays.count {
-            next = try judge(fix, state.stays.keys[next], try catalog.area(state.stays.keys[next]), slot: next, hasStay: true, &state, &out)
+            next = try judgeStay(fix, at: next, &state, &out)
         }
         state.lastFix = fix
         return out
+    }
+
+    /// Whether the fix is to be judged: not stale, not dropped by the fix
+    /// filter. Counts it either way.
+    mutating func admit(_ fix: Fix, _ state: inout SubjectState) -> Bool {
+        if let last = state.lastFix, fix.ts <= last.ts {
+            counters.stale += 1
+            note(fix, nil, nil, "stale", "not after the last judged fix at \(last.ts.iso8601)")
+            return false
+        }
+        switch fixFilter?.drop(fix, after: state.lastFix) {
+        case .accuracy(let limit)?:
+            counters.droppedAccuracy += 1
+            note(fix, nil, nil, "dropped", "accuracy \(JSONValue.numberText(fix.accuracy)) m is worse than the requested tier \(JSONValue.numberText(limit)) m")
+            return false
+        case .distance(let d, let limit)?:
+            counters.droppedDistance += 1
+            note(fix, nil, nil, "dropped", "\(JSONValue.numberText((d * 100).rounded() / 100)) m from the last fix, under the distance filter \(JSONValue.numberText(limit)) m")
+            return false
+        case nil:
+            break
+        }
+        counters.judged += 1
+        state.judgedFixes += 1
+        return true
+    }
+
+    /// Judges the area of the stay at `slot`, which is not among the fix's
+    /// candidates: the fix is outside its box (or its masks), so not inside
+    /// its shape, and no containment test is needed, only the margin's.
+    mutating func judgeStay(_ fix: Fix, at slot: Int, _ state: inout SubjectState, _ out: inout [Notification]) throws -> Int {
+        let id = state.stays.keys[slot]
+        return try catalog.withArea(id) { try judge(fix, id, $0, hint: .notCandidate, slot: slot, hasStay: true, &state, &out) }
     }
 
     /// Applies the fix to one area: its verdict, the stay's transition, the
@@ -107,7 +122,7 @@ public struct SubjectJudge {
     /// merge knows both, so the many candidates without a stay cost no
     /// search). `hint`: what the catalog's index already knows of the area.
     /// Returns the position after this area's stay.
-    private mutating func judge(_ fix: Fix, _ id: String, _ found: JudgedArea?, hint: CandidateHint = .none, slot: Int, hasStay: Bool,
+    mutating func judge(_ fix: Fix, _ id: String, _ found: JudgedArea?, hint: CandidateHint = .none, slot: Int, hasStay: Bool,
                                 _ state: inout SubjectState, _ out: inout [Notification]) throws -> Int {
         // The commonest case in a dense centre: a fix inside a plain area the
         // subject is already INSIDE. The streak grows and nothing else
@@ -116,39 +131,62 @@ public struct SubjectJudge {
             _ = state.stays[at: slot].apply(.inside, inConfirm: 1, outConfirm: 1, at: fix.ts)
             return slot + 1
         }
-        guard let area = found else {
+        // Lent, not retained: a retain is a write to the area, which the
+        // other judging thread may be using too. (A `guard let` of the area
+        // retained it, and so does `??` with the area in its right side.)
+        guard let lent = found.map(Unmanaged.passUnretained) else {
             if hasStay { state.stays.remove(at: slot) }
             return slot
         }
-        if !area.isValid(at: fix.ts) {
+        let found = lent._withUnsafeGuaranteedRef { area in
+            area.isValid(at: fix.ts) ? area.rule.verdict(area.shape, at: fix.position, accuracy: fix.accuracy, knownInside: hint.inside,
+                                                        knownOutside: hint.outside) : nil
+        }
+        guard let verdict = found else {
             if hasStay { note(fix, id, nil, "ignored", "outside the area's validity period") }
             return hasStay ? slot + 1 : slot
         }
-        let verdict = area.rule.verdict(area.shape, at: fix.position, accuracy: fix.accuracy, knownInside: hint.inside)
         // Most candidates: no stay and not inside. Counting that verdict from
         // UNKNOWN leaves a neutral stay, which is not kept (SPEC §4), and no
         // condition can fire; only an undecided one may need explaining.
         if !hasStay && (verdict == .outside || (verdict == .undecided && !explain)) { return slot }
-        // The stay is counted in place: a subject inside a dozen areas
-        // updates a dozen stays per fix, and a copy out and back of each
-        // was a measurable part of judging.
+        return count(fix, id, lent, lent._withUnsafeGuaranteedRef { CountingRules($0) }, verdict, slot: slot, hasStay: hasStay, &state, &out)
+    }
+
+    /// Counts a verdict in the stay at `slot` (a new one if not `hasStay`),
+    /// keeping the stay if it is not neutral; returns the position after it.
+    /// The stay is counted in place: a subject inside a dozen areas updates
+    /// a dozen stays per fix, and a copy out and back of each was a
+    /// measurable part of judging.
+    mutating func count(_ fix: Fix, _ id: String, _ lent: Unmanaged<JudgedArea>, _ rules: CountingRules, _ verdict: Verdict,
+                        slot: Int, hasStay: Bool, orderKey: Int = -1, _ state: inout SubjectState, _ out: inout [Notification]) -> Int {
         if hasStay {
-            if count(fix, id, area, verdict, &state.stays[at: slot], &state.lastNotifiedDay, &out) { return slot + 1 }
+            if countVerdict(fix, id, lent, rules, verdict, &state.stays[at: slot], &state.lastNotifiedDay, &out) { return slot + 1 }
             state.stays.remove(at: slot)
             return slot
         }
         var stay = StayState()
-        guard count(fix, id, area, verdict, &stay, &state.lastNotifiedDay, &out) else { return slot }
-        state.stays.insert(id, stay, at: slot)
+        guard countVerdict(fix, id, lent, rules, verdict, &stay, &state.lastNotifiedDay, &out) else { return slot }
+        state.stays.insert(id, stay, at: slot, orderKey: orderKey)
         return slot + 1
     }
 
     /// Counts a verdict in a stay, and notifies what it makes due; returns
-    /// whether the stay is to be kept (not neutral).
-    private mutating func count(_ fix: Fix, _ id: String, _ area: JudgedArea, _ verdict: Verdict, _ stay: inout StayState,
-                                _ lastNotifiedDay: inout [Int64: Int], _ out: inout [Notification]) -> Bool {
-        let transition = stay.apply(verdict, inConfirm: area.definition.inConfirmCount,
-                                    outConfirm: area.definition.outConfirmCount, at: fix.ts)
+    /// whether the stay is to be kept (not neutral). Reads the area itself
+    /// only for its conditions or an explanation.
+    private mutating func countVerdict(_ fix: Fix, _ id: String, _ lent: Unmanaged<JudgedArea>, _ rules: CountingRules, _ verdict: Verdict,
+                                _ stay: inout StayState, _ lastNotifiedDay: inout [Int64: Int], _ out: inout [Notification]) -> Bool {
+        let transition = stay.apply(verdict, inConfirm: rules.inConfirm, outConfirm: rules.outConfirm, at: fix.ts)
+        if !rules.hasConditions && !explain {
+            if transition != nil { counters.transitions += 1 }
+            return !stay.isNeutral
+        }
+        return lent._withUnsafeGuaranteedRef { notify(fix, id, $0, verdict, transition, &stay, &lastNotifiedDay, &out) }
+    }
+
+    /// `countVerdict`'s part that reads the area: explanations and conditions.
+    private mutating func notify(_ fix: Fix, _ id: String, _ area: JudgedArea, _ verdict: Verdict, _ transition: StayState.Transition?,
+                                 _ stay: inout StayState, _ lastNotifiedDay: inout [Int64: Int], _ out: inout [Notification]) -> Bool {
         if explain { explainVerdict(fix, area, verdict, stay, transition) }
         if area.conditions.isEmpty {
             if transition != nil { counters.transitions += 1 }
@@ -169,12 +207,12 @@ public struct SubjectJudge {
                 }
             }
         }
-        if !due.isEmpty { notify(fix, id, due, &lastNotifiedDay, &out) }
+        if !due.isEmpty { notifyDue(fix, id, due, &lastNotifiedDay, &out) }
         return !stay.isNeutral
     }
 
     /// The due conditions of one area, by condition_id: each notifies unless a filter blocks it.
-    private mutating func notify(_ fix: Fix, _ id: String, _ due: [(ConditionDefinition, TimeZone, ConditionDefinition.Timing)],
+    private mutating func notifyDue(_ fix: Fix, _ id: String, _ due: [(ConditionDefinition, TimeZone, ConditionDefinition.Timing)],
                                  _ lastNotifiedDay: inout [Int64: Int], _ out: inout [Notification]) {
         for (c, tz, timing) in due.sorted(by: { $0.0.conditionId < $1.0.conditionId }) {
             let local = tz.local(fix.ts)

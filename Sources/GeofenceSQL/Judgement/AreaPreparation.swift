@@ -57,11 +57,14 @@ extension SQLCatalog {
         try Self.requireDistinctIds(grid.ambiguousIds)
         var prepared = [JudgedArea?](repeating: nil, count: rows.count)
         var masks = [(outside: [UInt64], inside: [UInt64])?](repeating: nil, count: grid.ids.count)
+        var byIndex = [JudgedArea?](repeating: nil, count: grid.ids.count)
         let width = min(Parallel.width, max(1, rows.count / 1000))
         let (defaultZone, defaultConfidence) = (self.defaultZone, self.defaultConfidence)
         prepared.withUnsafeMutableBufferPointer { out in
+          byIndex.withUnsafeMutableBufferPointer { byIndexOut in
             masks.withUnsafeMutableBufferPointer { masksOut in
                 let (out, masksOut) = (UnsafeMutableBufferPointerBox(out), UnsafeMutableBufferPointerBox(masksOut))
+                let byIndexOut = UnsafeMutableBufferPointerBox(byIndexOut)
                 // Each thread a contiguous run of rows, so rows next to each other
                 // in gf_areas (import order) are prepared, and allocated, together.
                 Parallel.run(width) { w in
@@ -81,16 +84,24 @@ extension SQLCatalog {
                         out.buffer[i] = judged
                         // Its masks now, while its shape is still in the cache
                         // (one area id is one grid index: threads write apart).
-                        if let g = grid.index(of: a.areaId) { masksOut.buffer[g] = grid.masks(ofArea: g, judged.shape) }
+                        if let g = grid.index(of: a.areaId) {
+                            masksOut.buffer[g] = grid.masks(ofArea: g, judged.shape)
+                            byIndexOut.buffer[g] = judged
+                        }
                     }
                 }
             }
+          }
         }
         lock.with {
             areas.reserveCapacity(areas.count + prepared.count)
             for case let a? in prepared { areas[a.definition.areaId] = a }
         }
-        self.grid = grid.withMasks(masks)
+        let masked = grid.withMasks(masks)
+        self.grid = masked
+        // An area left out above (unreadable) is left to `loadArea` as ever:
+        // no plan then, since a plan takes a missing area for a deleted one.
+        plannedAreas = byIndex.allSatisfy { $0 != nil } ? PlannedAreas(grid: masked, areas: byIndex) : nil
     }
 }
 

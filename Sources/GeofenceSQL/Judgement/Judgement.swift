@@ -122,16 +122,18 @@ public final class Judgement {
         }
         var counters = judge.counters
         var explanations = judge.explanations
-        var chunk: [(subject: String, fixes: [Fix])] = []
-        var pendingFixes = 0, done = 0
+        // The chunk's fixes, subject after subject, and each subject's run of them.
+        var fixes: [Fix] = []
+        var subjects: [(id: String, fixes: Range<Int>)] = []
+        var done = 0
         // Subjects share nothing (SPEC §4), so a chunk of them is judged on every
         // core; SQLite reads and writes stay on this thread, in subject order.
         func flush() throws {
-            guard !chunk.isEmpty else { return }
-            var states = try chunk.map { try state.load($0.subject, trustingLastSave: false) }
+            guard !subjects.isEmpty else { return }
+            var states = try subjects.map { try state.load($0.id, trustingLastSave: false) }
             let before = states
-            let results = judgeInParallel(chunk.map(\.fixes), &states)
-            for i in chunk.indices {
+            let results = judgeInParallel(fixes, subjects.map(\.fixes), &states)
+            for i in subjects.indices {
                 let r = results[i]
                 if let error = r.error { throw error }
                 try state.save(states[i], before: before[i])
@@ -139,20 +141,21 @@ public final class Judgement {
                 counters.add(r.counters)
                 explanations += r.explanations
             }
-            done += pendingFixes
+            done += fixes.count
             progress?(done, valid)
-            chunk.removeAll(keepingCapacity: true)
-            pendingFixes = 0
+            fixes.removeAll(keepingCapacity: true)
+            subjects.removeAll(keepingCapacity: true)
         }
         try staging.forEachOrdered { fix in
             // Subjects are told apart by their bytes, as the stays table does.
-            if let last = chunk.last, last.subject.utf8.elementsEqual(fix.subjectId.utf8) {
-                chunk[chunk.count - 1].fixes.append(fix)
+            if let last = subjects.last, last.id.utf8.elementsEqual(fix.subjectId.utf8) {
+                subjects[subjects.count - 1].fixes = last.fixes.lowerBound..<(fixes.count + 1)
             } else {
-                if pendingFixes >= chunkFixes { try flush() }
-                chunk.append((fix.subjectId, [fix]))
+                // A plan reads fewer areas cold the more fixes it holds per grid cell.
+                if fixes.count >= (planning ? plannedChunkFixes : chunkFixes) { try flush() }
+                subjects.append((fix.subjectId, fixes.count..<(fixes.count + 1)))
             }
-            pendingFixes += 1
+            fixes.append(fix)
         }
         try flush()
         progress?(valid, valid)
@@ -187,6 +190,9 @@ public final class Judgement {
     /// a quiet suburb waited for the other).
     public var chunkFixes = 200_000
 
+    /// The same, when judging with a `CandidatePlan` (~100 bytes a fix).
+    public var plannedChunkFixes = 1_000_000
+
     /// A batch of up to this many valid fixes is ordered in memory (~50 bytes
     /// a fix); a larger one spills to a temporary table that SQLite sorts.
     public var inMemoryFixes = 2_000_000
@@ -200,32 +206,80 @@ public final class Judgement {
 
     /// Judges each subject's fixes against its state, subjects spread over the
     /// cores. Each thread owns distinct indices of `states` and of the results.
-    private func judgeInParallel(_ fixes: [[Fix]], _ states: inout [SubjectState]) -> [SubjectResult] {
-        var results = [SubjectResult](repeating: SubjectResult(), count: fixes.count)
-        let width = fixes.count > 1 ? min(Parallel.width, fixes.count) : 1
+    private func judgeInParallel(_ fixes: [Fix], _ subjects: [Range<Int>], _ states: inout [SubjectState]) -> [SubjectResult] {
+        var results = [SubjectResult](repeating: SubjectResult(), count: subjects.count)
+        let width = subjects.count > 1 ? min(Parallel.width, subjects.count) : 1
         while workerCatalogs.count < width { workerCatalogs.append(WorkerCatalog(catalog)) }
         for c in workerCatalogs { c.limit = maxPreparedAreas; c.skippingOutside = !explain }
         let catalogs = workerCatalogs, explain = self.explain, filter = self.fixFilter
-        states.withUnsafeMutableBufferPointer { st in
-            results.withUnsafeMutableBufferPointer { out in
-                let (st, out) = (UnsafeMutableBufferPointerBox(st), UnsafeMutableBufferPointerBox(out))
-                // Subjects with the most fixes first (judging time follows fix count).
-                let order = fixes.indices.sorted { fixes[$0].count > fixes[$1].count }
-                Parallel.share(order, width: width) { w, i in
-                    var judge = SubjectJudge(catalog: catalogs[w], explain: explain, fixFilter: filter)
-                    var r = SubjectResult()
-                    do {
-                        for f in fixes[i] { r.notifications += try judge.judge(f, &st.buffer[i]) }
-                    } catch {
-                        r.error = error
+        let planned = explain ? nil : catalog.plannedAreas
+        let plan = planned.map { self.plan(fixes, $0) }
+        withExtendedLifetime(plan) {
+            let shares = plan?.entries.map { $0.withUnsafeBufferPointer { UnsafeBufferPointerBox($0) } } ?? []  // alive with `plan`
+            let spans = plan.map { p in p.spans.withUnsafeBufferPointer { UnsafeBufferPointerBox($0) } }
+            fixes.withUnsafeBufferPointer { fixes in
+                states.withUnsafeMutableBufferPointer { st in
+                    results.withUnsafeMutableBufferPointer { out in
+                        let (st, out, fixes) = (UnsafeMutableBufferPointerBox(st), UnsafeMutableBufferPointerBox(out), UnsafeBufferPointerBox(fixes))
+                        // Subjects with the most fixes first (judging time follows fix count).
+                        let order = subjects.indices.sorted { subjects[$0].count > subjects[$1].count }
+                        Parallel.share(order, width: width) { w, i in
+                            var judge = SubjectJudge(catalog: catalogs[w], explain: explain, fixFilter: filter)
+                            var r = SubjectResult()
+                            do {
+                                for k in subjects[i] {
+                                    if let planned, let s = spans?.buffer[k] {
+                                        let entries = UnsafeBufferPointer(rebasing: shares[Int(s.share)].buffer[Int(s.start)..<Int(s.end)])
+                                        r.notifications += try judge.judge(fixes.buffer[k], &st.buffer[i], plan: entries, areas: planned)
+                                    } else {
+                                        r.notifications += try judge.judge(fixes.buffer[k], &st.buffer[i])
+                                    }
+                                }
+                            } catch {
+                                r.error = error
+                            }
+                            r.counters = judge.counters
+                            r.explanations = judge.explanations
+                            out.buffer[i] = r
+                        }
                     }
-                    r.counters = judge.counters
-                    r.explanations = judge.explanations
-                    out.buffer[i] = r
                 }
             }
         }
         return results
+    }
+
+    /// Whether judging goes by a `CandidatePlan`: every area is prepared,
+    /// with the grid's masks, and nothing asks for explanations.
+    private var planning: Bool { !explain && catalog.plannedAreas != nil }
+
+    /// A chunk's plan: per share of the cells, its entries; per fix, its span.
+    private struct Plan {
+        var entries: [[UInt32]]
+        var spans: [CandidatePlan.Span]
+    }
+
+    /// Plans the chunk's candidates and verdicts cell by cell, a contiguous
+    /// run of cells on each core.
+    private func plan(_ fixes: [Fix], _ areas: PlannedAreas) -> Plan {
+        let width = min(Parallel.width, max(1, fixes.count / 10_000))
+        var plan = Plan(entries: [[UInt32]](repeating: [], count: width),
+                        spans: [CandidatePlan.Span](repeating: CandidatePlan.Span(), count: fixes.count))
+        fixes.withUnsafeBufferPointer { fixes in
+            let order = CandidatePlan.cellOrder(fixes, areas.grid)
+            let fixes = UnsafeBufferPointerBox(fixes)
+            plan.spans.withUnsafeMutableBufferPointer { spans in
+                plan.entries.withUnsafeMutableBufferPointer { entries in
+                    let (spans, entries) = (UnsafeMutableBufferPointerBox(spans), UnsafeMutableBufferPointerBox(entries))
+                    Parallel.run(width) { w in
+                        let share = order[(order.count * w / width)..<(order.count * (w + 1) / width)]
+                        entries.buffer[w].reserveCapacity(share.count * 24)
+                        CandidatePlan.plan(fixes.buffer, share, share: w, areas: areas, into: &entries.buffer[w], spans: spans.buffer)
+                    }
+                }
+            }
+        }
+        return plan
     }
 
     /// Judges one fix (checkLocation): returns its notifications. With

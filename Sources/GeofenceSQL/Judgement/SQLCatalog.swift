@@ -40,12 +40,17 @@ public final class SQLCatalog: JudgeCatalog {
     /// The R*Tree's boxes in memory, for a batch large enough to repay reading them all.
     var grid: CandidateGrid?
 
+    /// Every area by grid index, once all are prepared (`prepareAllAreas`):
+    /// what judging with a `CandidatePlan` reads.
+    var plannedAreas: PlannedAreas?
+
     /// Reads every area's index box into a `CandidateGrid`; later lookups make no query.
     /// The run's transaction keeps the catalog fixed while the grid is in use.
     public func loadIndexIntoMemory() throws {
         let g = CandidateGrid(try indexBoxes())
         try Self.requireDistinctIds(g.ambiguousIds)
         grid = g
+        plannedAreas = nil
     }
 
     /// Fails for two area ids that judgement would take for one
@@ -117,8 +122,8 @@ public final class SQLCatalog: JudgeCatalog {
     /// (`Judgement.leaveAreasToExit`).
     func takeAreas() -> Any {
         lock.with {
-            defer { areas = [:]; grid = nil; generation += 1 }
-            return (areas, grid as Any)
+            defer { areas = [:]; grid = nil; plannedAreas = nil; generation += 1 }
+            return (areas, grid as Any, plannedAreas as Any)
         }
     }
 
@@ -136,7 +141,7 @@ public final class SQLCatalog: JudgeCatalog {
     /// it holds alive until it lets go of them.
     func boundAreas(to limit: Int) -> Int {
         lock.with {
-            if areas.count > limit { areas.removeAll(); generation += 1 }
+            if areas.count > limit { areas.removeAll(); plannedAreas = nil; generation += 1 }
             return generation
         }
     }
