@@ -116,7 +116,13 @@ final class CandidateGridMaskTests: XCTestCase {
             shapes.append((String(format: "A%03d", i), PreparedShape(shape)))
         }
         let grid0 = CandidateGrid(shapes.map { ($0.0, $0.1.boundingBox) })
-        let grid = grid0.withMasks(shapes.indices.map { grid0.masks(ofArea: $0, shapes[$0].1) })
+        var outside = [UInt64](repeating: 0, count: grid0.entryCount), inside = outside
+        outside.withUnsafeMutableBufferPointer { o in
+            inside.withUnsafeMutableBufferPointer { n in
+                for i in shapes.indices { grid0.writeMasks(ofArea: i, shapes[i].1, outside: o, inside: n) }
+            }
+        }
+        let grid = grid0.withMasks(outside: outside, inside: inside)
         var probes = (0..<20_000).map { _ in LonLat(lon: 139.69 + rnd() * 0.23, lat: 35.59 + rnd() * 0.23) }
         // Sub-cell borders, and vertices and edge midpoints of the shapes.
         let sub = grid.cell / Double(CandidateGrid.side)

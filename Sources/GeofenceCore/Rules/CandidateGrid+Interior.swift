@@ -56,18 +56,23 @@ extension CandidateGrid {
                 return (none, none)
             }
             let k = WGS84.metresPerDegree(atLat: c.center.lat)
+            // A sub-cell's nearest and farthest offsets from the centre, east
+            // and north, depend on its column and row alone: worked out once
+            // per column and per row, not per sub-cell.
+            let near = { (lo: Double, hi: Double, centre: Double) in max(lo, min(centre, hi)) - centre }
+            let far = { (lo: Double, hi: Double, centre: Double) in max(abs(lo - centre), abs(hi - centre)) }
+            let columns = (0..<w).map { col in
+                let r = rect(col, 0)
+                return (near: near(r.minLon, r.maxLon, c.center.lon) * k.lon, far: far(r.minLon, r.maxLon, c.center.lon) * k.lon)
+            }
+            let slack = 0.02 * c.radiusM + 2
             for row in 0..<h {
+                let r = rect(0, row)
+                let dy = near(r.minLat, r.maxLat, c.center.lat) * k.lat, fy = far(r.minLat, r.maxLat, c.center.lat) * k.lat
                 for col in 0..<w {
-                    let r = rect(col, row)
-                    let nx = max(r.minLon, min(c.center.lon, r.maxLon)), ny = max(r.minLat, min(c.center.lat, r.maxLat))
-                    let dx = (nx - c.center.lon) * k.lon, dy = (ny - c.center.lat) * k.lat
-                    let near = (dx * dx + dy * dy).squareRoot()
-                    let fx = max(abs(r.minLon - c.center.lon), abs(r.maxLon - c.center.lon)) * k.lon
-                    let fy = max(abs(r.minLat - c.center.lat), abs(r.maxLat - c.center.lat)) * k.lat
-                    let far = (fx * fx + fy * fy).squareRoot()
-                    let slack = 0.02 * c.radiusM + 2
-                    outside[row * w + col] = near > c.radiusM + slack
-                    inside[row * w + col] = far < c.radiusM - slack
+                    let (dx, fx) = columns[col]
+                    outside[row * w + col] = (dx * dx + dy * dy).squareRoot() > c.radiusM + slack
+                    inside[row * w + col] = (fx * fx + fy * fy).squareRoot() < c.radiusM - slack
                 }
             }
         } else {
@@ -81,10 +86,27 @@ extension CandidateGrid {
                 let r0 = max(0, Int(((min(a.lat, b.lat) - eps - south) / sub).rounded(.down)))
                 let r1 = min(h - 1, Int(((max(a.lat, b.lat) + eps - south) / sub).rounded(.down)))
                 guard c0 <= c1, r0 <= r1 else { continue }
+                // Row by row: the part of the edge within the row's band
+                // (widened by eps) spans an interval of longitudes, and the
+                // sub-cells that interval meets (widened by eps) are the ones
+                // the edge meets: O(rows) per edge, not a clipping test for
+                // every sub-cell of its box.
+                let dx = b.lon - a.lon, dy = b.lat - a.lat
                 for row in r0...r1 {
-                    for col in c0...c1 where !touched[row * w + col] {
-                        if Self.segment(a, b, meets: rect(col, row), widenedBy: eps) { touched[row * w + col] = true }
+                    let y0 = south + Double(row) * sub - eps, y1 = south + Double(row + 1) * sub + eps
+                    var t0 = 0.0, t1 = 1.0
+                    if dy == 0 {
+                        guard a.lat >= y0 && a.lat <= y1 else { continue }
+                    } else {
+                        let ta = (y0 - a.lat) / dy, tb = (y1 - a.lat) / dy
+                        t0 = max(0, min(ta, tb)); t1 = min(1, max(ta, tb))
+                        guard t0 <= t1 else { continue }
                     }
+                    let xa = a.lon + dx * t0, xb = a.lon + dx * t1
+                    let from = max(c0, Int(((min(xa, xb) - eps - west) / sub).rounded(.down)))
+                    let to = min(c1, Int(((max(xa, xb) + eps - west) / sub).rounded(.down)))
+                    guard from <= to else { continue }
+                    for col in from...to { touched[row * w + col] = true }
                 }
             }
             // A run of untouched sub-cells in a row shares one answer, and so
@@ -114,10 +136,11 @@ extension CandidateGrid {
             for cx in 0...(x1 - x0) {
                 var o: UInt64 = 0, i: UInt64 = 0
                 for sy in 0..<n {
+                    let row = (n * cy + sy) * w + n * cx
                     for sx in 0..<n {
-                        let k = (n * cy + sy) * w + n * cx + sx, bit: UInt64 = 1 << UInt64(sy * n + sx)
-                        if outside[k] { o |= bit }
-                        if inside[k] { i |= bit }
+                        let shift = UInt64(sy * n + sx)
+                        o |= UInt64(outside[row + sx] ? 1 : 0) << shift
+                        i |= UInt64(inside[row + sx] ? 1 : 0) << shift
                     }
                 }
                 outMasks.append(o)
@@ -127,30 +150,39 @@ extension CandidateGrid {
         return (outMasks, inMasks)
     }
 
-    /// This grid with the masks of each area (`masks(ofArea:)`, by area
-    /// index; nil leaves an area's entries clear: visited and tested).
-    public func withMasks(_ perArea: [(outside: [UInt64], inside: [UInt64])?]) -> CandidateGrid {
-        var outside = [UInt64](repeating: 0, count: entries.count), inside = outside
-        Self.forEachEntry(boxes, origin: origin, cell: cell, nx: nx, ny: ny, offsets: offsets) { i, slot, n in
-            guard i < perArea.count, let mine = perArea[i], n < mine.outside.count else { return }
-            outside[slot] = mine.outside[n]
-            inside[slot] = mine.inside[n]
+    /// How many (cell, area) entries the grid lists: the size of its mask arrays.
+    public var entryCount: Int { entries.count }
+
+    /// Writes area `i`'s masks (`masks(ofArea:)`) to its entries' places in
+    /// `outside` and `inside`, arrays of `entryCount`: threads that mask
+    /// different areas write different places, so the areas of a catalog
+    /// are masked on every core with no pass afterwards to gather them.
+    public func writeMasks(ofArea i: Int, _ shape: PreparedShape, outside: UnsafeMutableBufferPointer<UInt64>,
+                           inside: UnsafeMutableBufferPointer<UInt64>) {
+        let (o, n) = masks(ofArea: i, shape)
+        guard !o.isEmpty else { return }
+        let (x0, x1, y0, y1) = Self.cellRange(boxes[i], origin: origin, cell: cell, nx: nx, ny: ny)
+        var k = 0
+        for y in y0...y1 {
+            for x in x0...x1 {
+                // A cell lists its areas in ascending index: find this one's place.
+                let c = y * nx + x
+                var lo = Int(offsets[c]), hi = Int(offsets[c + 1])
+                while lo < hi {
+                    let mid = (lo + hi) / 2
+                    if Int(entries[mid]) < i { lo = mid + 1 } else { hi = mid }
+                }
+                outside[lo] = o[k]
+                inside[lo] = n[k]
+                k += 1
+            }
         }
-        return CandidateGrid(self, outsideMasks: outside, insideMasks: inside)
     }
 
-    /// Whether segment a–b meets the closed box widened by `eps` (Liang–Barsky clipping).
-    static func segment(_ a: LonLat, _ b: LonLat, meets r: BoundingBox, widenedBy eps: Double) -> Bool {
-        let minX = r.minLon - eps, maxX = r.maxLon + eps, minY = r.minLat - eps, maxY = r.maxLat + eps
-        let dx = b.lon - a.lon, dy = b.lat - a.lat
-        var t0 = 0.0, t1 = 1.0
-        // Keeps the part of the segment on the inner side of one edge of the box; false if none is left.
-        func clip(_ p: Double, _ q: Double) -> Bool {
-            if p == 0 { return q >= 0 }
-            let t = q / p
-            if p < 0 { if t > t1 { return false }; t0 = max(t0, t) } else { if t < t0 { return false }; t1 = min(t1, t) }
-            return true
-        }
-        return clip(-dx, a.lon - minX) && clip(dx, maxX - a.lon) && clip(-dy, a.lat - minY) && clip(dy, maxY - a.lat) && t0 <= t1
+    /// This grid with the masks `writeMasks` wrote (entries left zero are
+    /// visited and tested).
+    public func withMasks(outside: [UInt64], inside: [UInt64]) -> CandidateGrid {
+        precondition(outside.count == entries.count && inside.count == entries.count, "one mask per entry")
+        return CandidateGrid(self, outsideMasks: outside, insideMasks: inside)
     }
 }

@@ -31,8 +31,6 @@ public enum CandidatePlan {
         case inside = 0, outside, undecided
         /// Outside the area's validity period at the fix's time.
         case outsideValidity
-        /// The area no longer exists.
-        case gone
         /// Inside by the masks, in a plain area: the verdict is inside, and
         /// the judge need not read the area unless the stay changes.
         case insidePlain
@@ -72,23 +70,21 @@ public enum CandidatePlan {
                 grid.forEachCandidate(at: fix.position, skippingOutside: true) { i, knownInside in
                     let slot = slots[i]
                     let code: Code
-                    if let lent = slot.area {
-                        if knownInside && slot.plain {
-                            code = .insidePlain
-                        } else {
-                            code = lent._withUnsafeGuaranteedRef { a in
-                                guard a.isValid(at: fix.ts) else { return .outsideValidity }
-                                let v = a.rule.verdict(a.shape, at: fix.position, accuracy: fix.accuracy, knownInside: knownInside) {
-                                    if let frame { return frame }
-                                    let f = FixFrame(fix.position)
-                                    frame = f
-                                    return f
-                                }
-                                return v == .inside ? .inside : v == .outside ? .outside : .undecided
-                            }
-                        }
+                    if knownInside && slot.plain {
+                        code = .insidePlain
+                    } else if slot.verdictIsContainment {
+                        code = knownInside || slot.shape._withUnsafeGuaranteedRef({ $0.contains(fix.position) }) ? .inside : .outside
                     } else {
-                        code = .gone
+                        code = slot.area._withUnsafeGuaranteedRef { a in
+                            guard a.isValid(at: fix.ts) else { return .outsideValidity }
+                            let v = a.rule.verdict(a.shape, at: fix.position, accuracy: fix.accuracy, knownInside: knownInside) {
+                                if let frame { return frame }
+                                let f = FixFrame(fix.position)
+                                frame = f
+                                return f
+                            }
+                            return v == .inside ? .inside : v == .outside ? .outside : .undecided
+                        }
                     }
                     entries.append(UInt32(i) << 3 | code.rawValue)
                 }

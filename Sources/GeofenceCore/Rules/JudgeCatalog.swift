@@ -64,6 +64,9 @@ public struct CountingRules: Equatable, Sendable {
         outConfirm = area.definition.outConfirmCount
         hasConditions = !area.conditions.isEmpty
     }
+    public init(inConfirm: Int, outConfirm: Int, hasConditions: Bool) {
+        self.inConfirm = inConfirm; self.outConfirm = outConfirm; self.hasConditions = hasConditions
+    }
 }
 
 /// An area ready for judgement: definition, prepared shape, the verdict rule

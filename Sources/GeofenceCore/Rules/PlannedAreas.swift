@@ -1,37 +1,75 @@
 /// Every area of a catalog by its index in a `CandidateGrid` (area_id
-/// order), each with what judging a planned verdict needs kept in one dense
-/// slot: judging with a `CandidatePlan` then reads an area itself only for
-/// its conditions (`SubjectJudge+Plan.swift`).
+/// order), with what judging by a `CandidatePlan` needs kept beside it in
+/// dense arrays: the plan reads a slot and the area's shape, and the judge
+/// (`SubjectJudge+Plan.swift`) reads a 6-byte `Counts` and the area itself
+/// only for conditions.
+///
+/// Why two arrays: the judge looks an area up for every stay that changes
+/// (~4 a fix on the medium benchmark), at random. Its counts for 100,000
+/// areas fit in a core's cache (~600 KB); 48-byte slots did not, and reading
+/// one per lookup was a third of judging's time.
 ///
 /// Made once, after every area has been prepared; read-only afterwards, so
 /// judging threads (or distributed tasks with a read-only catalog) share it.
 public final class PlannedAreas: @unchecked Sendable {
     public let grid: CandidateGrid
     let slots: [Slot]
+    let counts: [Counts]
     /// Keeps the areas the slots point at alive.
-    private let areas: [JudgedArea?]
+    private let areas: [JudgedArea]
 
     struct Slot {
-        /// Nil for an area that no longer exists.
-        let area: Unmanaged<JudgedArea>?
+        let area: Unmanaged<JudgedArea>
+        let shape: Unmanaged<PreparedShape>
         let plain: Bool
-        /// A fix outside the shape gets `.outside` whatever its accuracy and
-        /// time: no validity period, no OUT accuracy limit, confidence 0.
-        let outsideIsPlain: Bool
-        let counting: CountingRules?
+        /// The verdict is the shape's containment alone, whatever the fix's
+        /// accuracy and time: no validity period, no accuracy limits,
+        /// confidence 0. The plan then reads the shape, not the area.
+        let verdictIsContainment: Bool
     }
 
-    /// `areas[i]` is the area at grid index i (nil: gone).
-    public init(grid: CandidateGrid, areas: [JudgedArea?]) {
+    /// What counting a verdict needs (`CountingRules`), packed.
+    struct Counts {
+        let inConfirm: UInt16, outConfirm: UInt16
+        let flags: UInt8
+        static let hasConditions: UInt8 = 1
+        /// A fix outside the shape gets `.outside` whatever its accuracy and
+        /// time: no validity period, no OUT accuracy limit, confidence 0.
+        static let outsideIsPlain: UInt8 = 2
+        /// Confirm counts too large to pack: read them from the area.
+        static let large: UInt8 = 4
+
+        init(_ a: JudgedArea) {
+            let d = a.definition
+            let fits = (0...Int(UInt16.max)).contains(d.inConfirmCount) && (0...Int(UInt16.max)).contains(d.outConfirmCount)
+            inConfirm = fits ? UInt16(d.inConfirmCount) : 0
+            outConfirm = fits ? UInt16(d.outConfirmCount) : 0
+            let outsideIsPlain = d.validFrom == nil && d.validUntil == nil && a.rule.outAccuracyMax == nil && a.rule.confidence == 0
+            flags = (a.conditions.isEmpty ? 0 : Self.hasConditions) | (outsideIsPlain ? Self.outsideIsPlain : 0) | (fits ? 0 : Self.large)
+        }
+
+        var outsideIsPlainArea: Bool { flags & Self.outsideIsPlain != 0 }
+    }
+
+    /// `areas[i]` is the area at grid index i.
+    public init(grid: CandidateGrid, areas: [JudgedArea]) {
         precondition(areas.count == grid.ids.count, "one area per grid index")
         self.grid = grid
         self.areas = areas
         slots = areas.map { a in
-            guard let a else { return Slot(area: nil, plain: false, outsideIsPlain: false, counting: nil) }
             let d = a.definition
-            return Slot(area: Unmanaged.passUnretained(a), plain: a.isPlain,
-                        outsideIsPlain: d.validFrom == nil && d.validUntil == nil && a.rule.outAccuracyMax == nil && a.rule.confidence == 0,
-                        counting: CountingRules(a))
+            let containment = d.validFrom == nil && d.validUntil == nil && a.rule.outAccuracyMax == nil && a.rule.inAccuracyMax == nil
+                && a.rule.confidence == 0
+            return Slot(area: Unmanaged.passUnretained(a), shape: Unmanaged.passUnretained(a.shape), plain: a.isPlain,
+                        verdictIsContainment: containment)
         }
+        counts = areas.map(Counts.init)
+    }
+
+    /// The counting rules of area `i`, from its packed counts when they fit.
+    @inline(__always)
+    func rules(_ i: Int, _ c: Counts) -> CountingRules {
+        if c.flags & Counts.large != 0 { return slots[i].area._withUnsafeGuaranteedRef { CountingRules($0) } }
+        return CountingRules(inConfirm: Int(c.inConfirm), outConfirm: Int(c.outConfirm), hasConditions: c.flags & Counts.hasConditions != 0)
     }
 }

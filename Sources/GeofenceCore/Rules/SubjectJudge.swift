@@ -150,7 +150,7 @@ public struct SubjectJudge {
         // UNKNOWN leaves a neutral stay, which is not kept (SPEC §4), and no
         // condition can fire; only an undecided one may need explaining.
         if !hasStay && (verdict == .outside || (verdict == .undecided && !explain)) { return slot }
-        return count(fix, id, lent, lent._withUnsafeGuaranteedRef { CountingRules($0) }, verdict, slot: slot, hasStay: hasStay, &state, &out)
+        return count(fix, id, .lent(lent), lent._withUnsafeGuaranteedRef { CountingRules($0) }, verdict, slot: slot, hasStay: hasStay, &state, &out)
     }
 
     /// Counts a verdict in the stay at `slot` (a new one if not `hasStay`),
@@ -158,15 +158,16 @@ public struct SubjectJudge {
     /// The stay is counted in place: a subject inside a dozen areas updates
     /// a dozen stays per fix, and a copy out and back of each was a
     /// measurable part of judging.
-    mutating func count(_ fix: Fix, _ id: String, _ lent: Unmanaged<JudgedArea>, _ rules: CountingRules, _ verdict: Verdict,
+    /// `area` is read only for conditions or an explanation.
+    mutating func count(_ fix: Fix, _ id: String, _ area: AreaLookup, _ rules: CountingRules, _ verdict: Verdict,
                         slot: Int, hasStay: Bool, orderKey: Int = -1, _ state: inout SubjectState, _ out: inout [Notification]) -> Int {
         if hasStay {
-            if countVerdict(fix, id, lent, rules, verdict, &state.stays[at: slot], &state.lastNotifiedDay, &out) { return slot + 1 }
+            if countVerdict(fix, id, area, rules, verdict, &state.stays[at: slot], &state.lastNotifiedDay, &out) { return slot + 1 }
             state.stays.remove(at: slot)
             return slot
         }
         var stay = StayState()
-        guard countVerdict(fix, id, lent, rules, verdict, &stay, &state.lastNotifiedDay, &out) else { return slot }
+        guard countVerdict(fix, id, area, rules, verdict, &stay, &state.lastNotifiedDay, &out) else { return slot }
         state.stays.insert(id, stay, at: slot, orderKey: orderKey)
         return slot + 1
     }
@@ -174,14 +175,14 @@ public struct SubjectJudge {
     /// Counts a verdict in a stay, and notifies what it makes due; returns
     /// whether the stay is to be kept (not neutral). Reads the area itself
     /// only for its conditions or an explanation.
-    private mutating func countVerdict(_ fix: Fix, _ id: String, _ lent: Unmanaged<JudgedArea>, _ rules: CountingRules, _ verdict: Verdict,
+    private mutating func countVerdict(_ fix: Fix, _ id: String, _ area: AreaLookup, _ rules: CountingRules, _ verdict: Verdict,
                                 _ stay: inout StayState, _ lastNotifiedDay: inout [Int64: Int], _ out: inout [Notification]) -> Bool {
         let transition = stay.apply(verdict, inConfirm: rules.inConfirm, outConfirm: rules.outConfirm, at: fix.ts)
         if !rules.hasConditions && !explain {
             if transition != nil { counters.transitions += 1 }
             return !stay.isNeutral
         }
-        return lent._withUnsafeGuaranteedRef { notify(fix, id, $0, verdict, transition, &stay, &lastNotifiedDay, &out) }
+        return area.area._withUnsafeGuaranteedRef { notify(fix, id, $0, verdict, transition, &stay, &lastNotifiedDay, &out) }
     }
 
     /// `countVerdict`'s part that reads the area: explanations and conditions.
@@ -260,6 +261,22 @@ public struct SubjectJudge {
             note(fix, id, nil, "counting", "outside \(stay.outStreak) of \(area.definition.outConfirmCount)")
         default:
             break
+        }
+    }
+}
+
+/// Where counting finds an area when it needs more than its counting rules:
+/// lent by the caller, or the slot of a plan's area, read only then (the
+/// slots are by area, far apart in memory). Unretained either way: a
+/// closure capturing the plan's areas retained them at every count.
+enum AreaLookup {
+    case lent(Unmanaged<JudgedArea>)
+    case planned(Unmanaged<PlannedAreas>, Int)
+
+    var area: Unmanaged<JudgedArea> {
+        switch self {
+        case .lent(let a): a
+        case .planned(let p, let i): p._withUnsafeGuaranteedRef { $0.slots[i].area }
         }
     }
 }

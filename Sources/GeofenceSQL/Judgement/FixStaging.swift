@@ -43,8 +43,14 @@ final class FixStaging {
     func forEachOrdered(_ body: (Fix) throws -> Void) throws {
         guard spill != nil else {
             for key in groups.keys.sorted() {
+                let fixes = groups[key]!
+                // Most files list a subject's fixes in time order already.
+                if zip(fixes, fixes.dropFirst()).allSatisfy({ $0.ts <= $1.ts }) {
+                    for f in fixes { try body(f) }
+                    continue
+                }
                 // Stable: equal times keep their input order.
-                for f in groups[key]!.enumerated().sorted(by: { ($0.element.ts, $0.offset) < ($1.element.ts, $1.offset) }) {
+                for f in fixes.enumerated().sorted(by: { ($0.element.ts, $0.offset) < ($1.element.ts, $1.offset) }) {
                     try body(f.element)
                 }
             }

@@ -111,25 +111,37 @@ public final class Judgement {
             }
         }
         let valid = report.fixes - judge.counters.invalid
-        if let early {
-            try early.finish()
-        } else if meetsMost(valid) {
-            try catalog.prepareAllAreas()
-        } else if valid * 30 >= areaCount {
-            // One R*Tree query per fix costs ~30 µs; reading a box ~1 µs. Past
-            // the break-even, read the whole index once.
-            try catalog.loadIndexIntoMemory()
+        let prepareAll = early != nil || meetsMost(valid)
+        // Waited for only when the first chunk is judged: until then this
+        // thread orders the fixes while the preparation's threads work.
+        var prepared = false
+        func prepare() throws {
+            guard !prepared else { return }
+            prepared = true
+            if let early {
+                try early.finish()
+            } else if prepareAll {
+                try catalog.prepareAllAreas()
+            } else if valid * 30 >= areaCount {
+                // One R*Tree query per fix costs ~30 µs; reading a box ~1 µs. Past
+                // the break-even, read the whole index once.
+                try catalog.loadIndexIntoMemory()
+            }
         }
+        // A plan reads fewer areas cold the more fixes it holds per grid cell.
+        let chunkLimit = prepareAll && !explain ? plannedChunkFixes : chunkFixes
         var counters = judge.counters
         var explanations = judge.explanations
         // The chunk's fixes, subject after subject, and each subject's run of them.
         var fixes: [Fix] = []
+        fixes.reserveCapacity(min(valid, chunkLimit))
         var subjects: [(id: String, fixes: Range<Int>)] = []
         var done = 0
         // Subjects share nothing (SPEC §4), so a chunk of them is judged on every
         // core; SQLite reads and writes stay on this thread, in subject order.
         func flush() throws {
             guard !subjects.isEmpty else { return }
+            try prepare()
             var states = try subjects.map { try state.load($0.id, trustingLastSave: false) }
             let before = states
             let results = judgeInParallel(fixes, subjects.map(\.fixes), &states)
@@ -151,13 +163,13 @@ public final class Judgement {
             if let last = subjects.last, last.id.utf8.elementsEqual(fix.subjectId.utf8) {
                 subjects[subjects.count - 1].fixes = last.fixes.lowerBound..<(fixes.count + 1)
             } else {
-                // A plan reads fewer areas cold the more fixes it holds per grid cell.
-                if fixes.count >= (planning ? plannedChunkFixes : chunkFixes) { try flush() }
+                if fixes.count >= chunkLimit { try flush() }
                 subjects.append((fix.subjectId, fixes.count..<(fixes.count + 1)))
             }
             fixes.append(fix)
         }
         try flush()
+        try prepare()  // a batch with no valid fix still waits for its preparation
         progress?(valid, valid)
         report.counters = counters
         for e in explanations { try write(e, run: report.runId) }
@@ -248,10 +260,6 @@ public final class Judgement {
         }
         return results
     }
-
-    /// Whether judging goes by a `CandidatePlan`: every area is prepared,
-    /// with the grid's masks, and nothing asks for explanations.
-    private var planning: Bool { !explain && catalog.plannedAreas != nil }
 
     /// A chunk's plan: per share of the cells, its entries; per fix, its span.
     private struct Plan {
