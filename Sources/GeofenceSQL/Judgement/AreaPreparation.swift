@@ -60,40 +60,40 @@ extension SQLCatalog {
         var byIndex = [JudgedArea?](repeating: nil, count: grid.ids.count)
         let width = min(Parallel.width, max(1, rows.count / 1000))
         let (defaultZone, defaultConfidence) = (self.defaultZone, self.defaultConfidence)
+        // A zone that did not load leaves the area to `loadArea`, which reports it.
+        func zone(_ name: String?, else fallback: TimeZone) -> TimeZone? {
+            guard let name else { return fallback }
+            return s.zones[name] ?? nil
+        }
+        func judged(_ row: [SQLiteValue]) -> JudgedArea? {
+            guard let a = try? AreaStore.area(row), let areaZone = zone(a.timezone, else: defaultZone) else { return nil }
+            let conditions = s.conditions[a.areaId] ?? []
+            let conditionZones = conditions.compactMap { zone($0.timezone, else: areaZone) }
+            guard conditionZones.count == conditions.count else { return nil }
+            return JudgedArea(definition: a, defaultConfidence: defaultConfidence, conditions: Array(zip(conditions, conditionZones)))
+        }
         prepared.withUnsafeMutableBufferPointer { out in
-          byIndex.withUnsafeMutableBufferPointer { byIndexOut in
-            outside.withUnsafeMutableBufferPointer { outsideOut in
-              inside.withUnsafeMutableBufferPointer { insideOut in
-                let (out, byIndexOut) = (UnsafeMutableBufferPointerBox(out), UnsafeMutableBufferPointerBox(byIndexOut))
-                let (outsideOut, insideOut) = (UnsafeMutableBufferPointerBox(outsideOut), UnsafeMutableBufferPointerBox(insideOut))
-                // Each thread a contiguous run of rows, so rows next to each other
-                // in gf_areas (import order) are prepared, and allocated, together.
-                Parallel.run(width) { w in
-                    for i in (rows.count * w / width)..<(rows.count * (w + 1) / width) {
-                        guard let a = try? AreaStore.area(rows[i]) else { continue }
-                        // A zone that did not load leaves the area to `loadArea`, which reports it.
-                        func zone(_ name: String?, else fallback: TimeZone) -> TimeZone? {
-                            guard let name else { return fallback }
-                            return s.zones[name] ?? nil
-                        }
-                        guard let areaZone = zone(a.timezone, else: defaultZone) else { continue }
-                        let conditions = s.conditions[a.areaId] ?? []
-                        let conditionZones = conditions.compactMap { zone($0.timezone, else: areaZone) }
-                        guard conditionZones.count == conditions.count else { continue }
-                        let judged = JudgedArea(definition: a, defaultConfidence: defaultConfidence,
-                                                conditions: Array(zip(conditions, conditionZones)))
-                        out.buffer[i] = judged
-                        // Its masks now, while its shape is still in the cache
-                        // (one area id is one grid index: threads write apart).
-                        if let g = grid.index(of: a.areaId) {
-                            grid.writeMasks(ofArea: g, judged.shape, outside: outsideOut.buffer, inside: insideOut.buffer)
-                            byIndexOut.buffer[g] = judged
+            byIndex.withUnsafeMutableBufferPointer { byIndexOut in
+                outside.withUnsafeMutableBufferPointer { outsideOut in
+                    inside.withUnsafeMutableBufferPointer { insideOut in
+                        let (out, byIndexOut) = (UnsafeMutableBufferPointerBox(out), UnsafeMutableBufferPointerBox(byIndexOut))
+                        let (outsideOut, insideOut) = (UnsafeMutableBufferPointerBox(outsideOut), UnsafeMutableBufferPointerBox(insideOut))
+                        // Each thread a contiguous run of rows, so rows next to each
+                        // other in gf_areas (import order) are prepared, and allocated, together.
+                        Parallel.run(width) { w in
+                            for i in (rows.count * w / width)..<(rows.count * (w + 1) / width) {
+                                guard let area = judged(rows[i]) else { continue }
+                                out.buffer[i] = area
+                                // Its masks now, while its shape is still in the cache
+                                // (one area id is one grid index: threads write apart).
+                                guard let g = grid.index(of: area.definition.areaId) else { continue }
+                                grid.writeMasks(ofArea: g, area.shape, outside: outsideOut.buffer, inside: insideOut.buffer)
+                                byIndexOut.buffer[g] = area
+                            }
                         }
                     }
                 }
-              }
             }
-          }
         }
         lock.with {
             areas.reserveCapacity(areas.count + prepared.count)

@@ -225,10 +225,8 @@ public final class Judgement {
         for c in workerCatalogs { c.limit = maxPreparedAreas; c.skippingOutside = !explain }
         let catalogs = workerCatalogs, explain = self.explain, filter = self.fixFilter
         let planned = explain ? nil : catalog.plannedAreas
-        let plan = planned.map { self.plan(fixes, $0) }
-        withExtendedLifetime(plan) {
-            let shares = plan?.entries.map { $0.withUnsafeBufferPointer { UnsafeBufferPointerBox($0) } } ?? []  // alive with `plan`
-            let spans = plan.map { p in p.spans.withUnsafeBufferPointer { UnsafeBufferPointerBox($0) } }
+        let plan = planned.map { self.plan(fixes, $0) } ?? Plan(entries: [], spans: [])
+        plan.withBuffers { shares, spans in
             fixes.withUnsafeBufferPointer { fixes in
                 states.withUnsafeMutableBufferPointer { st in
                     results.withUnsafeMutableBufferPointer { out in
@@ -240,7 +238,8 @@ public final class Judgement {
                             var r = SubjectResult()
                             do {
                                 for k in subjects[i] {
-                                    if let planned, let s = spans?.buffer[k] {
+                                    if let planned {
+                                        let s = spans.buffer[k]
                                         let entries = UnsafeBufferPointer(rebasing: shares[Int(s.share)].buffer[Int(s.start)..<Int(s.end)])
                                         r.notifications += try judge.judge(fixes.buffer[k], &st.buffer[i], plan: entries, areas: planned)
                                     } else {
@@ -265,6 +264,16 @@ public final class Judgement {
     private struct Plan {
         var entries: [[UInt32]]
         var spans: [CandidatePlan.Span]
+
+        /// Calls `body` with every share's entries and the spans, as buffers
+        /// the judging threads share (valid only during `body`).
+        func withBuffers<R>(_ body: ([UnsafeBufferPointerBox<UInt32>], UnsafeBufferPointerBox<CandidatePlan.Span>) -> R) -> R {
+            func nest(_ k: Int, _ held: [UnsafeBufferPointerBox<UInt32>]) -> R {
+                guard k < entries.count else { return spans.withUnsafeBufferPointer { body(held, UnsafeBufferPointerBox($0)) } }
+                return entries[k].withUnsafeBufferPointer { nest(k + 1, held + [UnsafeBufferPointerBox($0)]) }
+            }
+            return nest(0, [])
+        }
     }
 
     /// Plans the chunk's candidates and verdicts cell by cell, a contiguous
