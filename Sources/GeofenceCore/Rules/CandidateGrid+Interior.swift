@@ -26,6 +26,12 @@ extension CandidateGrid {
     /// Sub-cells per cell side.
     static let side = 8
 
+    /// ⌊x⌋ for a sub-cell index that is then clamped to 0 or more: any
+    /// negative x gives -1, which clamps (or empties a range) as ⌊x⌋ would,
+    /// without a call to `floor` per edge and row.
+    @inline(__always)
+    static func floorIndex(_ x: Double) -> Int { x < 0 ? -1 : Int(x) }
+
     /// The sub-cell (0..<64) of a point at fractions (u, v) of its cell.
     @inline(__always)
     static func subcell(_ u: Double, _ v: Double) -> Int {
@@ -65,14 +71,18 @@ extension CandidateGrid {
                 let r = rect(col, 0)
                 return (near: near(r.minLon, r.maxLon, c.center.lon) * k.lon, far: far(r.minLon, r.maxLon, c.center.lon) * k.lon)
             }
+            // Squared distances against squared radii: the slack dwarfs any
+            // rounding that a square root would have saved.
             let slack = 0.02 * c.radiusM + 2
+            let outer = (c.radiusM + slack) * (c.radiusM + slack)
+            let inner = c.radiusM > slack ? (c.radiusM - slack) * (c.radiusM - slack) : -1
             for row in 0..<h {
                 let r = rect(0, row)
                 let dy = near(r.minLat, r.maxLat, c.center.lat) * k.lat, fy = far(r.minLat, r.maxLat, c.center.lat) * k.lat
                 for col in 0..<w {
                     let (dx, fx) = columns[col]
-                    outside[row * w + col] = (dx * dx + dy * dy).squareRoot() > c.radiusM + slack
-                    inside[row * w + col] = (fx * fx + fy * fy).squareRoot() < c.radiusM - slack
+                    outside[row * w + col] = dx * dx + dy * dy > outer
+                    inside[row * w + col] = fx * fx + fy * fy < inner
                 }
             }
         } else {
@@ -81,10 +91,10 @@ extension CandidateGrid {
             for e in 0..<shape.edgeCount {
                 let edge = shape.edge(e)
                 let a = LonLat(lon: edge.lon1, lat: edge.lat1), b = LonLat(lon: edge.lon2, lat: edge.lat2)
-                let c0 = max(0, Int(((min(a.lon, b.lon) - eps - west) / sub).rounded(.down)))
-                let c1 = min(w - 1, Int(((max(a.lon, b.lon) + eps - west) / sub).rounded(.down)))
-                let r0 = max(0, Int(((min(a.lat, b.lat) - eps - south) / sub).rounded(.down)))
-                let r1 = min(h - 1, Int(((max(a.lat, b.lat) + eps - south) / sub).rounded(.down)))
+                let c0 = max(0, Self.floorIndex((min(a.lon, b.lon) - eps - west) / sub))
+                let c1 = min(w - 1, Self.floorIndex((max(a.lon, b.lon) + eps - west) / sub))
+                let r0 = max(0, Self.floorIndex((min(a.lat, b.lat) - eps - south) / sub))
+                let r1 = min(h - 1, Self.floorIndex((max(a.lat, b.lat) + eps - south) / sub))
                 guard c0 <= c1, r0 <= r1 else { continue }
                 // Row by row: the part of the edge within the row's band
                 // (widened by eps) spans an interval of longitudes, and the
@@ -103,8 +113,8 @@ extension CandidateGrid {
                         guard t0 <= t1 else { continue }
                     }
                     let xa = a.lon + dx * t0, xb = a.lon + dx * t1
-                    let from = max(c0, Int(((min(xa, xb) - eps - west) / sub).rounded(.down)))
-                    let to = min(c1, Int(((max(xa, xb) + eps - west) / sub).rounded(.down)))
+                    let from = max(c0, Self.floorIndex((min(xa, xb) - eps - west) / sub))
+                    let to = min(c1, Self.floorIndex((max(xa, xb) + eps - west) / sub))
                     guard from <= to else { continue }
                     for col in from...to { touched[row * w + col] = true }
                 }
