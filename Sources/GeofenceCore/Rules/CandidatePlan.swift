@@ -1,7 +1,7 @@
 /// The candidate areas of a batch of fixes with their verdicts, worked out
 /// in the order of the grid's cells instead of subject by subject; the
 /// judge then replays each subject's fixes against its stays with the
-/// verdicts already known (`CandidateHint.planned`).
+/// verdicts already known (SubjectJudge+Plan.swift).
 ///
 /// Why: a verdict depends on the fix and the area only, never on the
 /// subject's state (SPEC §3, §4), so it need not be worked out in the

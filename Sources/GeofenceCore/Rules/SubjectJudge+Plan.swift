@@ -1,42 +1,41 @@
 /// Judging a fix whose candidates and verdicts a `CandidatePlan` already
 /// worked out: what `judge(_:_:)` does, with the same results, reading only
-/// the plan's entries, the subject's stays and the dense slots of
+/// the plan's entries, the subject's stays and the packed counts of
 /// `PlannedAreas`; an area itself only for conditions, or for a stay the
 /// fix left whose verdict outside the shape needs the area's rules.
 ///
 /// Stays and candidates are merged by order keys (`StayMap.orderKeys`,
 /// `CandidateGrid.orderKey`), integers, where `judge(_:_:)` compares
-/// area_id strings. Not for explanations: a plan does not keep why.
+/// area_id strings.
 extension SubjectJudge {
     public mutating func judge(_ fix: Fix, _ state: inout SubjectState, plan entries: UnsafeBufferPointer<UInt32>,
                                areas: PlannedAreas) throws -> [Notification] {
-        precondition(!explain, "a plan keeps no explanations")
+        // A plan keeps no reasons: explanations are worked out where they are given.
+        if explain { return try judge(fix, &state) }
         guard admit(fix, &state) else { return [] }
         state.stays.fillOrderKeys { areas.grid.orderKey(of: $0) }
         var next = 0
         var out: [Notification] = []
-        do {
-            for e in entries {
-                let (i, code) = CandidatePlan.decode(e)
-                let key = 2 * i + 1
-                while next < state.stays.count && state.stays.orderKeys[next] < key {
-                    next = try judgeStay(fix, at: next, areas, &state, &out)
-                }
-                let hasStay = next < state.stays.count && state.stays.orderKeys[next] == key
-                next = judge(fix, i, code, areas, slot: next, hasStay: hasStay, &state, &out)
-            }
-            while next < state.stays.count {
+        for e in entries {
+            let (i, code) = CandidatePlan.decode(e)
+            let key = 2 * i + 1
+            while next < state.stays.count && state.stays.orderKeys[next] < key {
                 next = try judgeStay(fix, at: next, areas, &state, &out)
             }
+            let hasStay = next < state.stays.count && state.stays.orderKeys[next] == key
+            next = judge(fix, i, code, areas, slot: next, hasStay: hasStay, &state, &out)
+        }
+        while next < state.stays.count {
+            next = try judgeStay(fix, at: next, areas, &state, &out)
         }
         state.lastFix = fix
         return out
     }
 
-    /// One planned candidate (grid index `i`). Its slot is read only past
-    /// the commonest case, a stay inside a plain area: the slots are by
-    /// area, far apart in memory, and reading one for every candidate was
-    /// a third of this judging's time.
+    /// One planned candidate (grid index `i`). Its counts are read only
+    /// past the commonest case, a stay inside a plain area: they are by
+    /// area, far apart in memory, and reading an area's data for every
+    /// candidate was a third of this judging's time.
     private mutating func judge(_ fix: Fix, _ i: Int, _ code: CandidatePlan.Code, _ areas: PlannedAreas, slot: Int, hasStay: Bool,
                                 _ state: inout SubjectState, _ out: inout [Notification]) -> Int {
         let verdict: Verdict
