@@ -108,7 +108,7 @@ public final class CandidateGrid: Sendable {
     /// Where `id` falls among the ids, as one integer that orders as the ids
     /// do: 2i + 1 for the id at index i (matched by bytes, as `index(of:)`),
     /// 2i for one that would go just before index i. A merge of a subject's
-    /// stays with candidates given as indices compares these (`StayMap.orderKeys`).
+    /// stays with candidates given as indices compares these (`StayMap.orderKey(at:)`).
     public func orderKey(of id: String) -> Int {
         var lo = 0, hi = ids.count
         while lo < hi {

@@ -8,17 +8,25 @@
 /// the medium benchmark's judging time).
 ///
 /// Keys compare as Swift strings (`<`, `==`), as the candidate merge does.
+///
+/// One array of entries, not one per field: a subject's stays change at
+/// ~4 fixes in 1 on the medium benchmark, and each insert or removal
+/// shifted three arrays (a memmove and a uniqueness check each).
 public struct StayMap: Equatable, Sendable, Sequence, ExpressibleByDictionaryLiteral {
-    /// The area_ids, ascending.
-    public private(set) var keys: [String] = []
-    private var values: [StayState] = []
-    /// Per key, its place among a catalog's areas numbered in area_id order
-    /// (`CandidateGrid.orderKey`), or -1 not known yet: a merge with
-    /// candidates that come as grid indices then compares integers, not
-    /// strings. Not part of the map's value: `==` ignores it.
-    public private(set) var orderKeys: [Int] = []
+    public struct Entry: Sendable {
+        public fileprivate(set) var key: String
+        public fileprivate(set) var stay: StayState
+        /// Its place among a catalog's areas numbered in area_id order
+        /// (`CandidateGrid.orderKey`), or -1 not known yet: a merge with
+        /// candidates that come as grid indices then compares integers, not
+        /// strings. Not part of the map's value: `==` ignores it.
+        public fileprivate(set) var orderKey: Int
+    }
+    private var entries: [Entry] = []
 
-    public static func == (a: StayMap, b: StayMap) -> Bool { a.keys == b.keys && a.values == b.values }
+    public static func == (a: StayMap, b: StayMap) -> Bool {
+        a.entries.count == b.entries.count && zip(a.entries, b.entries).allSatisfy { $0.key == $1.key && $0.stay == $1.stay }
+    }
 
     public init() {}
 
@@ -26,29 +34,43 @@ public struct StayMap: Equatable, Sendable, Sequence, ExpressibleByDictionaryLit
         for (k, v) in elements { self[k] = v }
     }
 
-    public var isEmpty: Bool { keys.isEmpty }
-    public var count: Int { keys.count }
+    public var isEmpty: Bool { entries.isEmpty }
+    public var count: Int { entries.count }
+
+    /// The area_ids, ascending.
+    public var keys: [String] { entries.map(\.key) }
+
+    /// The area_id at position `i`.
+    @inline(__always)
+    public func key(at i: Int) -> String { entries[i].key }
+
+    /// The order key at position `i` (see `Entry.orderKey`).
+    @inline(__always)
+    public func orderKey(at i: Int) -> Int { entries[i].orderKey }
+
+    /// Every order key, in key order.
+    public var orderKeys: [Int] { entries.map(\.orderKey) }
 
     /// Where `id` is, or where it would go.
     private func slot(of id: String) -> (index: Int, found: Bool) {
-        var lo = 0, hi = keys.count
+        var lo = 0, hi = entries.count
         while lo < hi {
             let mid = (lo + hi) / 2
-            if keys[mid] < id { lo = mid + 1 } else { hi = mid }
+            if entries[mid].key < id { lo = mid + 1 } else { hi = mid }
         }
-        return (lo, lo < keys.count && keys[lo] == id)
+        return (lo, lo < entries.count && entries[lo].key == id)
     }
 
     /// The stay in area `id`; setting nil removes it.
     public subscript(id: String) -> StayState? {
         get {
             let s = slot(of: id)
-            return s.found ? values[s.index] : nil
+            return s.found ? entries[s.index].stay : nil
         }
         set {
             let s = slot(of: id)
             switch (s.found, newValue) {
-            case (true, let v?): values[s.index] = v
+            case (true, let v?): entries[s.index].stay = v
             case (true, nil): remove(at: s.index)
             case (false, let v?): insert(id, v, at: s.index)
             case (false, nil): break
@@ -61,28 +83,24 @@ public struct StayMap: Equatable, Sendable, Sequence, ExpressibleByDictionaryLit
 
     /// The stay at position `i` of `keys`.
     public subscript(at i: Int) -> StayState {
-        get { values[i] }
-        _modify { yield &values[i] }
+        get { entries[i].stay }
+        _modify { yield &entries[i].stay }
     }
 
     public mutating func insert(_ id: String, _ stay: StayState, at i: Int, orderKey: Int = -1) {
-        keys.insert(id, at: i)
-        values.insert(stay, at: i)
-        orderKeys.insert(orderKey, at: i)
+        entries.insert(Entry(key: id, stay: stay, orderKey: orderKey), at: i)
     }
 
     public mutating func remove(at i: Int) {
-        keys.remove(at: i)
-        values.remove(at: i)
-        orderKeys.remove(at: i)
+        entries.remove(at: i)
     }
 
     /// Sets every order key not known yet, by `key(area_id)`.
     public mutating func fillOrderKeys(_ key: (String) -> Int) {
-        for i in orderKeys.indices where orderKeys[i] < 0 { orderKeys[i] = key(keys[i]) }
+        for i in entries.indices where entries[i].orderKey < 0 { entries[i].orderKey = key(entries[i].key) }
     }
 
-    public func makeIterator() -> Zip2Sequence<[String], [StayState]>.Iterator {
-        zip(keys, values).makeIterator()
+    public func makeIterator() -> LazyMapSequence<[Entry], (String, StayState)>.Iterator {
+        entries.lazy.map { ($0.key, $0.stay) }.makeIterator()
     }
 }

@@ -4,7 +4,7 @@
 /// `PlannedAreas`; an area itself only for conditions, or for a stay the
 /// fix left whose verdict outside the shape needs the area's rules.
 ///
-/// Stays and candidates are merged by order keys (`StayMap.orderKeys`,
+/// Stays and candidates are merged by order keys (`StayMap.orderKey(at:)`,
 /// `CandidateGrid.orderKey`), integers, where `judge(_:_:)` compares
 /// area_id strings.
 extension SubjectJudge {
@@ -19,10 +19,10 @@ extension SubjectJudge {
         for e in entries {
             let (i, code) = CandidatePlan.decode(e)
             let key = 2 * i + 1
-            while next < state.stays.count && state.stays.orderKeys[next] < key {
+            while next < state.stays.count && state.stays.orderKey(at: next) < key {
                 next = try judgeStay(fix, at: next, areas, &state, &out)
             }
-            let hasStay = next < state.stays.count && state.stays.orderKeys[next] == key
+            let hasStay = next < state.stays.count && state.stays.orderKey(at: next) == key
             next = judge(fix, i, code, areas, slot: next, hasStay: hasStay, &state, &out)
         }
         while next < state.stays.count {
@@ -65,11 +65,11 @@ extension SubjectJudge {
     /// the fix is not inside it.
     private mutating func judgeStay(_ fix: Fix, at slot: Int, _ areas: PlannedAreas,
                                     _ state: inout SubjectState, _ out: inout [Notification]) throws -> Int {
-        let key = state.stays.orderKeys[slot]
+        let key = state.stays.orderKey(at: slot)
         // An area the grid does not have is looked up by id, as ever.
         guard key & 1 == 1 else { return try judgeStay(fix, at: slot, &state, &out) }
         let i = key >> 1, c = areas.counts[i]
-        let id = state.stays.keys[slot]
+        let id = state.stays.key(at: slot)
         if c.outsideIsPlainArea {
             return count(fix, id, .planned(Unmanaged.passUnretained(areas), i), areas.rules(i, c), .outside, slot: slot, hasStay: true, &state, &out)
         }

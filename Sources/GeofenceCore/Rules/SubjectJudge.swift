@@ -70,10 +70,10 @@ public struct SubjectJudge {
         var next = 0
         var out: [Notification] = []
         try catalog.forEachCandidate(at: fix.position) { id, area, hint in
-            while next < state.stays.count && state.stays.keys[next] < id {
+            while next < state.stays.count && state.stays.key(at: next) < id {
                 next = try judgeStay(fix, at: next, &state, &out)
             }
-            let hasStay = next < state.stays.count && state.stays.keys[next] == id
+            let hasStay = next < state.stays.count && state.stays.key(at: next) == id
             next = try judge(fix, id, area, hint: hint, slot: next, hasStay: hasStay, &state, &out)
         }
         while next < state.stays.count {
@@ -112,7 +112,7 @@ public struct SubjectJudge {
     /// candidates: the fix is outside its box (or its masks), so not inside
     /// its shape, and no containment test is needed, only the margin's.
     mutating func judgeStay(_ fix: Fix, at slot: Int, _ state: inout SubjectState, _ out: inout [Notification]) throws -> Int {
-        let id = state.stays.keys[slot]
+        let id = state.stays.key(at: slot)
         return try catalog.withArea(id) { try judge(fix, id, $0, hint: .notCandidate, slot: slot, hasStay: true, &state, &out) }
     }
 
