@@ -33,10 +33,10 @@ public struct CandidateHint: Equatable, Sendable {
     /// area itself (which, for the dozen areas a subject stays in at once,
     /// was most of judging's time waiting on memory).
     public var plain: Bool
-    public init(inside: Bool, plain: Bool) { self.inside = inside; self.plain = plain }
+    public init(inside: Bool, plain: Bool, outside: Bool = false) { self.inside = inside; self.plain = plain; self.outside = outside }
     public static let none = CandidateHint(inside: false, plain: false)
     /// For an area the subject has a stay in that is not among the point's candidates.
-    public static let notCandidate: CandidateHint = { var h = CandidateHint.none; h.outside = true; return h }()
+    public static let notCandidate = CandidateHint(inside: false, plain: false, outside: true)
 }
 
 extension JudgeCatalog {

@@ -33,8 +33,7 @@ public final class PlannedAreas: @unchecked Sendable {
         let inConfirm: UInt16, outConfirm: UInt16
         let flags: UInt8
         static let hasConditions: UInt8 = 1
-        /// A fix outside the shape gets `.outside` whatever its accuracy and
-        /// time: no validity period, no OUT accuracy limit, confidence 0.
+        /// `PlannedAreas.outsideIsPlain`.
         static let outsideIsPlain: UInt8 = 2
         /// Confirm counts too large to pack: read them from the area.
         static let large: UInt8 = 4
@@ -44,8 +43,8 @@ public final class PlannedAreas: @unchecked Sendable {
             let fits = (0...Int(UInt16.max)).contains(d.inConfirmCount) && (0...Int(UInt16.max)).contains(d.outConfirmCount)
             inConfirm = fits ? UInt16(d.inConfirmCount) : 0
             outConfirm = fits ? UInt16(d.outConfirmCount) : 0
-            let outsideIsPlain = d.validFrom == nil && d.validUntil == nil && a.rule.outAccuracyMax == nil && a.rule.confidence == 0
-            flags = (a.conditions.isEmpty ? 0 : Self.hasConditions) | (outsideIsPlain ? Self.outsideIsPlain : 0) | (fits ? 0 : Self.large)
+            flags = (a.conditions.isEmpty ? 0 : Self.hasConditions) | (PlannedAreas.outsideIsPlain(a) ? Self.outsideIsPlain : 0)
+                | (fits ? 0 : Self.large)
         }
 
         var outsideIsPlainArea: Bool { flags & Self.outsideIsPlain != 0 }
@@ -57,13 +56,16 @@ public final class PlannedAreas: @unchecked Sendable {
         self.grid = grid
         self.areas = areas
         slots = areas.map { a in
-            let d = a.definition
-            let containment = d.validFrom == nil && d.validUntil == nil && a.rule.outAccuracyMax == nil && a.rule.inAccuracyMax == nil
-                && a.rule.confidence == 0
-            return Slot(area: Unmanaged.passUnretained(a), shape: Unmanaged.passUnretained(a.shape), plain: a.isPlain,
-                        verdictIsContainment: containment)
+            Slot(area: Unmanaged.passUnretained(a), shape: Unmanaged.passUnretained(a.shape), plain: a.isPlain,
+                 verdictIsContainment: Self.outsideIsPlain(a) && a.rule.inAccuracyMax == nil)
         }
         counts = areas.map(Counts.init)
+    }
+
+    /// No validity period, no OUT accuracy limit, confidence 0: a fix
+    /// outside the shape gets `.outside`, whatever its accuracy and time.
+    static func outsideIsPlain(_ a: JudgedArea) -> Bool {
+        a.definition.validFrom == nil && a.definition.validUntil == nil && a.rule.outAccuracyMax == nil && a.rule.confidence == 0
     }
 
     /// The counting rules of area `i`, from its packed counts when they fit.

@@ -138,11 +138,12 @@ public struct SubjectJudge {
             if hasStay { state.stays.remove(at: slot) }
             return slot
         }
-        let found = lent._withUnsafeGuaranteedRef { area in
+        // nil outside the area's validity period.
+        let judged = lent._withUnsafeGuaranteedRef { area in
             area.isValid(at: fix.ts) ? area.rule.verdict(area.shape, at: fix.position, accuracy: fix.accuracy, knownInside: hint.inside,
                                                         knownOutside: hint.outside) : nil
         }
-        guard let verdict = found else {
+        guard let verdict = judged else {
             if hasStay { note(fix, id, nil, "ignored", "outside the area's validity period") }
             return hasStay ? slot + 1 : slot
         }

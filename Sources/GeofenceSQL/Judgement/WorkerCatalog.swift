@@ -26,10 +26,10 @@ final class WorkerCatalog: JudgeCatalog {
     func forget() { areas.removeAll(); byIndex = []; held = [] }
 
     /// Empties this cache and returns the areas it kept alive
-    /// (`Judgement.leaveAreasToExit`); `byIndex` only points at them.
+    /// (`Judgement.leaveAreasToExit`); `areas` and `byIndex` only point at them.
     func takeAreas() -> Any {
         defer { areas = [:]; byIndex = []; held = [] }
-        return (areas, held)
+        return held
     }
 
     /// The shared catalog's generation this cache was filled in.
