@@ -37,6 +37,7 @@ final class UnpreparedPolygonsTests: XCTestCase {
                     XCTAssertEqual(flat.contains(p), prepared.contains(p))
                     let want = prepared.signedDistance(p)
                     XCTAssertEqual(flat.signedDistance(p), want, "case \(case_) at \(p)")
+                    XCTAssertEqual(UnpreparedPolygons.signedDistance(blob: bytes, maxVertices: 1_000, from: FixFrame(p)), want)
                     XCTAssertEqual(flat.boundaryDistance(p), abs(want))
                     let threshold = r.range(0, size)
                     XCTAssertEqual(flat.isAtLeast(threshold, fromBoundary: p), prepared.isAtLeast(threshold, fromBoundary: p))
@@ -71,7 +72,20 @@ final class UnpreparedPolygonsTests: XCTestCase {
     func testTakesOnlyTheSimpleKind() throws {
         let square = [Polygon([Ring([LonLat(lon: 0, lat: 0), LonLat(lon: 1, lat: 0), LonLat(lon: 1, lat: 1), LonLat(lon: 0, lat: 1), LonLat(lon: 0, lat: 0)])])]
         let blob = SpatiaLiteBlob.encodeMultiPolygon(square)
-        func view(_ b: [UInt8], max: Int = 100) -> Bool { b.withUnsafeBytes { SpatiaLiteBlob.FlatView($0, maxVertices: max) != nil } }
+        func view(_ b: [UInt8], max: Int = 100) -> Bool {
+            b.withUnsafeBytes { bytes in
+                let taken = SpatiaLiteBlob.FlatView(bytes, maxVertices: max) != nil
+                // The distance straight from the BLOB checks the vertices in its
+                // own walk (the first probe), or before the folding walk when
+                // the first gives up (the second, 180.9° from the square): it
+                // must refuse exactly what the view refuses.
+                for p in [LonLat(lon: 0.5, lat: 0.5), LonLat(lon: -179.9, lat: 0.5)] {
+                    let d = UnpreparedPolygons.signedDistance(blob: bytes, maxVertices: max, from: FixFrame(p))
+                    XCTAssertEqual(d != nil, taken, "signedDistance(blob:) at \(p)")
+                }
+                return taken
+            }
+        }
         XCTAssertTrue(view(blob))
         XCTAssertFalse(view(blob, max: 4), "more vertices than allowed")
         XCTAssertFalse(view(SpatiaLiteBlob.encodeMultiPolygon(square, srid: 3857)), "other SRIDs are the decoder's to refuse")

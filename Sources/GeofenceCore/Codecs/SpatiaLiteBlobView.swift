@@ -21,6 +21,15 @@ extension SpatiaLiteBlob {
         /// Nil unless the BLOB is of the simple kind and has at most
         /// `maxVertices` vertices.
         public init?(_ bytes: UnsafeRawBufferPointer, maxVertices: Int) {
+            guard var view = FlatView(structureOf: bytes, maxVertices: maxVertices), view.checkVertices() else { return nil }
+            self = view
+        }
+
+        /// The structure checks of `init` alone: a view whose vertices are
+        /// still to be checked, by `checkVertices` or by a caller that reads
+        /// every vertex anyway and hands its extremes to `accept`. Until then
+        /// it must not answer anything (its bounding box is empty).
+        init?(structureOf bytes: UnsafeRawBufferPointer, maxVertices: Int) {
             self.bytes = bytes
             #if !_endian(little)
             return nil  // the loads below read little-endian values as they are
@@ -41,8 +50,6 @@ extension SpatiaLiteBlob {
                 // A member takes at least 9 bytes: no loop longer than the BLOB allows.
                 guard polygons >= 0, polygons <= (n - at) / 9 else { return nil }
             }
-            // Extremes and a sum over (lon, lat) pairs, two lanes at a time.
-            var lo = SIMD2<Double>(repeating: .infinity), hi = -lo, sum = SIMD2<Double>()
             for _ in 0..<polygons {
                 if isMulti {
                     guard at + 5 <= n, bytes[at] == 0x69, bytes.loadUnaligned(fromByteOffset: at + 1, as: Int32.self) == 3 else { return nil }
@@ -58,29 +65,54 @@ extension SpatiaLiteBlob {
                     at += 4
                     guard count >= 0, vertexCount + count <= maxVertices, at + 16 * count <= n else { return nil }
                     vertexCount += count
-                    // Every vertex is read here, for every row of a join: no
-                    // branch per vertex, and no overflow checks on offsets the
-                    // guard above has bounded. A NaN passes every comparison
-                    // below unseen, so the sum carries it to the end.
-                    var v = at
-                    let end = at &+ 16 &* count
-                    while v < end {
-                        let xy = bytes.loadUnaligned(fromByteOffset: v, as: SIMD2<Double>.self)
-                        lo = lo.replacing(with: xy, where: xy .< lo)
-                        hi = hi.replacing(with: xy, where: xy .> hi)
-                        sum += xy
-                        v = v &+ 16
-                    }
-                    at = end
+                    at += 16 * count
                 }
             }
-            let (minX, minY, maxX, maxY) = (lo.x, lo.y, hi.x, hi.y)
-            // decodeAreal's test, on the extremes: every vertex finite and in
-            // range. Then exactly the end marker after the last ring; a cut
-            // shape (vertices on both ±180°) needs the prepared form.
-            let inRange = !(sum.x + sum.y).isNaN && (vertexCount == 0 || (minX >= -180 && maxX <= 180 && minY >= -90 && maxY <= 90))
-            guard inRange, at == n - 1, !(minX == -180 && maxX == 180) else { return nil }
+            // Exactly the end marker after the last ring.
+            guard at == n - 1 else { return nil }
+        }
+
+        /// Reads every vertex: true, with the bounding box set, when `accept`
+        /// takes their extremes.
+        mutating func checkVertices() -> Bool {
+            var extremes = Extremes()
+            let bytes = self.bytes
+            forEachRing { at, count in
+                // Every vertex is read here, for every row of a join: no
+                // branch per vertex, and no overflow checks on offsets that
+                // init has bounded.
+                var v = at
+                let end = at &+ 16 &* count
+                while v < end {
+                    extremes.add(bytes.loadUnaligned(fromByteOffset: v, as: SIMD2<Double>.self))
+                    v = v &+ 16
+                }
+            }
+            return accept(extremes)
+        }
+
+        /// decodeAreal's test, on the extremes of every vertex: each finite
+        /// and in range; and a cut shape (vertices on both ±180°) needs the
+        /// prepared form. Sets the bounding box when it passes.
+        mutating func accept(_ e: Extremes) -> Bool {
+            let (minX, minY, maxX, maxY) = (e.lo.x, e.lo.y, e.hi.x, e.hi.y)
+            let inRange = !(e.sum.x + e.sum.y).isNaN && (vertexCount == 0 || (minX >= -180 && maxX <= 180 && minY >= -90 && maxY <= 90))
+            guard inRange, !(minX == -180 && maxX == 180) else { return false }
             boundingBox = BoundingBox(minLon: minX, minLat: minY, maxLon: maxX, maxLat: maxY)
+            return true
+        }
+
+        /// Extremes and a sum over (lon, lat) pairs, two lanes at a time. A
+        /// NaN passes every comparison unseen, so the sum carries it to the end.
+        struct Extremes {
+            var lo = SIMD2<Double>(repeating: .infinity), hi = SIMD2<Double>(repeating: -.infinity), sum = SIMD2<Double>()
+
+            @inline(__always)
+            mutating func add(_ xy: SIMD2<Double>) {
+                lo = lo.replacing(with: xy, where: xy .< lo)
+                hi = hi.replacing(with: xy, where: xy .> hi)
+                sum += xy
+            }
         }
 
         /// Visits each ring as (byte offset of its first vertex, vertex count),
@@ -107,7 +139,7 @@ extension SpatiaLiteBlob {
         @inline(__always)
         func vertex(at offset: Int) -> (Double, Double) {
             (bytes.loadUnaligned(fromByteOffset: offset, as: Double.self),
-             bytes.loadUnaligned(fromByteOffset: offset + 8, as: Double.self))
+             bytes.loadUnaligned(fromByteOffset: offset &+ 8, as: Double.self))
         }
     }
 }

@@ -37,14 +37,44 @@ public struct UnpreparedPolygons: AreaGeometry {
         return fix.decides(best, atLeast: threshold) ?? (boundaryDistance(from: fix) >= threshold)
     }
 
+    /// `signedDistance` straight from a BLOB, or nil where
+    /// `FlatView(bytes, maxVertices:)` would be nil.
+    ///
+    /// Why: the view's vertex check is a pass over every vertex, and so is
+    /// the edge walk. Here the walk checks the vertices it reads (when it
+    /// reads them all, which is nearly always), and the answer comes from
+    /// the checked view only once the check has passed: the walk's arithmetic
+    /// on an unchecked vertex (NaN, 1e300) only compares and discards.
+    public static func signedDistance(blob bytes: UnsafeRawBufferPointer, maxVertices: Int, from fix: FixFrame) -> Double? {
+        guard var view = SpatiaLiteBlob.FlatView(structureOf: bytes, maxVertices: maxVertices) else { return nil }
+        return EdgeDistance.withCandidates { near -> Double? in
+            var extremes = SpatiaLiteBlob.FlatView.Extremes()
+            var parity = UnpreparedPolygons(view).walkEdges(fix, &near, countingCrossings: true, folding: false, checking: &extremes)
+            if parity != nil {
+                guard view.accept(extremes) else { return nil }
+            } else {
+                guard view.checkVertices() else { return nil }
+                near = EdgeDistance.Candidates(near.buffer)
+                parity = UnpreparedPolygons(view).walkEdges(fix, &near, countingCrossings: true, folding: true)
+            }
+            return UnpreparedPolygons(view).resolve(near, fix, signed: true, parity: parity!)
+        }
+    }
+
     private func distance(_ fix: FixFrame, signed: Bool) -> Double {
         EdgeDistance.withCandidates { near in
-            let inside = offerEdges(fix, &near, countingCrossings: signed) && inBox(fix.p)
-            // Closures, not method references: a reference to a method of this
-            // (large) struct is a context on the heap, twice per call.
-            let d = EdgeDistance.resolve(near, fix, edge: { edge(at: $0) }, all: { forEachEdge($0) })
-            return inside ? d : (signed ? -d : d)
+            let parity = offerEdges(fix, &near, countingCrossings: signed)
+            return resolve(near, fix, signed: signed, parity: parity)
         }
+    }
+
+    @inline(__always)
+    private func resolve(_ near: EdgeDistance.Candidates, _ fix: FixFrame, signed: Bool, parity: Bool) -> Double {
+        let inside = parity && inBox(fix.p)
+        // Closures, not method references: a reference to a method of this
+        // (large) struct is a context on the heap, twice per call.
+        let d = EdgeDistance.resolve(near, fix, edge: { edge(at: $0) }, all: { forEachEdge($0) })
+        return inside ? d : (signed ? -d : d)
     }
 
     /// Offers every edge to the search, each vertex put into the frame once;
@@ -64,17 +94,29 @@ public struct UnpreparedPolygons: AreaGeometry {
 
     @inline(__always)
     private func walkEdges(_ fix: FixFrame, _ near: inout EdgeDistance.Candidates, countingCrossings: Bool, folding: Bool) -> Bool? {
+        var unused = SpatiaLiteBlob.FlatView.Extremes()
+        return walkEdges(fix, &near, countingCrossings: countingCrossings, folding: folding, checking: &unused, isChecking: false)
+    }
+
+    /// The walk; with `isChecking`, it also gathers the extremes of every
+    /// vertex it reads, for `FlatView.accept` (all of them, unless it gives up).
+    @inline(__always)
+    private func walkEdges(_ fix: FixFrame, _ near: inout EdgeDistance.Candidates, countingCrossings: Bool, folding: Bool,
+                           checking extremes: inout SpatiaLiteBlob.FlatView.Extremes, isChecking: Bool = true) -> Bool? {
         let p = fix.p, k = fix.k
         var inside = false, gaveUp = false
         view.forEachRing { offset, count in
-            guard count >= 2, !gaveUp else { return }
+            guard count >= 1, !gaveUp else { return }
             var (lon1, lat1) = view.vertex(at: offset)
+            if isChecking { extremes.add(SIMD2(lon1, lat1)) }
+            guard count >= 2 else { return }
             var y1 = (lat1 - p.lat) * k.lat
             // Offsets that FlatView.init has bounded: no overflow checks.
             var id = offset
             let last = offset &+ 16 &* (count &- 1)
             while id < last {
                 let (lon2, lat2) = view.vertex(at: id &+ 16)
+                if isChecking { extremes.add(SIMD2(lon2, lat2)) }
                 let y2 = (lat2 - p.lat) * k.lat
                 // An edge wholly north or south of the reach cannot be offered
                 // (its frame distance is at least its latitude gap), nor cross

@@ -25,7 +25,13 @@ enum GeometryFunctions {
         try db.createFunction("gf_distance_m", arities: [3], argumentNames: shapeNames, flags: FunctionFlags.pure) { a in
             if (0..<3).contains(where: a.isNull) { return .null }
             let fix = frames.frame(try position(a, lat: 1, lon: 2))
-            return .real(try geometry(a, 0, cache) { $0.signedDistance(from: fix) })
+            return .real(try a.withBlob(0) { bytes in
+                if bytes.count <= 80 + 16 * inPlaceMaxVertices,
+                   let d = UnpreparedPolygons.signedDistance(blob: bytes, maxVertices: inPlaceMaxVertices, from: fix) {
+                    return d
+                }
+                return try cache.shape(for: bytes) { try shape(from: bytes, a, 0) }.signedDistance(from: fix)
+            })
         }
 
         try db.createFunction("gf_contains", arities: [4, 5], argumentNames: shapeNames, flags: FunctionFlags.pure) { a in

@@ -16,6 +16,9 @@ func fuzzBlob(_ data: UnsafePointer<UInt8>, _ size: Int) -> Int32 {
         shape = .polygons(areal.polygons)
     } else {
         if SpatiaLiteBlob.FlatView(bytes, maxVertices: 1 << 20) != nil { fatalError("FlatView accepted a BLOB the decoder refuses") }
+        if UnpreparedPolygons.signedDistance(blob: bytes, maxVertices: 1 << 20, from: FixFrame(LonLat(lon: 139.7, lat: 35.7))) != nil {
+            fatalError("signedDistance(blob:) answered for a BLOB the decoder refuses")
+        }
         return 0
     }
     let prepared = PreparedShape(shape)
@@ -34,7 +37,8 @@ func fuzzBlob(_ data: UnsafePointer<UInt8>, _ size: Int) -> Int32 {
         guard case .polygons = shape else { fatalError("FlatView accepted a circle BLOB") }
         let flat = UnpreparedPolygons(view)
         let d = flat.signedDistance(probe)
-        if flat.contains(probe) != inside || !(d == signed || (signed.isNaN && d.isNaN)) {
+        let fromBlob = UnpreparedPolygons.signedDistance(blob: bytes, maxVertices: 1 << 20, from: FixFrame(probe))
+        if flat.contains(probe) != inside || !(d == signed || (signed.isNaN && d.isNaN)) || !(fromBlob == d || (d.isNaN && fromBlob?.isNaN == true)) {
             fatalError("FlatView disagrees with PreparedShape at \(probe)")
         }
     }
