@@ -51,10 +51,12 @@ extension SQLCatalog {
     /// masks, on every core. An area that cannot be read is left out: met,
     /// it fails the batch with its error from `loadArea`, as it would have
     /// without this; never met, it does not.
-    func build(_ s: ScannedCatalog) throws {
+    /// `madeGrid` gets the grid's cells before any area is prepared.
+    func build(_ s: ScannedCatalog, madeGrid: (CandidateGrid) -> Void = { _ in }) throws {
         let rows = s.rows
         let grid = CandidateGrid(s.boxes)
         try Self.requireDistinctIds(grid.ambiguousIds)
+        madeGrid(grid)
         var prepared = [JudgedArea?](repeating: nil, count: rows.count)
         var outside = [UInt64](repeating: 0, count: grid.entryCount), inside = outside
         var byIndex = [JudgedArea?](repeating: nil, count: grid.ids.count)
@@ -126,18 +128,20 @@ extension SQLCatalog {
 /// `finish`; dropping it unfinished waits for the thread.
 final class AreaPreparation {
     private let scanned = Handoff<Bool>(capacity: 1)
+    private let gridMade = Handoff<CandidateGrid>(capacity: 1)
     private let failure = Box<Error?>(nil)
     private var thread: pthread_t?
     private var waited = false
+    private var grid: CandidateGrid??
 
     init(_ catalog: SQLCatalog) {
-        let (scanned, failure) = (self.scanned, self.failure)
+        let (scanned, gridMade, failure) = (self.scanned, self.gridMade, self.failure)
         let work = {
-            defer { scanned.finish() }
+            defer { scanned.finish(); gridMade.finish() }
             do {
                 let s = try catalog.scan()
                 _ = scanned.put(true)
-                try catalog.build(s)
+                try catalog.build(s) { _ = gridMade.put($0) }
                 // The caller goes on before the scanned rows are freed: ~50 MB
                 // in 100,000 arrays took this thread ~0.1 s at the medium size.
                 withExtendedLifetime(s) { scanned.finish() }
@@ -159,6 +163,14 @@ final class AreaPreparation {
         guard !waited else { return }
         waited = true
         _ = scanned.take()
+    }
+
+    /// The grid's cells, as soon as they are known and before the areas are
+    /// prepared (the masks added later do not move them): the caller can
+    /// order its fixes by cell meanwhile. Nil if the preparation failed first.
+    func cells() -> CandidateGrid? {
+        if grid == nil { grid = .some(gridMade.take()) }
+        return grid!
     }
 
     /// Waits for the preparation; throws what stopped it (a failed scan,

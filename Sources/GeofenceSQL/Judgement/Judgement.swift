@@ -141,10 +141,15 @@ public final class Judgement {
         // core; SQLite reads and writes stay on this thread, in subject order.
         func flush() throws {
             guard !subjects.isEmpty else { return }
+            // While the areas are still being prepared, on the cores' other
+            // work: the fixes' order for a plan needs only the grid's cells.
+            let cellOrder = explain ? nil : early?.cells().map { cells in
+                fixes.withUnsafeBufferPointer { CandidatePlan.cellOrder($0, cells) }
+            }
             try prepare()
             var states = try subjects.map { try state.load($0.id, trustingLastSave: false) }
             let before = states
-            let results = judgeInParallel(fixes, subjects.map(\.fixes), &states)
+            let results = judgeInParallel(fixes, subjects.map(\.fixes), &states, cellOrder: cellOrder)
             for i in subjects.indices {
                 let r = results[i]
                 if let error = r.error { throw error }
@@ -218,14 +223,16 @@ public final class Judgement {
 
     /// Judges each subject's fixes against its state, subjects spread over the
     /// cores. Each thread owns distinct indices of `states` and of the results.
-    private func judgeInParallel(_ fixes: [Fix], _ subjects: [Range<Int>], _ states: inout [SubjectState]) -> [SubjectResult] {
+    /// `cellOrder`, when given, is `CandidatePlan.cellOrder` of `fixes`.
+    private func judgeInParallel(_ fixes: [Fix], _ subjects: [Range<Int>], _ states: inout [SubjectState],
+                                 cellOrder: [Int]? = nil) -> [SubjectResult] {
         var results = [SubjectResult](repeating: SubjectResult(), count: subjects.count)
         let width = subjects.count > 1 ? min(Parallel.width, subjects.count) : 1
         while workerCatalogs.count < width { workerCatalogs.append(WorkerCatalog(catalog)) }
         for c in workerCatalogs { c.limit = maxPreparedAreas; c.skippingOutside = !explain }
         let catalogs = workerCatalogs, explain = self.explain, filter = self.fixFilter
         let planned = explain ? nil : catalog.plannedAreas
-        let plan = planned.map { self.plan(fixes, $0) } ?? Plan(entries: [], spans: [])
+        let plan = planned.map { self.plan(fixes, $0, cellOrder: cellOrder) } ?? Plan(entries: [], spans: [])
         plan.withBuffers { shares, spans in
             fixes.withUnsafeBufferPointer { fixes in
                 states.withUnsafeMutableBufferPointer { st in
@@ -282,13 +289,13 @@ public final class Judgement {
     /// Why many runs, not one per core: a run's cost follows how many areas
     /// its cells hold, not how many fixes, so equal halves of the fixes had
     /// one core idle for the last ~10 % of the plan on the medium benchmark.
-    private func plan(_ fixes: [Fix], _ areas: PlannedAreas) -> Plan {
+    private func plan(_ fixes: [Fix], _ areas: PlannedAreas, cellOrder: [Int]?) -> Plan {
         let width = min(Parallel.width, max(1, fixes.count / 10_000))
         let runs = width == 1 ? 1 : width * 16
         var plan = Plan(entries: [[UInt32]](repeating: [], count: runs),
                         spans: [CandidatePlan.Span](repeating: CandidatePlan.Span(), count: fixes.count))
         fixes.withUnsafeBufferPointer { fixes in
-            let order = CandidatePlan.cellOrder(fixes, areas.grid)
+            let order = cellOrder ?? CandidatePlan.cellOrder(fixes, areas.grid)
             let fixes = UnsafeBufferPointerBox(fixes)
             plan.spans.withUnsafeMutableBufferPointer { spans in
                 plan.entries.withUnsafeMutableBufferPointer { entries in
