@@ -226,4 +226,19 @@ final class DecimalTextTests: XCTestCase {
         // An exponent, words, spaces, 16 significant digits, 23 decimals: left to Double(String).
         for t in ["1e5", "inf", " 5", "1234567890123456", "0.00000000000000000000001", "1.2.3", ""] { XCTAssertNil(DecimalText.parse(t), t) }
     }
+
+    /// Ids are told apart by their bytes, as SQLite's BINARY collation does.
+    func testSameUTF8IsByteEquality() {
+        let long = String(repeating: "subject-", count: 4)  // past the 15 bytes a small string holds
+        let pairs: [(String, String, Bool)] = [
+            ("S00001", "S00001", true), ("S00001", "S00002", false), ("S0000", "S00001", false), ("", "", true), ("", "a", false),
+            ("\u{e9}", "e\u{301}", false),  // canonically equivalent (Swift's ==), two ids to SQLite
+            (long + "a", long + "a", true), (long + "a", long + "b", false), (long, long + "\u{0}", false),
+        ]
+        for (a, b, same) in pairs {
+            XCTAssertEqual(a.hasSameUTF8(as: b), same, "\(a.debugDescription) vs \(b.debugDescription)")
+            XCTAssertEqual(b.hasSameUTF8(as: a), same)
+            XCTAssertEqual(a.utf8.elementsEqual(b.utf8), same, "the reference")
+        }
+    }
 }

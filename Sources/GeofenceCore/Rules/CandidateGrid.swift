@@ -90,7 +90,7 @@ public final class CandidateGrid: Sendable {
     /// judge such a pair (`SQLCatalog.requireDistinctIds`). Sorting puts them
     /// next to each other.
     public var ambiguousIds: (String, String)? {
-        for k in ids.indices.dropFirst() where ids[k - 1] == ids[k] && !ids[k - 1].utf8.elementsEqual(ids[k].utf8) {
+        for k in ids.indices.dropFirst() where ids[k - 1] == ids[k] && !ids[k - 1].hasSameUTF8(as: ids[k]) {
             return (ids[k - 1], ids[k])
         }
         return nil
@@ -117,7 +117,7 @@ public final class CandidateGrid: Sendable {
         }
         let start = lo
         while lo < ids.count && ids[lo] == id {
-            if ids[lo].utf8.elementsEqual(id.utf8) { return 2 * lo + 1 }
+            if ids[lo].hasSameUTF8(as: id) { return 2 * lo + 1 }
             lo += 1
         }
         return 2 * start

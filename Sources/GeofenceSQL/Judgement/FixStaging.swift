@@ -83,7 +83,7 @@ final class FixStaging {
 struct SubjectKey: Hashable, Comparable {
     let id: String
     init(_ id: String) { self.id = id }
-    static func == (a: SubjectKey, b: SubjectKey) -> Bool { a.id.utf8.elementsEqual(b.id.utf8) }
+    static func == (a: SubjectKey, b: SubjectKey) -> Bool { a.id.hasSameUTF8(as: b.id) }
     static func < (a: SubjectKey, b: SubjectKey) -> Bool { a.id.utf8.lexicographicallyPrecedes(b.id.utf8) }
     func hash(into h: inout Hasher) {
         if id.utf8.withContiguousStorageIfAvailable({ h.combine(bytes: UnsafeRawBufferPointer($0)) }) == nil {

@@ -165,7 +165,7 @@ public final class Judgement {
         }
         try staging.forEachOrdered { fix in
             // Subjects are told apart by their bytes, as the stays table does.
-            if let last = subjects.last, last.id.utf8.elementsEqual(fix.subjectId.utf8) {
+            if let last = subjects.last, last.id.hasSameUTF8(as: fix.subjectId) {
                 subjects[subjects.count - 1].fixes = last.fixes.lowerBound..<(fixes.count + 1)
             } else {
                 if fixes.count >= chunkLimit { try flush() }
