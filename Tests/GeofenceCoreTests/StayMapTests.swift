@@ -38,4 +38,34 @@ final class StayMapTests: XCTestCase {
         XCTAssertEqual(canonical.count, 1)
         XCTAssertEqual(canonical["\u{e9}"]?.inStreak, 2)
     }
+
+    /// Stays live apart from the sorted entries, and a removed stay's place is
+    /// reused: after any mix of writes, removals and positional changes the
+    /// map must hold what a plain dictionary holds, and equal one built afresh.
+    func testRandomWritesMatchADictionary() {
+        var r = ChordTests.Random(state: 11)
+        var m = StayMap()
+        var reference: [String: StayState] = [:]
+        for step in 0..<3_000 {
+            let id = "a\(Int(r.range(0, 40)))"
+            switch Int(r.range(0, 4)) {
+            case 0, 1:
+                var s = stay(step)
+                if step % 3 == 0 { s.dwellSpent = [Int64(step)] }
+                m[id] = s; reference[id] = s
+            case 2:
+                m[id] = nil; reference[id] = nil
+            default:
+                guard !m.isEmpty else { continue }
+                let i = Int(r.range(0, Double(m.count)))
+                m[at: i].outStreak += 1
+                reference[m.key(at: i)]!.outStreak += 1
+            }
+            XCTAssertEqual(m.keys, reference.keys.sorted())
+            for (k, v) in m { XCTAssertEqual(v, reference[k], "step \(step), \(k)") }
+        }
+        var fresh = StayMap()
+        for (k, v) in reference { fresh[k] = v }
+        XCTAssertEqual(m, fresh)
+    }
 }

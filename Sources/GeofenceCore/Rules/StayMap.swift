@@ -9,23 +9,28 @@
 ///
 /// Keys compare as Swift strings (`<`, `==`), as the candidate merge does.
 ///
-/// One array of entries, not one per field: a subject's stays change at
-/// ~4 fixes in 1 on the medium benchmark, and each insert or removal
-/// shifted three arrays (a memmove and a uniqueness check each).
+/// Entries small, stays aside: stays change ~4 times per fix on
+/// the medium benchmark, and each insert or removal shifts the entries after
+/// it. With the stay inside, an entry was 72 bytes and the shifting ~6 % of
+/// the judgement's CPU; an entry is now 32 bytes and names its stay's place
+/// in `stays`, which never shifts (a removed stay's place is reused).
 public struct StayMap: Equatable, Sendable, Sequence, ExpressibleByDictionaryLiteral {
     public struct Entry: Sendable {
         public fileprivate(set) var key: String
-        public fileprivate(set) var stay: StayState
         /// Its place among a catalog's areas numbered in area_id order
         /// (`CandidateGrid.orderKey`), or -1 not known yet: a merge with
         /// candidates that come as grid indices then compares integers, not
         /// strings. Not part of the map's value: `==` ignores it.
         public fileprivate(set) var orderKey: Int
+        fileprivate var place: Int
     }
     private var entries: [Entry] = []
+    private var stays: [StayState] = []
+    private var freePlaces: [Int] = []
 
     public static func == (a: StayMap, b: StayMap) -> Bool {
-        a.entries.count == b.entries.count && zip(a.entries, b.entries).allSatisfy { $0.key == $1.key && $0.stay == $1.stay }
+        a.entries.count == b.entries.count
+            && zip(a.entries, b.entries).allSatisfy { $0.key == $1.key && a.stays[$0.place] == b.stays[$1.place] }
     }
 
     public init() {}
@@ -65,12 +70,12 @@ public struct StayMap: Equatable, Sendable, Sequence, ExpressibleByDictionaryLit
     public subscript(id: String) -> StayState? {
         get {
             let s = slot(of: id)
-            return s.found ? entries[s.index].stay : nil
+            return s.found ? stays[entries[s.index].place] : nil
         }
         set {
             let s = slot(of: id)
             switch (s.found, newValue) {
-            case (true, let v?): entries[s.index].stay = v
+            case (true, let v?): stays[entries[s.index].place] = v
             case (true, nil): remove(at: s.index)
             case (false, let v?): insert(id, v, at: s.index)
             case (false, nil): break
@@ -83,16 +88,26 @@ public struct StayMap: Equatable, Sendable, Sequence, ExpressibleByDictionaryLit
 
     /// The stay at position `i` of `keys`.
     public subscript(at i: Int) -> StayState {
-        get { entries[i].stay }
-        _modify { yield &entries[i].stay }
+        get { stays[entries[i].place] }
+        _modify { yield &stays[entries[i].place] }
     }
 
     public mutating func insert(_ id: String, _ stay: StayState, at i: Int, orderKey: Int = -1) {
-        entries.insert(Entry(key: id, stay: stay, orderKey: orderKey), at: i)
+        let place: Int
+        if let p = freePlaces.popLast() {
+            place = p
+            stays[p] = stay
+        } else {
+            place = stays.count
+            stays.append(stay)
+        }
+        entries.insert(Entry(key: id, orderKey: orderKey, place: place), at: i)
     }
 
     public mutating func remove(at i: Int) {
-        entries.remove(at: i)
+        let place = entries.remove(at: i).place
+        stays[place] = StayState()  // lets go of its DWELL list now
+        freePlaces.append(place)
     }
 
     /// Sets every order key not known yet, by `key(area_id)`.
@@ -101,6 +116,7 @@ public struct StayMap: Equatable, Sendable, Sequence, ExpressibleByDictionaryLit
     }
 
     public func makeIterator() -> LazyMapSequence<[Entry], (String, StayState)>.Iterator {
-        entries.lazy.map { ($0.key, $0.stay) }.makeIterator()
+        let stays = self.stays
+        return entries.lazy.map { ($0.key, stays[$0.place]) }.makeIterator()
     }
 }
