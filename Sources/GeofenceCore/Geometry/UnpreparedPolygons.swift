@@ -49,7 +49,8 @@ public struct UnpreparedPolygons: AreaGeometry {
         guard var view = SpatiaLiteBlob.FlatView(structureOf: bytes, maxVertices: maxVertices) else { return nil }
         return EdgeDistance.withCandidates { near -> Double? in
             var extremes = SpatiaLiteBlob.FlatView.Extremes()
-            var parity = UnpreparedPolygons(view).walkEdges(fix, &near, countingCrossings: true, folding: false, checking: &extremes)
+            var parity = UnpreparedPolygons(view).walkEdges(fix, &near, countingCrossings: true, folding: false,
+                                                            checking: &extremes, isChecking: true)
             if parity != nil {
                 guard view.accept(extremes) else { return nil }
             } else {
@@ -102,7 +103,7 @@ public struct UnpreparedPolygons: AreaGeometry {
     /// vertex it reads, for `FlatView.accept` (all of them, unless it gives up).
     @inline(__always)
     private func walkEdges(_ fix: FixFrame, _ near: inout EdgeDistance.Candidates, countingCrossings: Bool, folding: Bool,
-                           checking extremes: inout SpatiaLiteBlob.FlatView.Extremes, isChecking: Bool = true) -> Bool? {
+                           checking extremes: inout SpatiaLiteBlob.FlatView.Extremes, isChecking: Bool) -> Bool? {
         let p = fix.p, k = fix.k
         var inside = false, gaveUp = false
         view.forEachRing { offset, count in

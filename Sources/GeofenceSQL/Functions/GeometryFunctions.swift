@@ -25,12 +25,13 @@ enum GeometryFunctions {
         try db.createFunction("gf_distance_m", arities: [3], argumentNames: shapeNames, flags: FunctionFlags.pure) { a in
             if (0..<3).contains(where: a.isNull) { return .null }
             let fix = frames.frame(try position(a, lat: 1, lon: 2))
+            // Not through `geometry`: straight from the BLOB, the vertex check
+            // rides on the edge walk (UnpreparedPolygons.signedDistance(blob:)).
             return .real(try a.withBlob(0) { bytes in
-                if bytes.count <= 80 + 16 * inPlaceMaxVertices,
-                   let d = UnpreparedPolygons.signedDistance(blob: bytes, maxVertices: inPlaceMaxVertices, from: fix) {
+                if mayBeInPlace(bytes), let d = UnpreparedPolygons.signedDistance(blob: bytes, maxVertices: inPlaceMaxVertices, from: fix) {
                     return d
                 }
-                return try cache.shape(for: bytes) { try shape(from: bytes, a, 0) }.signedDistance(from: fix)
+                return try cached(bytes, a, 0, cache).signedDistance(from: fix)
             })
         }
 
@@ -58,20 +59,27 @@ enum GeometryFunctions {
     /// unusual go through the cache of prepared shapes. Same answers either way.
     static let inPlaceMaxVertices = 64
 
+    /// Whether a BLOB is short enough to hold at most `inPlaceMaxVertices`:
+    /// longer ones skip the in-place reader's checks altogether.
+    @inline(__always)
+    static func mayBeInPlace(_ bytes: UnsafeRawBufferPointer) -> Bool { bytes.count <= 80 + 16 * inPlaceMaxVertices }
+
     static func geometry<R>(_ a: Arguments, _ i: Int, _ cache: ShapeCache, _ body: (any AreaGeometry) -> R) throws -> R {
         try a.withBlob(i) { bytes in
-            if bytes.count <= 80 + 16 * inPlaceMaxVertices,
-               let view = SpatiaLiteBlob.FlatView(bytes, maxVertices: inPlaceMaxVertices) {
+            if mayBeInPlace(bytes), let view = SpatiaLiteBlob.FlatView(bytes, maxVertices: inPlaceMaxVertices) {
                 return body(UnpreparedPolygons(view))
             }
-            return body(try cache.shape(for: bytes) { try shape(from: bytes, a, i) })
+            return body(try cached(bytes, a, i, cache))
         }
     }
 
     static func prepared(_ a: Arguments, _ i: Int, _ cache: ShapeCache) throws -> PreparedShape {
-        try a.withBlob(i) { bytes in
-            try cache.shape(for: bytes) { try shape(from: bytes, a, i) }
-        }
+        try a.withBlob(i) { try cached($0, a, i, cache) }
+    }
+
+    /// The prepared shape of argument `i`'s BLOB, from the cache or decoded now.
+    static func cached(_ bytes: UnsafeRawBufferPointer, _ a: Arguments, _ i: Int, _ cache: ShapeCache) throws -> PreparedShape {
+        try cache.shape(for: bytes) { try shape(from: bytes, a, i) }
     }
 
     static func shape(from bytes: UnsafeRawBufferPointer, _ a: Arguments, _ i: Int) throws -> Shape {

@@ -132,7 +132,6 @@ final class AreaPreparation {
     private let failure = Box<Error?>(nil)
     private var thread: pthread_t?
     private var waited = false
-    private var grid: CandidateGrid??
 
     init(_ catalog: SQLCatalog) {
         let (scanned, gridMade, failure) = (self.scanned, self.gridMade, self.failure)
@@ -168,10 +167,8 @@ final class AreaPreparation {
     /// The grid's cells, as soon as they are known and before the areas are
     /// prepared (the masks added later do not move them): the caller can
     /// order its fixes by cell meanwhile. Nil if the preparation failed first.
-    func cells() -> CandidateGrid? {
-        if grid == nil { grid = .some(gridMade.take()) }
-        return grid!
-    }
+    func cells() -> CandidateGrid? { madeCells }
+    private lazy var madeCells: CandidateGrid? = gridMade.take()
 
     /// Waits for the preparation; throws what stopped it (a failed scan,
     /// area ids judgement cannot tell apart). The thread may still be
