@@ -115,6 +115,21 @@ final class JudgementTests: XCTestCase {
         }
     }
 
+    /// The batch's quick test and the validation with reasons must never disagree.
+    func testIsValidAgreesWithValidated() throws {
+        let ts = try Timestamp.parse("2026-01-01T00:00:00Z")
+        let lats: [Double] = [-90.0001, -90, 0, 35.6, 90, 90.0001, .nan, .infinity, -.infinity]
+        let lons: [Double] = [-180.0001, -180, 0, 139.7, 180, 180.0001, .nan, .infinity]
+        let accuracies: [Double] = [-1, -0.0, 0, 5, 1e300, .infinity, .nan]
+        for id in ["", "s"] {
+            for lat in lats { for lon in lons { for a in accuracies {
+                let accepted: Bool
+                if case .success = Fix.validated(subjectId: id, ts: ts, lat: lat, lon: lon, accuracy: a) { accepted = true } else { accepted = false }
+                XCTAssertEqual(Fix.isValid(subjectId: id, lat: lat, lon: lon, accuracy: a), accepted, "\(id) \(lat) \(lon) \(a)")
+            } } }
+        }
+    }
+
     func testValidityPeriodIgnoresTheAreaAndNeverExitsByItself() throws {
         var a = Self.square("A")
         a.validUntil = try Timestamp.parse(t(10))

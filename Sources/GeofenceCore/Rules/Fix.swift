@@ -20,6 +20,13 @@ public struct Fix: Equatable, Sendable {
         return validated(subjectId: subjectId, ts: ts, lat: lat, lon: lon, accuracy: accuracy)
     }
 
+    /// Whether `validated` would accept these fields: the same rules as one
+    /// test, for a batch that needs the reason only of the rare invalid fix.
+    @inlinable
+    public static func isValid(subjectId: String, lat: Double, lon: Double, accuracy: Double) -> Bool {
+        !subjectId.isEmpty && (-90...90).contains(lat) && (-180...180).contains(lon) && accuracy.isFinite && accuracy >= 0
+    }
+
     /// The same, for a reader that has already parsed the time.
     public static func validated(subjectId: String?, ts: Timestamp, lat: Double?, lon: Double?, accuracy: Double?) -> Result<Fix, InvalidFix> {
         guard let subjectId, !subjectId.isEmpty else { return .failure(InvalidFix("missing subject_id")) }

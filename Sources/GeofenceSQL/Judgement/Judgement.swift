@@ -36,6 +36,16 @@ public final class Judgement {
             return Fix.validated(subjectId: subjectId, time: ts, lat: lat, lon: lon, accuracy: accuracy)
         }
 
+        /// The fix, if the row is a valid one: `validated` without making a
+        /// `Result` (and its reason) per row, for the batch's common case.
+        var validFix: Fix? {
+            guard problem == nil else { return nil }
+            guard let parsedTs else { return try? validated.get() }
+            guard let subjectId, let lat, let lon, let accuracy,
+                  Fix.isValid(subjectId: subjectId, lat: lat, lon: lon, accuracy: accuracy) else { return nil }
+            return Fix(subjectId: subjectId, ts: parsedTs, lat: lat, lon: lon, accuracy: accuracy)
+        }
+
         /// The row's time for an explanation, if it has a readable one.
         var time: Timestamp? { parsedTs ?? ts.flatMap { try? Timestamp.parse($0) } }
     }
@@ -103,10 +113,9 @@ public final class Judgement {
         for row in rows {
             if let e = row.readError { throw e }
             report.fixes += 1
-            switch row.validated {
-            case .success(let f):
+            if let f = row.validFix {
                 try staging.add(f)
-            case .failure(let why):
+            } else if case .failure(let why) = row.validated {
                 judge.reject(subjectId: row.subjectId ?? "", ts: row.time, InvalidFix("row \(report.fixes): \(why.reason)"))
             }
         }
@@ -163,13 +172,12 @@ public final class Judgement {
             fixes.removeAll(keepingCapacity: true)
             subjects.removeAll(keepingCapacity: true)
         }
-        try staging.forEachOrdered { fix in
-            // Subjects are told apart by their bytes, as the stays table does.
-            if let last = subjects.last, last.id.hasSameUTF8(as: fix.subjectId) {
-                subjects[subjects.count - 1].fixes = last.fixes.lowerBound..<(fixes.count + 1)
-            } else {
+        try staging.forEachOrdered { fix, newSubject in
+            if newSubject {
                 if fixes.count >= chunkLimit { try flush() }
                 subjects.append((fix.subjectId, fixes.count..<(fixes.count + 1)))
+            } else {
+                subjects[subjects.count - 1].fixes = subjects[subjects.count - 1].fixes.lowerBound..<(fixes.count + 1)
             }
             fixes.append(fix)
         }
