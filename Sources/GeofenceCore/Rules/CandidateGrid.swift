@@ -171,6 +171,14 @@ public final class CandidateGrid: Sendable {
 
     public var cellCount: Int { nx * ny }
 
+    /// At most how many candidates `forEachCandidate` visits at `p`: its
+    /// cell's entries and the wide boxes.
+    @inline(__always)
+    public func candidateBound(at p: LonLat) -> Int {
+        guard let c = cell(of: p) else { return wide.count }
+        return Int(offsets[c + 1] - offsets[c]) + wide.count
+    }
+
     /// Visits the index (into `ids`) of each area whose box holds `p`, in
     /// ascending order, which is area_id order: no string is touched.
     @inline(__always)

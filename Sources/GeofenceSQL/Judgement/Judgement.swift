@@ -310,7 +310,10 @@ public final class Judgement {
                     let (spans, entries) = (UnsafeMutableBufferPointerBox(spans), UnsafeMutableBufferPointerBox(entries))
                     Parallel.share(Array(0..<runs), width: width) { _, r in
                         let share = order[(order.count * r / runs)..<(order.count * (r + 1) / runs)]
-                        entries.buffer[r].reserveCapacity(share.count * 24)
+                        // Room for the most the share can hold, so appending never
+                        // moves it: a dense centre's fixes have over 100 candidates
+                        // each, a suburb's a few, and pages never written cost nothing.
+                        entries.buffer[r].reserveCapacity(share.reduce(0) { $0 + areas.grid.candidateBound(at: fixes.buffer[$1].position) })
                         CandidatePlan.plan(fixes.buffer, share, share: r, areas: areas, into: &entries.buffer[r], spans: spans.buffer)
                     }
                 }
