@@ -37,14 +37,23 @@ extension SQLCatalog {
             let c = try ConditionStore.condition(conditionRows.row)
             conditions[c.areaId, default: []].append(c)
         }
-        let areaRows = try db.prepare("SELECT \(AreaStore.columns) FROM gf_areas")
+        let boxesByRow = try self.boxesByRow()
+        // The row id last, after the columns `AreaStore.area` reads: it
+        // joins each area to its index box without a second scan.
+        let areaRows = try db.prepare("SELECT \(AreaStore.columns), id FROM gf_areas")
         var rows: [[SQLiteValue]] = []
-        while try areaRows.step() { rows.append(areaRows.row) }
+        var boxes: [(String, BoundingBox)] = []
+        boxes.reserveCapacity(boxesByRow.count)
+        while try areaRows.step() {
+            let row = areaRows.row
+            if let id = row[0].string, let r = row[row.count - 1].int64, let box = boxesByRow[r] { boxes.append((id, box)) }
+            rows.append(row)
+        }
         var zoneOf: [String: TimeZone?] = [:]
         for name in rows.compactMap({ $0[14].string }) + conditions.values.joined().compactMap(\.timezone) where zoneOf[name] == nil {
             zoneOf[name] = .some(try? zones.zone(name))
         }
-        return ScannedCatalog(boxes: try indexBoxes(), rows: rows, conditions: conditions, zones: zoneOf)
+        return ScannedCatalog(boxes: boxes, rows: rows, conditions: conditions, zones: zoneOf)
     }
 
     /// Decodes and prepares the scanned areas and makes the grid with its
