@@ -27,6 +27,7 @@ struct Import: ParsableCommand {
     @Flag(help: "Import even if the set is older than the one imported before.") var force = false
 
     func run() throws {
+        HugePages.adviseForThisProcess()
         try reporting {
             let conn = try openCatalog(db)
             var o = AreaImporter.Options()

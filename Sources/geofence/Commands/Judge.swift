@@ -24,6 +24,7 @@ struct Judge: ParsableCommand {
     @Flag(help: "Print only the summary line.") var quiet = false
 
     func run() throws {
+        HugePages.adviseForThisProcess()
         try reporting {
             let conn = try openCatalog(db)
             let bar = ProgressBar(label: "judging")

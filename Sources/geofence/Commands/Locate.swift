@@ -27,6 +27,7 @@ struct Locate: ParsableCommand {
     }
 
     func run() throws {
+        HugePages.adviseForThisProcess()
         try reporting {
             let conn = try openCatalog(db)
             if let fixes { return try locateBatch(conn, fixes) }

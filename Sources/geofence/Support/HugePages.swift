@@ -1,0 +1,44 @@
+#if canImport(Glibc)
+@preconcurrency import Glibc
+#endif
+
+/// Transparent huge pages for the batch commands (judge, locate, import).
+///
+/// Why: a medium judgement writes ~600 MB of memory it has just asked for
+/// (prepared shapes, the plan), and on this kind of machine (a VM) faulting
+/// it in 4 KiB at a time cost a tenth of the run's CPU. With glibc's
+/// `glibc.malloc.hugetlb=1` tunable, malloc advises the kernel to back its
+/// heaps with 2 MiB pages (MADV_HUGEPAGE): alternating medium runs took
+/// 3.88 -> 3.53 s of CPU and 2.09 -> 1.87 s of wall time (medians of 7).
+///
+/// glibc reads its tunables once, at start-up, so the command starts itself
+/// again with the tunable set (the same process id, arguments and
+/// descriptors). It does so only when the kernel gives huge pages on advice
+/// (`madvise` mode: `always` needs no advice, `never` ignores it) and the
+/// caller has not chosen a value; if the exec fails, the command simply
+/// runs as it is.
+enum HugePages {
+    static let tunable = "glibc.malloc.hugetlb"
+
+    static func adviseForThisProcess() {
+        guard kernelMode() == "madvise" else { return }
+        let current = getenv("GLIBC_TUNABLES").map { String(cString: $0) }
+        if let current, current.contains(tunable) { return }
+        setenv("GLIBC_TUNABLES", (current.map { $0 + ":" } ?? "") + tunable + "=1", 1)
+        execv("/proc/self/exe", CommandLine.unsafeArgv)
+        // Still here: the exec failed. Leave the environment as it was.
+        if let current { setenv("GLIBC_TUNABLES", current, 1) } else { unsetenv("GLIBC_TUNABLES") }
+    }
+
+    /// The bracketed word of /sys/kernel/mm/transparent_hugepage/enabled
+    /// ("always [madvise] never"), nil if it cannot be read.
+    static func kernelMode() -> String? {
+        guard let f = fopen("/sys/kernel/mm/transparent_hugepage/enabled", "r") else { return nil }
+        defer { fclose(f) }
+        var buffer = [CChar](repeating: 0, count: 128)
+        guard fgets(&buffer, Int32(buffer.count), f) != nil else { return nil }
+        let line = String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+        guard let open = line.firstIndex(of: "["), let close = line[open...].firstIndex(of: "]") else { return nil }
+        return String(line[line.index(after: open)..<close])
+    }
+}
