@@ -97,7 +97,7 @@ public final class AreaStore {
 
     public func all(group: String? = nil) throws -> [AreaDefinition] {
         let rows = try db.query("SELECT \(Self.columns) FROM gf_areas WHERE ?1 IS NULL OR group_id = ?1 ORDER BY area_id", [group.sqlValue])
-        return try rows.map(Self.area)
+        return try rows.map { try Self.area($0) }
     }
 
     public func get(_ id: String) throws -> AreaDefinition? {
@@ -117,13 +117,20 @@ public final class AreaStore {
         return db.changes > 0
     }
 
-    static func area(_ r: [SQLiteValue]) throws -> AreaDefinition {
+    /// The `geom` column's place in `columns`.
+    static let geomColumn = 16
+
+    /// `polygons`: the geom column already decoded (its place in `r` is then
+    /// not read), as `AreaPreparation`'s scan does.
+    static func area(_ r: [SQLiteValue], polygons: [Polygon]? = nil) throws -> AreaDefinition {
         let id = r[0].string ?? ""
         let shape: Shape
-        if r[3].string == "circle" {
+        if let polygons {
+            shape = .polygons(polygons)
+        } else if r[3].string == "circle" {
             shape = .circle(Circle(center: LonLat(lon: r[5].double ?? 0, lat: r[4].double ?? 0), radiusM: r[6].double ?? 0))
         } else {
-            guard case .blob(let b) = r[16] else { throw CatalogError("area '\(id)' has no geometry") }
+            guard case .blob(let b) = r[geomColumn] else { throw CatalogError("area '\(id)' has no geometry") }
             do {
                 shape = .polygons(try b.withUnsafeBytes { try SpatiaLiteBlob.decodeAreal($0) }.polygons)
             } catch {

@@ -32,9 +32,13 @@ final class FixStaging {
     /// reading the catalog through it until then: `AreaPreparation`).
     var beforeSQLite: (() -> Void)?
 
-    init(_ db: Connection, inMemoryLimit: Int) {
+    /// `expected`: how many fixes to make room for at once (at most the limit).
+    init(_ db: Connection, inMemoryLimit: Int, expected: Int = 0) {
         self.db = db
         self.inMemoryLimit = inMemoryLimit
+        let room = min(expected, inMemoryLimit + 1)
+        fixes.reserveCapacity(room)
+        subjectOf.reserveCapacity(room)
     }
 
     deinit { if spill != nil { try? db.execute("DROP TABLE IF EXISTS temp.gf_batch") } }

@@ -108,7 +108,9 @@ public final class Judgement {
         // nearly every area will be met, so all are prepared at once.
         func meetsMost(_ fixes: Int) -> Bool { fixes >= areaCount && areaCount <= maxPreparedAreas }
         let early = meetsMost(max(expectedFixes ?? 0, rows.underestimatedCount)) && areaCount > 0 ? AreaPreparation(catalog) : nil
-        let staging = FixStaging(db, inMemoryLimit: inMemoryFixes)
+        // Room for three times the guess (which errs low): untouched room
+        // costs no memory, while growing copied every fix into fresh pages.
+        let staging = FixStaging(db, inMemoryLimit: inMemoryFixes, expected: max(rows.underestimatedCount, 3 * (expectedFixes ?? 0)))
         staging.beforeSQLite = { early?.waitUntilScanned() }
         for row in rows {
             if let e = row.readError { throw e }
