@@ -54,11 +54,12 @@ final class GeometryTests: XCTestCase {
                 for radius in [5.0, 80, 1000, 20_000, 90_000] {
                     let c = Circle(center: LonLat(lon: lon, lat: lat), radiusM: radius)
                     let m = WGS84.metresPerDegree(atLat: lat)
+                    let shape = PreparedShape(.circle(c))
                     for _ in 0..<120 {
                         let a = rnd() * 2 * .pi, f = rnd() < 0.5 ? 0.99 + rnd() * 0.02 : rnd() * 1.6
                         let p = LonLat(lon: Geodesy.wrapDegrees(lon + f * radius * cos(a) / m.lon), lat: max(-90, min(90, lat + f * radius * sin(a) / m.lat)))
                         let exact = Geodesy.distance(c.center, p) < radius
-                        XCTAssertEqual(PreparedShape.circleContains(c, p), exact, "\(c) \(p)")
+                        XCTAssertEqual(shape.contains(p), exact, "\(c) \(p)")
                         if abs(Geodesy.distance(c.center, p) - radius) < 0.01 * radius { near += 1 }
                     }
                 }
