@@ -53,7 +53,14 @@ extension CandidateGrid {
             BoundingBox(minLon: west + Double(col) * sub, minLat: south + Double(row) * sub,
                         maxLon: west + Double(col + 1) * sub, maxLat: south + Double(row + 1) * sub)
         }
-        var outside = [Bool](repeating: false, count: w * h), inside = outside
+        // Three planes of w × h flags in one block, read and written without
+        // bounds checks (those checks were a quarter of masking a catalog);
+        // every index below is a row under h times w plus a column under w.
+        let planes = UnsafeMutableBufferPointer<Bool>.allocate(capacity: 3 * w * h)
+        planes.initialize(repeating: false)
+        defer { planes.deallocate() }
+        let outside = UnsafeMutableBufferPointer(rebasing: planes[0..<(w * h)])
+        let inside = UnsafeMutableBufferPointer(rebasing: planes[(w * h)..<(2 * w * h)])
         if let c = shape.circle {
             // The flat frame at the centre's latitude is within ~1 % of the
             // ellipsoid over the circle's box up to 20 km and 70°.
@@ -87,7 +94,7 @@ extension CandidateGrid {
             }
         } else {
             let eps = 1e-9
-            var touched = [Bool](repeating: false, count: w * h)
+            let touched = UnsafeMutableBufferPointer(rebasing: planes[(2 * w * h)...])
             for e in 0..<shape.edgeCount {
                 let edge = shape.edge(e)
                 let a = LonLat(lon: edge.lon1, lat: edge.lat1), b = LonLat(lon: edge.lon2, lat: edge.lat2)

@@ -145,7 +145,6 @@ public final class Judgement {
         var explanations = judge.explanations
         // The chunk's fixes, subject after subject, and each subject's run of them.
         var fixes: [Fix] = []
-        fixes.reserveCapacity(min(valid, chunkLimit))
         var subjects: [(id: String, fixes: Range<Int>)] = []
         var done = 0
         // Subjects share nothing (SPEC §4), so a chunk of them is judged on every
@@ -174,14 +173,20 @@ public final class Judgement {
             fixes.removeAll(keepingCapacity: true)
             subjects.removeAll(keepingCapacity: true)
         }
-        try staging.forEachOrdered { fix, newSubject in
-            if newSubject {
-                if fixes.count >= chunkLimit { try flush() }
-                subjects.append((fix.subjectId, fixes.count..<(fixes.count + 1)))
-            } else {
-                subjects[subjects.count - 1].fixes = subjects[subjects.count - 1].fixes.lowerBound..<(fixes.count + 1)
+        // A batch that is one chunk takes the staged fixes, reordered where they are.
+        if valid <= chunkLimit, let taken = staging.takeOrdered() {
+            (fixes, subjects) = (taken.fixes, taken.subjects)
+        } else {
+            fixes.reserveCapacity(min(valid, chunkLimit))
+            try staging.forEachOrdered { fix, newSubject in
+                if newSubject {
+                    if fixes.count >= chunkLimit { try flush() }
+                    subjects.append((fix.subjectId, fixes.count..<(fixes.count + 1)))
+                } else {
+                    subjects[subjects.count - 1].fixes = subjects[subjects.count - 1].fixes.lowerBound..<(fixes.count + 1)
+                }
+                fixes.append(fix)
             }
-            fixes.append(fix)
         }
         try flush()
         try prepare()  // a batch with no valid fix still waits for its preparation
