@@ -44,15 +44,17 @@ public enum CandidatePlan {
     /// Fix indices of `fixes` in the order of the grid's cells (fixes outside
     /// the grid last): the order in which `plan` reads the fewest areas cold.
     public static func cellOrder(_ fixes: UnsafeBufferPointer<Fix>, _ grid: CandidateGrid) -> [Int] {
-        // One sortable word per fix: its cell above, its index below.
-        let bits = UInt64(Int.bitWidth - fixes.count.leadingZeroBitCount)
-        var keys = [UInt64](repeating: 0, count: fixes.count)
+        // One sortable word per fix: its cell above, its index below; sorted,
+        // then cut down to the index where it lies (no second array).
+        let bits = Int.bitWidth - fixes.count.leadingZeroBitCount
+        var keys = [Int](repeating: 0, count: fixes.count)
         for j in fixes.indices {
-            keys[j] = UInt64(grid.cell(of: fixes[j].position) ?? grid.cellCount) << bits | UInt64(j)
+            keys[j] = (grid.cell(of: fixes[j].position) ?? grid.cellCount) << bits | j
         }
         keys.sort()
-        let mask = (UInt64(1) << bits) - 1
-        return keys.map { Int($0 & mask) }
+        let mask = (1 << bits) - 1
+        for k in keys.indices { keys[k] &= mask }
+        return keys
     }
 
     /// Plans the fixes at `order` (indices into `fixes`) as share `share`:

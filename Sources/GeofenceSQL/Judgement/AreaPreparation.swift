@@ -9,8 +9,8 @@ import GeofenceCore
 /// Why: met one by one, each area was read with two queries and prepared
 /// under the catalog's lock, so one thread at a time (the medium benchmark's
 /// first chunk took 2.6 s against ~1 s for the others). Here it is one scan
-/// of each table (`scan`, SQLite) and then decoding, preparing and masking
-/// on every core (`build`, pure Swift).
+/// of each table that also decodes each row (`scan`, SQLite), and then
+/// preparing and masking on every core (`build`, pure Swift).
 ///
 /// `AreaPreparation` runs both on a thread of its own while the batch's
 /// fixes are read and staged, which on two cores costs about as much as the
@@ -19,9 +19,9 @@ import GeofenceCore
 /// (`waitUntilScanned`) before it touches the connection.
 struct ScannedCatalog {
     var boxes: [(String, BoundingBox)]
-    var rows: [[SQLiteValue]]
-    /// Per row, its polygons when the scan decoded them (its geom is then NULL in `rows`).
-    var polygons: [[Polygon]?]
+    /// Every row of gf_areas, nil for one that cannot be read (`loadArea`
+    /// reads it again, and reports why, if a fix meets it).
+    var definitions: [AreaDefinition?]
     var conditions: [String: [ConditionDefinition]]
     /// Every zone named by an area or a condition, nil for one that does not load.
     var zones: [String: TimeZone?]
@@ -43,28 +43,27 @@ extension SQLCatalog {
         // The row id last, after the columns `AreaStore.area` reads: it
         // joins each area to its index box without a second scan.
         let areaRows = try db.prepare("SELECT \(AreaStore.columns), id FROM gf_areas")
-        var rows: [[SQLiteValue]] = [], polygons: [[Polygon]?] = []
+        var definitions: [AreaDefinition?] = []
         var boxes: [(String, BoundingBox)] = []
         boxes.reserveCapacity(boxesByRow.count)
         let geom = AreaStore.geomColumn
         while try areaRows.step() {
-            // The geometry decoded straight from SQLite's bytes rather than
-            // copied out as a BLOB (a third of the medium catalog's scanned
-            // bytes, freed again right after). One that does not decode is
-            // kept as it is, for `AreaStore.area` to report when it is met.
-            // (A circle's geom is only its enclosing polygon: not read.)
+            // Each row made an area here, its geometry decoded straight from
+            // SQLite's bytes: kept as rows of values and BLOBs until the
+            // preparation's threads decoded them, the medium catalog's 100,000
+            // rows were 90 MB of fresh memory, freed right after. (A circle's
+            // geom is only its enclosing polygon: not read.)
             let decoded = areaRows.value(3).string == "circle" ? nil
                 : try? areaRows.withBlob(geom) { $0.isEmpty ? nil : try SpatiaLiteBlob.decodeAreal($0).polygons }
             let row = (0..<areaRows.columnCount).map { $0 == geom && decoded != nil ? .null : areaRows.value($0) }
             if let id = row[0].string, let r = row[row.count - 1].int64, let box = boxesByRow[r] { boxes.append((id, box)) }
-            rows.append(row)
-            polygons.append(decoded ?? nil)
+            definitions.append(try? AreaStore.area(row, polygons: decoded))
         }
         var zoneOf: [String: TimeZone?] = [:]
-        for name in rows.compactMap({ $0[14].string }) + conditions.values.joined().compactMap(\.timezone) where zoneOf[name] == nil {
+        for name in definitions.compactMap({ $0?.timezone }) + conditions.values.joined().compactMap(\.timezone) where zoneOf[name] == nil {
             zoneOf[name] = .some(try? zones.zone(name))
         }
-        return ScannedCatalog(boxes: boxes, rows: rows, polygons: polygons, conditions: conditions, zones: zoneOf)
+        return ScannedCatalog(boxes: boxes, definitions: definitions, conditions: conditions, zones: zoneOf)
     }
 
     /// Decodes and prepares the scanned areas and makes the grid with its
@@ -73,7 +72,7 @@ extension SQLCatalog {
     /// without this; never met, it does not.
     /// `madeGrid` gets the grid's cells before any area is prepared.
     func build(_ s: ScannedCatalog, madeGrid: (CandidateGrid) -> Void = { _ in }) throws {
-        let rows = s.rows
+        let rows = s.definitions
         let grid = CandidateGrid(s.boxes)
         try Self.requireDistinctIds(grid.ambiguousIds)
         madeGrid(grid)
@@ -87,8 +86,8 @@ extension SQLCatalog {
             guard let name else { return fallback }
             return s.zones[name] ?? nil
         }
-        func judged(_ row: [SQLiteValue], _ polygons: [Polygon]?) -> JudgedArea? {
-            guard let a = try? AreaStore.area(row, polygons: polygons), let areaZone = zone(a.timezone, else: defaultZone) else { return nil }
+        func judged(_ definition: AreaDefinition?) -> JudgedArea? {
+            guard let a = definition, let areaZone = zone(a.timezone, else: defaultZone) else { return nil }
             let conditions = s.conditions[a.areaId] ?? []
             let conditionZones = conditions.compactMap { zone($0.timezone, else: areaZone) }
             guard conditionZones.count == conditions.count else { return nil }
@@ -108,7 +107,7 @@ extension SQLCatalog {
                         let runs = width == 1 ? 1 : width * 16
                         Parallel.share(Array(0..<runs), width: width) { _, r in
                             for i in (rows.count * r / runs)..<(rows.count * (r + 1) / runs) {
-                                guard let area = judged(rows[i], s.polygons[i]) else { continue }
+                                guard let area = judged(rows[i]) else { continue }
                                 out.buffer[i] = area
                                 // Its masks now, while its shape is still in the cache
                                 // (one area id is one grid index: threads write apart).
@@ -161,8 +160,8 @@ final class AreaPreparation {
                 let s = try catalog.scan()
                 _ = scanned.put(true)
                 try catalog.build(s) { _ = gridMade.put($0) }
-                // The caller goes on before the scanned rows are freed: ~50 MB
-                // in 100,000 arrays took this thread ~0.1 s at the medium size.
+                // The caller goes on before what was scanned is freed (rows
+                // of values, once, took this thread ~0.1 s at the medium size).
                 withExtendedLifetime(s) { scanned.finish() }
             } catch {
                 failure.value = error
