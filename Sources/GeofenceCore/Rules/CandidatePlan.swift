@@ -31,8 +31,9 @@ public enum CandidatePlan {
         case inside = 0, outside, undecided
         /// Outside the area's validity period at the fix's time.
         case outsideValidity
-        /// Inside by the masks, in a plain area: the verdict is inside, and
-        /// the judge need not read the area unless the stay changes.
+        /// Inside (by the masks, or by the shape) a plain area: the verdict
+        /// is inside, and the judge need not read the area, nor its counts,
+        /// unless the stay changes.
         case insidePlain
     }
 
@@ -75,7 +76,8 @@ public enum CandidatePlan {
                     if knownInside && slot.plain {
                         code = .insidePlain
                     } else if slot.verdictIsContainment {
-                        code = knownInside || slot.shape._withUnsafeGuaranteedRef({ $0.contains(fix.position) }) ? .inside : .outside
+                        let inside = knownInside || slot.shape._withUnsafeGuaranteedRef({ $0.contains(fix.position) })
+                        code = inside ? (slot.plain ? .insidePlain : .inside) : .outside
                     } else {
                         code = slot.area._withUnsafeGuaranteedRef { a in
                             guard a.isValid(at: fix.ts) else { return .outsideValidity }
