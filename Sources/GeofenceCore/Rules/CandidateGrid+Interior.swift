@@ -149,16 +149,21 @@ extension CandidateGrid {
         var outMasks: [UInt64] = [], inMasks: [UInt64] = []
         outMasks.reserveCapacity((x1 - x0 + 1) * (y1 - y0 + 1))
         inMasks.reserveCapacity((x1 - x0 + 1) * (y1 - y0 + 1))
+        // A sub-cell row's eight flags (bytes of 0 or 1) become a byte of
+        // bits at once: times this constant, flag k lands on bit 56 + k, and
+        // no two partial products meet or carry into those bits.
+        assert(n == 8, "a row of a cell is eight flags: one 64-bit load")
+        let gather: UInt64 = 0x0102_0408_1020_4080
+        func bits(_ plane: UnsafeMutableBufferPointer<Bool>, _ at: Int) -> UInt64 {
+            (UnsafeRawPointer(plane.baseAddress! + at).loadUnaligned(as: UInt64.self) &* gather) >> 56
+        }
         for cy in 0...(y1 - y0) {
             for cx in 0...(x1 - x0) {
                 var o: UInt64 = 0, i: UInt64 = 0
                 for sy in 0..<n {
                     let row = (n * cy + sy) * w + n * cx
-                    for sx in 0..<n {
-                        let shift = UInt64(sy * n + sx)
-                        o |= UInt64(outside[row + sx] ? 1 : 0) << shift
-                        i |= UInt64(inside[row + sx] ? 1 : 0) << shift
-                    }
+                    o |= bits(outside, row) << UInt64(sy * n)
+                    i |= bits(inside, row) << UInt64(sy * n)
                 }
                 outMasks.append(o)
                 inMasks.append(i)
