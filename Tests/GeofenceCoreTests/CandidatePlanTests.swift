@@ -82,6 +82,8 @@ final class CandidatePlanTests: XCTestCase {
         fixes.withUnsafeBufferPointer { f in
             let order = CandidatePlan.cellOrder(f, planned.grid)
             XCTAssertEqual(Set(order), Set(fixes.indices))
+            let keys = order.map { planned.grid.subcellKey(of: f[$0].position) ?? Int.max }
+            XCTAssertEqual(keys, keys.sorted(), "by cell, then by sub-cell, outside the grid last")
             spans.withUnsafeMutableBufferPointer { sp in
                 let half = order.count / 2
                 CandidatePlan.plan(f, order[..<half], share: 0, areas: planned, into: &entries[0], spans: sp)

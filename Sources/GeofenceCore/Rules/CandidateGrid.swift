@@ -171,6 +171,16 @@ public final class CandidateGrid: Sendable {
 
     public var cellCount: Int { nx * ny }
 
+    /// `cell(of: p)` times 64 plus `p`'s sub-cell in it (the masks' 8 × 8),
+    /// nil outside the grid: fixes in this order meet the same areas and
+    /// the same mask bits one after another.
+    public func subcellKey(of p: LonLat) -> Int? {
+        let fx = (p.lon - origin.lon) / cell, fy = (p.lat - origin.lat) / cell
+        guard fx >= 0, fy >= 0, fx < Double(nx), fy < Double(ny) else { return nil }
+        let cx = Int(fx), cy = Int(fy)
+        return (cy * nx + cx) * 64 + Self.subcell(fx - Double(cx), fy - Double(cy))
+    }
+
     /// At most how many candidates `forEachCandidate` visits at `p`: its
     /// cell's entries and the wide boxes.
     @inline(__always)

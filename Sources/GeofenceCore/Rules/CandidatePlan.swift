@@ -42,15 +42,17 @@ public enum CandidatePlan {
         (Int(e >> 3), Code(rawValue: e & 7) ?? .undecided)
     }
 
-    /// Fix indices of `fixes` in the order of the grid's cells (fixes outside
-    /// the grid last): the order in which `plan` reads the fewest areas cold.
+    /// Fix indices of `fixes` in the order of the grid's cells, and within a
+    /// cell of its sub-cells (fixes outside the grid last): the order in which
+    /// `plan` reads the fewest areas cold, and meets one sub-cell's masks
+    /// and boundary edges for several fixes in a row.
     public static func cellOrder(_ fixes: UnsafeBufferPointer<Fix>, _ grid: CandidateGrid) -> [Int] {
-        // One sortable word per fix: its cell above, its index below; sorted,
-        // then cut down to the index where it lies (no second array).
+        // One sortable word per fix: its sub-cell key above, its index below;
+        // sorted, then cut down to the index where it lies (no second array).
         let bits = Int.bitWidth - fixes.count.leadingZeroBitCount
         var keys = [Int](repeating: 0, count: fixes.count)
         for j in fixes.indices {
-            keys[j] = (grid.cell(of: fixes[j].position) ?? grid.cellCount) << bits | j
+            keys[j] = (grid.subcellKey(of: fixes[j].position) ?? grid.cellCount * 64) << bits | j
         }
         keys.sort()
         let mask = (1 << bits) - 1
