@@ -163,10 +163,17 @@ public final class CandidateGrid: Sendable {
     }
 
     /// The cell holding `p`, as a number below `cellCount`; nil outside the grid.
-    public func cell(of p: LonLat) -> Int? {
+    public func cell(of p: LonLat) -> Int? { place(of: p)?.cell }
+
+    /// The cell holding `p` and where in it `p` lies (fractions u, v of the
+    /// cell's width and height); nil outside the grid. Every lookup by
+    /// position goes through here, so all agree on a point at a cell's edge.
+    @inline(__always)
+    private func place(of p: LonLat) -> (cell: Int, u: Double, v: Double)? {
         let fx = (p.lon - origin.lon) / cell, fy = (p.lat - origin.lat) / cell
         guard fx >= 0, fy >= 0, fx < Double(nx), fy < Double(ny) else { return nil }
-        return Int(fy) * nx + Int(fx)
+        let cx = Int(fx), cy = Int(fy)
+        return (cy * nx + cx, fx - Double(cx), fy - Double(cy))
     }
 
     public var cellCount: Int { nx * ny }
@@ -175,10 +182,7 @@ public final class CandidateGrid: Sendable {
     /// nil outside the grid: fixes in this order meet the same areas and
     /// the same mask bits one after another.
     public func subcellKey(of p: LonLat) -> Int? {
-        let fx = (p.lon - origin.lon) / cell, fy = (p.lat - origin.lat) / cell
-        guard fx >= 0, fy >= 0, fx < Double(nx), fy < Double(ny) else { return nil }
-        let cx = Int(fx), cy = Int(fy)
-        return (cy * nx + cx) * 64 + Self.subcell(fx - Double(cx), fy - Double(cy))
+        place(of: p).map { $0.cell * 64 + Self.subcell($0.u, $0.v) }
     }
 
     /// At most how many candidates `forEachCandidate` visits at `p`: its
@@ -209,14 +213,11 @@ public final class CandidateGrid: Sendable {
     /// inside so. The arrays are read through unchecked buffers.
     @inline(__always)
     public func forEachCandidate(at p: LonLat, skippingOutside: Bool, _ body: (_ index: Int, _ knownInside: Bool) throws -> Void) rethrows {
-        let fx = (p.lon - origin.lon) / cell, fy = (p.lat - origin.lat) / cell
         var range = 0..<0
         var bit: UInt64 = 0
-        if fx >= 0, fy >= 0, fx < Double(nx), fy < Double(ny) {
-            let cx = Int(fx), cy = Int(fy)
-            let c = cy * nx + cx
-            range = Int(offsets[c])..<Int(offsets[c + 1])
-            bit = 1 << UInt64(Self.subcell(fx - Double(cx), fy - Double(cy)))
+        if let at = place(of: p) {
+            range = Int(offsets[at.cell])..<Int(offsets[at.cell + 1])
+            bit = 1 << UInt64(Self.subcell(at.u, at.v))
         }
         let masked = !outsideMasks.isEmpty
         let skipping = skippingOutside && masked

@@ -66,20 +66,20 @@ extension SQLCatalog {
         return ScannedCatalog(boxes: boxes, definitions: definitions, conditions: conditions, zones: zoneOf)
     }
 
-    /// Decodes and prepares the scanned areas and makes the grid with its
+    /// Prepares the scanned areas and makes the grid with its
     /// masks, on every core. An area that cannot be read is left out: met,
     /// it fails the batch with its error from `loadArea`, as it would have
     /// without this; never met, it does not.
     /// `madeGrid` gets the grid's cells before any area is prepared.
     func build(_ s: ScannedCatalog, madeGrid: (CandidateGrid) -> Void = { _ in }) throws {
-        let rows = s.definitions
+        let definitions = s.definitions
         let grid = CandidateGrid(s.boxes)
         try Self.requireDistinctIds(grid.ambiguousIds)
         madeGrid(grid)
-        var prepared = [JudgedArea?](repeating: nil, count: rows.count)
+        var prepared = [JudgedArea?](repeating: nil, count: definitions.count)
         var outside = [UInt64](repeating: 0, count: grid.entryCount), inside = outside
         var byIndex = [JudgedArea?](repeating: nil, count: grid.ids.count)
-        let width = min(Parallel.width, max(1, rows.count / 1000))
+        let width = min(Parallel.width, max(1, definitions.count / 1000))
         let (defaultZone, defaultConfidence) = (self.defaultZone, self.defaultConfidence)
         // A zone that did not load leaves the area to `loadArea`, which reports it.
         func zone(_ name: String?, else fallback: TimeZone) -> TimeZone? {
@@ -106,8 +106,8 @@ extension SQLCatalog {
                         // the last ~10 % of the masks on the medium benchmark).
                         let runs = width == 1 ? 1 : width * 16
                         Parallel.share(Array(0..<runs), width: width) { _, r in
-                            for i in (rows.count * r / runs)..<(rows.count * (r + 1) / runs) {
-                                guard let area = judged(rows[i]) else { continue }
+                            for i in (definitions.count * r / runs)..<(definitions.count * (r + 1) / runs) {
+                                guard let area = judged(definitions[i]) else { continue }
                                 out.buffer[i] = area
                                 // Its masks now, while its shape is still in the cache
                                 // (one area id is one grid index: threads write apart).

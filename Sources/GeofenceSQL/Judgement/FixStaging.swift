@@ -128,7 +128,7 @@ final class FixStaging {
     /// The held fixes' indices in order, and the run of them that is each
     /// subject's, in byte order of the ids; each run in time and then input order.
     private func inMemoryOrder() -> (order: [Int32], runs: [(id: String, fixes: Range<Int>)]) {
-        let rank = subjects.indices.sorted { subjects[$0].utf8.lexicographicallyPrecedes(subjects[$1].utf8) }
+        let rank = subjects.indices.sorted { SubjectKey(subjects[$0]) < SubjectKey(subjects[$1]) }
         // Where each subject's run starts, in rank order (a counting sort: stable).
         var start = [Int](repeating: 0, count: subjects.count + 1)
         var count = [Int](repeating: 0, count: subjects.count)
