@@ -8,7 +8,10 @@ import CSQLite
 /// argument; nothing in here traps, so a bad call never takes the host down.
 public struct FunctionError: Error, CustomStringConvertible {
     public var message: String
-    public init(_ message: String) { self.message = message }
+    /// The result code the caller sees: SQLITE_ERROR, or SQLITE_BUSY for a
+    /// call to retry.
+    public var code: Int32
+    public init(_ message: String, code: Int32 = SQLITE_ERROR) { self.message = message; self.code = code }
     public var description: String { message }
 }
 
@@ -115,8 +118,11 @@ private let trampoline: @convention(c) (OpaquePointer?, Int32, UnsafeMutablePoin
             setResult(ctx, try box.body(args))
         } catch let e as FunctionError {
             sqlite.pointee.result_error!(ctx, e.message, -1)
+            if e.code != SQLITE_ERROR { sqlite.pointee.result_error_code!(ctx, e.code) }
         } catch let e as SQLiteError {
+            // The host sees SQLite's own code (SQLITE_FULL, SQLITE_BUSY, …), after the message.
             sqlite.pointee.result_error!(ctx, "\(box.signature.name): \(e.message)", -1)
+            sqlite.pointee.result_error_code!(ctx, e.code)
         } catch {
             sqlite.pointee.result_error!(ctx, "\(box.signature.name): \(error)", -1)
         }

@@ -15,10 +15,17 @@ public final class Connection {
 
     public var errorMessage: String { sqlite.pointee.errmsg!(handle).map { String(cString: $0) } ?? "unknown error" }
 
+    /// The last error's extended result code (SQLITE_BUSY_SNAPSHOT, SQLITE_IOERR_…),
+    /// which tells apart what the primary code does not.
+    var extendedErrorCode: Int32 { sqlite.pointee.extended_errcode!(handle) }
+
+    func error(_ rc: Int32, _ sql: String?) -> SQLiteError {
+        let extended = extendedErrorCode
+        return SQLiteError(code: extended & 0xff == rc & 0xff ? extended : rc, message: errorMessage, sql: sql)
+    }
+
     func check(_ rc: Int32, _ sql: String? = nil) throws {
-        if rc != SQLITE_OK && rc != SQLITE_ROW && rc != SQLITE_DONE {
-            throw SQLiteError(code: rc, message: errorMessage, sql: sql)
-        }
+        if rc != SQLITE_OK && rc != SQLITE_ROW && rc != SQLITE_DONE { throw error(rc, sql) }
     }
 
     /// Runs one or more statements that return no rows.
@@ -26,16 +33,16 @@ public final class Connection {
         var err: UnsafeMutablePointer<CChar>?
         let rc = sqlite.pointee.exec!(handle, sql, nil, nil, &err)
         if rc != SQLITE_OK {
-            let message = err.map { String(cString: $0) } ?? errorMessage
-            if let err { sqlite.pointee.free!(err) }
-            throw SQLiteError(code: rc, message: message, sql: sql)
+            var e = error(rc, sql)
+            if let err { e.message = String(cString: err); sqlite.pointee.free!(err) }
+            throw e
         }
     }
 
     public func prepare(_ sql: String) throws -> Statement {
         var stmt: OpaquePointer?
         let rc = sqlite.pointee.prepare_v2!(handle, sql, -1, &stmt, nil)
-        guard rc == SQLITE_OK, let stmt else { throw SQLiteError(code: rc, message: errorMessage, sql: sql) }
+        guard rc == SQLITE_OK, let stmt else { throw error(rc, sql) }
         return Statement(stmt, connection: self, sql: sql)
     }
 

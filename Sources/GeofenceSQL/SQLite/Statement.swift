@@ -32,12 +32,17 @@ public final class Statement {
         try connection.check(rc, sql)
     }
 
-    /// Advances; true while there is a row.
+    /// Advances; true while there is a row. A failed step resets the
+    /// statement before it throws: a statement left in its error state would
+    /// keep its read snapshot, so every later use of the connection (and a
+    /// WAL checkpoint) would be held at it.
     public func step() throws -> Bool {
         let rc = sqlite.pointee.step!(handle)
         if rc == SQLITE_ROW { return true }
         if rc == SQLITE_DONE { return false }
-        throw SQLiteError(code: rc, message: connection.errorMessage, sql: sql)
+        let e = connection.error(rc, sql)
+        _ = sqlite.pointee.reset!(handle)
+        throw e
     }
 
     /// Binds, runs to completion, and resets: for INSERT/UPDATE/DELETE.
