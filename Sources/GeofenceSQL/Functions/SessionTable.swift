@@ -17,13 +17,26 @@ import GeofenceCore
 ///
 /// Freshness: the cached catalog is dropped whenever anything else changed
 /// the database since the session's last call: another connection committed
-/// (`PRAGMA data_version`) or this connection changed rows
-/// (`sqlite3_total_changes64` moved past what gf_check itself wrote).
+/// (`PRAGMA data_version`), this connection changed rows
+/// (`sqlite3_total_changes64` moved past what gf_check itself wrote), or the
+/// catalog is not the one the cache was read from (`gf_meta.catalog_stamp`,
+/// a random value every change of an area, condition or setting replaces:
+/// a rolled-back change takes its stamp with it, which neither count shows).
 final class Session {
     private let db: Connection
     private var judgement: Judgement?
-    private var stamp: (changes: Int64, dataVersion: Int64) = (-1, -1)
+    private var stamp = Stamp(changes: -1, dataVersion: -1, catalog: "")
     private var dataVersion: Statement?
+    private var catalogStamp: Statement?
+
+    struct Stamp: Equatable {
+        var changes: Int64
+        var dataVersion: Int64
+        var catalog: String
+    }
+
+    /// Each gf_check call's transaction (or savepoint).
+    private(set) lazy var transaction = CallTransaction(db, function: "gf_check")
 
     init(_ db: Connection) { self.db = db }
 
@@ -40,16 +53,23 @@ final class Session {
     /// Records the state after this session's own writes.
     func settle() throws { stamp = try currentStamp() }
 
-    private func currentStamp() throws -> (Int64, Int64) {
+    private func currentStamp() throws -> Stamp {
         if dataVersion == nil { dataVersion = try db.prepare("PRAGMA data_version") }
-        let s = dataVersion!
-        try s.bind([])
-        defer { s.reset() }
-        let version = try s.step() ? (s.value(0).int64 ?? 0) : 0
-        return (sqlite.pointee.total_changes64!(db.handle), version)
+        if catalogStamp == nil { catalogStamp = try db.prepare("SELECT value FROM gf_meta WHERE key = 'catalog_stamp'") }
+        func first(_ s: Statement) throws -> SQLiteValue {
+            try s.bind([])
+            defer { s.reset() }
+            return try s.step() ? s.value(0) : .null
+        }
+        let version = try first(dataVersion!).int64 ?? 0
+        let catalog = try first(catalogStamp!).string ?? ""
+        return Stamp(changes: sqlite.pointee.total_changes64!(db.handle), dataVersion: version, catalog: catalog)
     }
 
-    func close() { judgement = nil; dataVersion = nil }
+    /// Drops the cached judgement: after a failed call, whose writes were undone.
+    func forget() { judgement = nil; stamp = Stamp(changes: -1, dataVersion: -1, catalog: "") }
+
+    func close() { judgement = nil; dataVersion = nil; catalogStamp = nil; transaction.close() }
 
     // MARK: Registry
 
