@@ -21,9 +21,19 @@ enum JudgementFunctions {
                 // The connection's session keeps the statements, prepared areas and the
                 // state it saved last between calls, as long as nothing else wrote.
                 let session = try Session.of(conn)
-                let (_, notifications) = try session.currentJudgement().check(row, recordRun: false, trustingLastSave: true)
-                try session.settle()
-                return .text(NotificationJSON.array(notifications).serialized)
+                do {
+                    // One call, one transaction: the subject's state and its notifications together.
+                    let notifications = try session.transaction.run {
+                        let (_, notifications) = try session.currentJudgement().check(row, recordRun: false, trustingLastSave: true)
+                        try session.settle()
+                        return notifications
+                    }
+                    return .text(NotificationJSON.array(notifications).serialized)
+                } catch {
+                    // What the session cached during a call that was undone is not the database's.
+                    session.forget()
+                    throw error
+                }
             } catch let e as InputError {
                 throw FunctionError("gf_check: \(e.message)")
             } catch let e as SQLiteError where e.message.contains("no such table") {

@@ -1,0 +1,120 @@
+import CSQLite
+
+/// One call of a state-changing SQL function (gf_check) as one transaction:
+/// everything it writes happens, or none of it does.
+///
+///     SELECT gf_check('walker', '2026-11-20T09:00:00Z', 35.68, 139.76, 10);  -- autocommit: its own BEGIN IMMEDIATE … COMMIT
+///     BEGIN IMMEDIATE;                                                         -- a table of fixes: one write lock for all
+///     SELECT gf_check(subject_id, ts, lat, lon, accuracy_m) FROM ordered ORDER BY rowid;
+///     COMMIT;                                                                  -- each call a savepoint inside it
+///
+/// How it works. A function's own statements would each commit on their own
+/// in autocommit (the statement calling the function only reads), so a kill
+/// or a failed write between them would leave a subject advanced without
+/// its notifications. So, by where the call stands:
+/// - autocommit, no write statement running: `BEGIN IMMEDIATE` … `COMMIT`.
+///   The write lock is taken before the subject is read, so two writers of
+///   one subject are serialised and a waiting one honours the busy timeout;
+/// - inside the caller's transaction: `SAVEPOINT` … `RELEASE`, and on any
+///   error `ROLLBACK TO` it, so a failed call leaves the transaction as it
+///   found it;
+/// - inside a statement that writes (`INSERT … SELECT gf_check(…)`, `CREATE
+///   TABLE … AS`), SQLite opens no savepoint. In autocommit that statement's
+///   own transaction is all or nothing (an error rolls all of it back), so
+///   the call runs as it is; inside the caller's transaction nothing would
+///   undo half a call, so it is refused.
+///
+/// Busy. Inside a read snapshot the caller already holds (a `SELECT … FROM t`
+/// still stepping, or a deferred `BEGIN` that has read), SQLite cannot wait
+/// for another writer: it reports SQLITE_BUSY at once, or SQLITE_BUSY_SNAPSHOT
+/// once another connection has committed, which no waiting clears. Both come
+/// back as SQLITE_BUSY errors that say to end the statement or transaction
+/// and retry it; every statement the call used is reset, so the connection
+/// holds no stale snapshot afterwards.
+final class CallTransaction {
+    private let db: Connection
+    private let function: String
+    /// Prepared once: parsing these four statements anew took a few µs of every call.
+    private lazy var begin = try? db.prepare("BEGIN IMMEDIATE")
+    private lazy var commit = try? db.prepare("COMMIT")
+    private lazy var savepoint = try? db.prepare("SAVEPOINT gf_call")
+    private lazy var release = try? db.prepare("RELEASE gf_call")
+
+    init(_ db: Connection, function: String) { self.db = db; self.function = function }
+
+    /// Finalizes the statements, so the connection can close.
+    func close() { begin = nil; commit = nil; savepoint = nil; release = nil }
+
+    func run<T>(_ body: () throws -> T) throws -> T {
+        if db.hasWriteStatementRunning {
+            if db.isAutocommit { return try body() }
+            throw FunctionError("\(function): cannot run inside a statement that writes (INSERT … SELECT, UPDATE, CREATE TABLE … AS) "
+                                + "within an open transaction, where SQLite allows no savepoint to undo half a call: "
+                                + "select \(function)(…) on its own and store its result with a second statement")
+        }
+        if db.isAutocommit {
+            let snapshot = db.holdsReadSnapshot
+            do { try step(begin, "BEGIN IMMEDIATE") } catch {
+                throw Self.busy(error, function: function, insideSnapshot: snapshot)
+            }
+            do {
+                let result = try body()
+                try step(commit, "COMMIT")
+                return result
+            } catch {
+                if !db.isAutocommit { try? db.execute("ROLLBACK") }
+                throw Self.busy(error, function: function, insideSnapshot: snapshot)
+            }
+        }
+        try step(savepoint, "SAVEPOINT gf_call")
+        do {
+            let result = try body()
+            try step(release, "RELEASE gf_call")
+            return result
+        } catch {
+            try? db.execute("ROLLBACK TO gf_call")
+            try? db.execute("RELEASE gf_call")
+            throw Self.busy(error, function: function, insideSnapshot: true)
+        }
+    }
+
+    /// Runs a prepared transaction statement (or `sql` itself, if it could not be prepared).
+    private func step(_ statement: Statement?, _ sql: String) throws {
+        guard let statement else { return try db.execute(sql) }
+        try statement.bind([])
+        while try statement.step() {}
+        statement.reset()
+    }
+
+    /// `error`, or for SQLITE_BUSY an error that says what the caller must do.
+    static func busy(_ error: Error, function: String, insideSnapshot: Bool) -> Error {
+        guard let e = error as? SQLiteError, e.code & 0xff == SQLITE_BUSY else { return error }
+        let what: String
+        if e.code == SQLITE_BUSY | 2 << 8 {  // SQLITE_BUSY_SNAPSHOT (a macro Swift does not import)
+            what = "another connection wrote to the database after this statement's or transaction's read snapshot began (SQLITE_BUSY_SNAPSHOT); waiting cannot help"
+        } else if insideSnapshot {
+            what = "another connection is writing, and a statement or transaction holding a read snapshot cannot wait for it (SQLITE_BUSY)"
+        } else {
+            what = "another connection kept the database locked for writing past the busy timeout (SQLITE_BUSY)"
+        }
+        return FunctionError("\(function): \(what): end the statement or transaction and retry it; to feed a table of fixes, "
+                             + "begin the transaction with BEGIN IMMEDIATE", code: e.code)
+    }
+}
+
+extension Connection {
+    /// True while a statement that writes is running on this connection (the
+    /// one calling a function, say): SQLite opens no savepoint then.
+    var hasWriteStatementRunning: Bool {
+        let api = sqlite.pointee
+        var s = api.next_stmt!(handle, nil)
+        while let stmt = s {
+            if api.stmt_busy!(stmt) != 0 && api.stmt_readonly!(stmt) == 0 { return true }
+            s = api.next_stmt!(handle, stmt)
+        }
+        return false
+    }
+
+    /// True when the connection has a read transaction open on `main`.
+    var holdsReadSnapshot: Bool { sqlite.pointee.txn_state!(handle, "main") != SQLITE_TXN_NONE }
+}
