@@ -29,6 +29,8 @@ public struct AreaImporter {
         public var conditions = 0
         /// (feature index, area id, GEOS's reason) for each repaired polygon.
         public var repaired: [(Int, String, String)] = []
+        /// SpatiaLite index triggers on gf_areas whose stored text was not SpatiaLite's, re-created from it.
+        public var repairedTriggers: [String] = []
         public var updatedAt: Timestamp?
     }
 
@@ -78,6 +80,7 @@ public struct AreaImporter {
             }
             progress?(fileSize, fileSize)
             try spatialIndex.finish()
+            report.repairedTriggers = spatialIndex.repaired
 
             let updated = try options.updatedAt ?? updatedAtMember(parser.foreignMembers, path: path)
             report.updatedAt = updated

@@ -6,37 +6,70 @@
 /// geometry_columns_time for every row; together they were most of an
 /// import's SQLite time. Inside the import's transaction the two insert
 /// triggers are dropped, the rows inserted, the index rows for every new id
-/// added with one INSERT … SELECT, and the triggers re-created from their own
-/// SQL. The transaction makes this all or nothing: a failed or killed import
-/// rolls the triggers back with the rows. Updates (`--upsert` of an existing
-/// area) still go through SpatiaLite's update trigger, which stays.
+/// added with one INSERT … SELECT, and the triggers re-created. The
+/// transaction makes this all or nothing: a failed or killed import rolls the
+/// triggers back with the rows. Updates (`--upsert` of an existing area)
+/// still go through SpatiaLite's update trigger, which stays.
+///
+/// The triggers are re-created from the engine's own text (SpatiaLite 5's
+/// definitions, below), never from the text stored in sqlite_master: that
+/// text comes from the database file, and a file whose trigger text carries
+/// further statements (ATTACH another file, DROP a table in it) would have
+/// them run by a multi-statement exec. A stored text that differs from
+/// SpatiaLite's is thereby repaired, and listed in `repaired`.
 struct BulkSpatialIndex {
     let db: Connection
-    static let triggers = ["gii_gf_areas_geom", "tmi_gf_areas_geom"]
-    private var saved: [String] = []
+
+    /// SpatiaLite 5's R*Tree insert triggers for gf_areas.geom, as
+    /// CreateSpatialIndex('gf_areas', 'geom') writes them: the index row of a
+    /// new area, and the table's last-insert time.
+    static let definitions: [(name: String, sql: String)] = [
+        ("gii_gf_areas_geom", """
+            CREATE TRIGGER "gii_gf_areas_geom" AFTER INSERT ON "gf_areas"
+            FOR EACH ROW BEGIN
+            DELETE FROM "idx_gf_areas_geom" WHERE pkid=NEW.ROWID;
+            SELECT RTreeAlign('idx_gf_areas_geom', NEW.ROWID, NEW."geom");
+            END
+            """),
+        ("tmi_gf_areas_geom", """
+            CREATE TRIGGER "tmi_gf_areas_geom" AFTER INSERT ON "gf_areas"
+            FOR EACH ROW BEGIN
+            UPDATE geometry_columns_time SET last_insert = strftime('%Y-%m-%dT%H:%M:%fZ', 'now')
+            WHERE Lower(f_table_name) = Lower('gf_areas') AND Lower(f_geometry_column) = Lower('geom');
+            END
+            """),
+    ]
+
+    private var active = false
     private var firstNewId: Int64 = 0
+    /// Triggers whose stored text was not SpatiaLite's and that `finish` replaced.
+    private(set) var repaired: [String] = []
 
     init(_ db: Connection) { self.db = db }
 
     /// Call inside the transaction, after any clearing, before the inserts.
     mutating func begin() throws {
-        let rows = try db.query("SELECT name, sql FROM sqlite_master WHERE type = 'trigger' AND tbl_name = 'gf_areas' AND name IN ('\(Self.triggers.joined(separator: "', '"))')")
-        // A catalog whose index triggers are not SpatiaLite's usual pair is left to them.
-        guard rows.count == Self.triggers.count else { return }
-        saved = rows.compactMap { $0[1].string }
+        let names = Self.definitions.map(\.name)
+        let rows = try db.query("SELECT name, sql FROM sqlite_master WHERE type = 'trigger' AND tbl_name = 'gf_areas' AND name IN (?, ?)",
+                                names.map { .text($0) })
+        // A catalog without SpatiaLite's usual pair is left to its own triggers.
+        guard rows.count == names.count else { return }
+        repaired = Self.definitions.filter { d in !rows.contains { $0[0].string == d.name && $0[1].string == d.sql } }.map(\.name)
         firstNewId = (try db.scalar("SELECT coalesce(max(id), 0) + 1 FROM gf_areas").int64) ?? 1
-        for name in Self.triggers { try db.execute("DROP TRIGGER \"\(name)\"") }
+        for name in names { try db.execute("DROP TRIGGER \"\(name)\"") }
+        active = true
     }
 
-    /// Indexes the rows inserted since `begin` and restores the triggers.
+    /// Indexes the rows inserted since `begin` and re-creates the triggers.
     func finish() throws {
-        guard !saved.isEmpty else { return }
+        guard active else { return }
         try db.query("""
             INSERT INTO idx_gf_areas_geom (pkid, xmin, xmax, ymin, ymax)
             SELECT id, MbrMinX(geom), MbrMaxX(geom), MbrMinY(geom), MbrMaxY(geom) FROM gf_areas
             WHERE id >= ? AND geom IS NOT NULL AND id NOT IN (SELECT pkid FROM idx_gf_areas_geom WHERE pkid >= ?)
             """, [.integer(firstNewId), .integer(firstNewId)])
-        for sql in saved { try db.execute(sql) }
+        // One statement each, prepared and stepped: nothing after it could run.
+        for d in Self.definitions { try db.query(d.sql) }
         try db.query("""
             UPDATE geometry_columns_time SET last_insert = strftime('%Y-%m-%dT%H:%M:%fZ', 'now')
             WHERE lower(f_table_name) = 'gf_areas' AND lower(f_geometry_column) = 'geom'

@@ -13,6 +13,13 @@ public final class Connection {
 
     deinit { if owned { _ = sqlite.pointee.close_v2!(handle) } }
 
+    /// The main database's file as SQLite opened it (absolute); nil for an
+    /// in-memory or temporary database.
+    public var fileName: String? {
+        guard let p = sqlite.pointee.db_filename!(handle, "main"), p.pointee != 0 else { return nil }
+        return String(cString: p)
+    }
+
     public var errorMessage: String { sqlite.pointee.errmsg!(handle).map { String(cString: $0) } ?? "unknown error" }
 
     /// The last error's extended result code (SQLITE_BUSY_SNAPSHOT, SQLITE_IOERR_…),

@@ -1,9 +1,6 @@
 import ArgumentParser
 import GeofenceCore
 import GeofenceSQL
-#if canImport(Glibc)
-@preconcurrency import Glibc
-#endif
 
 struct Export: ParsableCommand {
     static let configuration = CommandConfiguration(
@@ -14,16 +11,16 @@ struct Export: ParsableCommand {
     func run() throws {
         try reporting {
             let conn = try openCatalog(db)
+            let output = try OutputFile(out, database: conn)
             let areas = try AreaStore(conn).all()
-            guard let f = out.map({ fopen($0, "wb") }) ?? stdout else { throw InputError("cannot write", file: out) }
-            defer { if out != nil { fclose(f) } }
             var head = "{\"type\":\"FeatureCollection\""
             if let t = try Settings(conn).get("import_updated_at") { head += ",\"updated_at\":"; JSONValue.writeString(t, to: &head) }
-            fputs(head + ",\"features\":[\n", f)
+            try output.write(head + ",\"features\":[\n")
             for (i, a) in areas.enumerated() {
-                fputs((i > 0 ? ",\n" : "") + GeoJSONArea.feature(for: a).serialized, f)
+                try output.write((i > 0 ? ",\n" : "") + GeoJSONArea.feature(for: a).serialized)
             }
-            fputs("\n]}\n", f)
+            try output.write("\n]}\n")
+            try output.commit()
             if let out { warn("exported \(areas.count) areas to \(out)") }
         }
     }

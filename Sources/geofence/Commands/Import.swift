@@ -41,6 +41,9 @@ struct Import: ParsableCommand {
             let bar = ProgressBar(label: "importing")
             let r = try AreaImporter(conn).run(path: file, options: o, progress: bar.update)
             for (index, id, reason) in r.repaired { warn("repaired feature \(index) (id '\(id)'): \(reason)") }
+            for name in r.repairedTriggers {
+                warn("repaired trigger \(name) on gf_areas: its stored SQL was not SpatiaLite's definition; re-created from it")
+            }
             var line = "imported \(r.imported) areas (\(r.polygons) polygonal, \(r.circles) circles)"
             if r.conditions > 0 { line += " and \(r.conditions) conditions" }
             if replace { line += ", replacing the previous catalog" }

@@ -27,6 +27,8 @@ struct Judge: ParsableCommand {
         HugePages.adviseForThisProcess()
         try reporting {
             let conn = try openCatalog(db)
+            // Opened first: a refused or unwritable --out fails before the run.
+            let output = try out.map { try OutputFile($0, database: conn) }
             let bar = ProgressBar(label: "judging")
             let report = try conn.transaction { () -> Judgement.Report in
                 let rows: AnySequence<Judgement.Row> = try fixes.map { try FixSources.file($0) }
@@ -38,10 +40,14 @@ struct Judge: ParsableCommand {
                 let report = try judgement.run(rows, source: fixes ?? table, expectedFixes: try fixes.map(FixSources.estimatedRows),
                                                progress: bar.update)
                 if fixes == nil && table == "gf_fixes" && !keep { try conn.execute("DELETE FROM gf_fixes") }
-                if let out { try writeNotificationsCSV(conn, run: report.runId, to: out + ".partial") }
+                // Written and synced inside the transaction: a write error rolls the run back.
+                if let output { try writeNotificationsCSV(conn, run: report.runId, to: output) }
                 return report
             }
-            if let out { guard rename(out + ".partial", out) == 0 else { throw InputError("cannot write", file: out) } }
+            do { try output?.commit() } catch var e as InputError {
+                e.message += "; the run (\(report.runId)) was committed: `geofence notifications \(db) --run \(report.runId) --csv` lists its notifications"
+                throw e
+            }
             let c = report.counters
             print("run \(report.runId): \(report.fixes) fixes: \(c.judged) judged, \(c.stale) stale, \(c.invalid) invalid; "
                   + "\(c.transitions) transitions, \(c.notifications) notifications, \(c.filtered) not notified (filters)"
@@ -64,12 +70,11 @@ func notificationRows(_ conn: Connection, run: Int64? = nil, subject: String? = 
     }
 }
 
-func writeNotificationsCSV(_ conn: Connection, run: Int64, to path: String) throws {
-    guard let f = fopen(path, "wb") else { throw InputError(String(cString: strerror(errno)), file: path) }
-    defer { fclose(f) }
-    fputs(notificationColumns.joined(separator: ",") + "\n", f)
+/// Writes the run's notifications and closes the file; the caller commits it.
+func writeNotificationsCSV(_ conn: Connection, run: Int64, to output: OutputFile) throws {
+    try output.write(notificationColumns.joined(separator: ",") + "\n")
     for row in try notificationRows(conn, run: run) {
-        fputs(row.map { csvField($0 ?? "") }.joined(separator: ",") + "\n", f)
+        try output.write(row.map { csvField($0 ?? "") }.joined(separator: ",") + "\n")
     }
-    guard ferror(f) == 0 else { throw InputError("write error", file: path) }
+    try output.close()
 }

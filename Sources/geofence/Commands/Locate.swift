@@ -41,21 +41,18 @@ struct Locate: ParsableCommand {
 }
 
 extension Locate {
-    /// The batch form: pairs as CSV, written atomically when --out is given.
+    /// The batch form: pairs as CSV, to standard output or to the --out file
+    /// (see `OutputFile`: never over the database, all or nothing).
     func locateBatch(_ conn: Connection, _ path: String) throws {
-        let target = out.map { $0 + ".partial" }
-        guard let f = target.map({ fopen($0, "wb") }) ?? stdout else { throw InputError(String(cString: strerror(errno)), file: out ?? "") }
+        let output = try OutputFile(out, database: conn)
         var buffer = "row,area_id,verdict\n"
-        func flush() { fputs(buffer, f); buffer.removeAll(keepingCapacity: true) }
+        func flush() throws { try output.write(buffer); buffer.removeAll(keepingCapacity: true) }
         let report = try BatchLocate.run(conn, fixes: try FixSources.file(path), confidence: confidence) { row, id, verdict in
             buffer += String(row); buffer += ","; buffer += csvField(id); buffer += verdict == .inside ? ",inside\n" : ",undecided\n"
-            if buffer.utf8.count > 1 << 16 { flush() }
+            if buffer.utf8.count > 1 << 16 { try flush() }
         }
-        flush()
-        if let target, let out {
-            fclose(f)
-            guard rename(target, out) == 0 else { throw InputError(String(cString: strerror(errno)), file: out) }
-        }
+        try flush()
+        try output.commit()
         fputs("located \(report.fixes) fixes (\(report.invalid) invalid): \(report.pairs) pairs; "
               + "catalog loaded in \(String(format4: report.loadSeconds)) s, fixes located in \(String(format4: report.locateSeconds)) s\n", stderr)
     }

@@ -1,0 +1,166 @@
+import GeofenceCore
+import GeofenceSQL
+#if canImport(Glibc)
+@preconcurrency import Glibc
+#endif
+
+/// The file a command writes its output to (`--out`), or standard output.
+/// Every command that writes an output file goes through here, so they all
+/// keep the same rules:
+///
+/// - Never the database being read, nor its -wal, -shm or -journal file:
+///   compared by device and inode, so another name of the same file (a hard
+///   link, a symlink) is refused too, and by name for the ones not there yet.
+///   Writing over them destroys the catalog.
+/// - A regular file (or a new one) is written to a temporary file beside it,
+///   synced and renamed over it only when complete: a failed command leaves
+///   the old file, or none, never half of one.
+/// - Anything else (a device such as /dev/null, a FIFO) is written directly:
+///   renaming over it would replace the device node with a regular file.
+/// - Every write, flush, sync and close is checked: an error fails the
+///   command, and the temporary file is removed.
+final class OutputFile {
+    private enum Kind { case standardOutput, direct, replacing(temp: String) }
+
+    /// The name for messages.
+    let name: String
+    private let kind: Kind
+    private var file: UnsafeMutablePointer<FILE>?
+    private var done = false
+
+    /// Opens `path` (standard output when nil) for output from a command
+    /// reading the database on `database`.
+    init(_ path: String?, database: Connection) throws {
+        let guarded = DatabaseFiles(database)
+        guard let path else {
+            name = "standard output"
+            var st = stat()
+            if fstat(1, &st) == 0, let which = guarded.match(st) {
+                throw InputError("refusing to write over \(which)", file: name)
+            }
+            kind = .standardOutput
+            file = stdout
+            return
+        }
+        name = path
+        if let which = guarded.match(path: path) {
+            throw InputError("refusing to write over \(which): choose another output file", file: path)
+        }
+        var st = stat()
+        if stat(path, &st) == 0 && (st.st_mode & S_IFMT) != S_IFREG {
+            if (st.st_mode & S_IFMT) == S_IFDIR { throw InputError("is a directory, not a file", file: path) }
+            let fd = open(path, O_WRONLY | O_NOCTTY | O_CLOEXEC)
+            guard fd >= 0 else { throw Self.error("cannot open", path) }
+            kind = .direct
+            file = fdopen(fd, "w")
+        } else {
+            var template = Array((path + ".partial-XXXXXX").utf8CString)
+            let fd = template.withUnsafeMutableBufferPointer { mkstemp($0.baseAddress!) }
+            guard fd >= 0 else { throw Self.error("cannot create a temporary file beside it", path) }
+            let temp = template.withUnsafeBufferPointer { String(cString: $0.baseAddress!) }
+            // mkstemp makes the file private; give it the mode the file it
+            // replaces had, or that of a newly created file.
+            let mode: mode_t
+            if (st.st_mode & S_IFMT) == S_IFREG { mode = st.st_mode & 0o777 } else {
+                let mask = umask(0); umask(mask); mode = 0o666 & ~mask
+            }
+            fchmod(fd, mode)
+            kind = .replacing(temp: temp)
+            file = fdopen(fd, "w")
+        }
+        if file == nil { throw Self.error("cannot open", path) }
+    }
+
+    deinit { discard() }
+
+    func write(_ s: String) throws {
+        guard let file, fputs(s, file) != EOF else { throw Self.error("cannot write", name) }
+    }
+
+    /// Writes out everything written so far and closes the file (syncing a
+    /// file that will be renamed). Call `commit` afterwards to put it in place.
+    func close() throws {
+        guard let f = file else { return }
+        file = nil
+        var failure: InputError?
+        if fflush(f) != 0 || ferror(f) != 0 {
+            failure = Self.error("cannot write", name)
+        } else if case .replacing = kind, fsync(fileno(f)) != 0 {
+            failure = Self.error("cannot write", name)
+        }
+        if f != stdout, fclose(f) != 0, failure == nil { failure = Self.error("cannot write", name) }
+        if let failure { throw failure }
+    }
+
+    /// Closes the file if still open and renames a temporary file over the target.
+    func commit() throws {
+        try close()
+        guard case .replacing(let temp) = kind, !done else { done = true; return }
+        done = true
+        guard rename(temp, name) == 0 else {
+            let failure = Self.error("cannot put the output in place (renaming \(temp) over it)", name)
+            unlink(temp)
+            throw failure
+        }
+    }
+
+    /// Abandons the output: closes the file and removes a temporary one.
+    func discard() {
+        if let f = file, f != stdout { fclose(f) }
+        file = nil
+        if !done, case .replacing(let temp) = kind { unlink(temp) }
+        done = true
+    }
+
+    private static func error(_ what: String, _ path: String) -> InputError {
+        InputError("\(what): \(String(cString: strerror(errno)))", file: path)
+    }
+}
+
+/// The files of an open database that no output may overwrite: the database
+/// and the -wal, -shm and -journal files SQLite keeps beside it.
+private struct DatabaseFiles {
+    static let companions = [("", "the database being read"), ("-wal", "the -wal file of the database being read"),
+                             ("-shm", "the -shm file of the database being read"),
+                             ("-journal", "the -journal file of the database being read")]
+    var paths: [(String, String)] = []
+    var identities: [(dev_t, ino_t, String)] = []
+
+    init(_ db: Connection) {
+        guard let main = db.fileName else { return }
+        let real = canonicalPath(main) ?? main
+        for (suffix, what) in Self.companions {
+            for p in Set([main + suffix, real + suffix]) {
+                paths.append((p, what))
+                var st = stat()
+                if stat(p, &st) == 0 { identities.append((st.st_dev, st.st_ino, what)) }
+            }
+        }
+    }
+
+    func match(_ st: stat) -> String? {
+        identities.first { $0.0 == st.st_dev && $0.1 == st.st_ino }?.2
+    }
+
+    /// Which of the files `path` names: the same file if it exists, or the same
+    /// name (through symlinked directories too) if it does not exist yet.
+    func match(path: String) -> String? {
+        var st = stat()
+        if stat(path, &st) == 0 { return match(st) }
+        guard let candidate = canonicalPath(path) else { return nil }
+        return paths.first { $0.0 == candidate }?.1
+    }
+}
+
+/// `path` with its directory resolved (symlinks, `..`), whether or not the
+/// last component exists; nil if the directory does not.
+private func canonicalPath(_ path: String) -> String? {
+    if let full = realpath(path, nil) { defer { free(full) }; return String(cString: full) }
+    let slash = path.lastIndex(of: "/")
+    let dir = slash.map { $0 == path.startIndex ? "/" : String(path[..<$0]) } ?? "."
+    let base = slash.map { String(path[path.index(after: $0)...]) } ?? path
+    guard let full = realpath(dir, nil) else { return nil }
+    defer { free(full) }
+    let d = String(cString: full)
+    return (d == "/" ? "" : d) + "/" + base
+}
