@@ -9,7 +9,9 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
-DIST = ROOT / "dist"
+# GEOFENCE_DIST=/path/to/other/dist runs the tests against another build (to
+# see a new test fail on an older one).
+DIST = Path(os.environ.get("GEOFENCE_DIST", ROOT / "dist"))
 CLI = DIST / "geofence"
 EXTENSION = DIST / "libgeofence.so"
 SAMPLES = ROOT / "samples"
