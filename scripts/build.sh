@@ -1,12 +1,17 @@
 #!/usr/bin/env bash
 # Release-builds the CLI and the loadable extension into dist/:
 #   dist/geofence          the command-line tool
-#   dist/libgeofence.so    the SQLite extension (self-contained: no Swift runtime needed)
+#   dist/libgeofence.so    the SQLite extension
+# Both are self-contained: they need libc, libstdc++ and the system's libsqlite3,
+# never a Swift toolchain (the executable links the Swift runtime statically;
+# the extension does through its -static-stdlib linker setting). The same flag
+# goes to every call, so they share one build.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-swift build -c release --product geofence >&2
-swift build -c release --product GeofenceExtension >&2
-bin=$(swift build -c release --show-bin-path)
+flags=(-c release --static-swift-stdlib)
+swift build "${flags[@]}" --product geofence >&2
+swift build "${flags[@]}" --product GeofenceExtension >&2
+bin=$(swift build "${flags[@]}" --show-bin-path)
 mkdir -p dist
 # Copy, then rename: a running geofence (a benchmark, a judgement) keeps its
 # old file, and a process loading the extension never sees half a library.

@@ -1,0 +1,134 @@
+"""The Python package (scripts/wheel.sh): built from the release binaries,
+installed with pip into a fresh venv of Debian's python3, and used as the
+README shows. Also: nothing in it needs the Swift toolchain, and the wheel's
+metadata and tag are right."""
+import base64
+import csv
+import hashlib
+import io
+import platform
+import shutil
+import subprocess
+import zipfile
+from pathlib import Path
+
+import pytest
+
+from conftest import CLI, DIST, ROOT, SAMPLES, gf, run
+
+VERSION = subprocess.run([str(CLI), "--version"], capture_output=True, text=True).stdout.strip()
+
+
+@pytest.fixture(scope="module")
+def wheel(tmp_path_factory):
+    out = tmp_path_factory.mktemp("wheel")
+    run("/usr/bin/python3", ROOT / "scripts" / "make_wheel.py", VERSION, DIST, out)
+    (path,) = out.glob("*.whl")
+    return path
+
+
+@pytest.fixture(scope="module")
+def venv(wheel, tmp_path_factory):
+    """A fresh venv of Debian's python3 with the wheel, pandas and apsw installed."""
+    where = tmp_path_factory.mktemp("venv") / "v"
+    run("/usr/bin/python3", "-m", "venv", where)
+    pip = [where / "bin" / "pip", "install", "-q", "--disable-pip-version-check"]
+    try:
+        run(*pip, "pandas", "apsw")
+    except AssertionError:
+        run(*pip, "pandas", "apsw")  # one retry: the index has been seen to fail transiently
+    run(*pip, wheel)
+    return where
+
+
+def test_wheel_name_metadata_and_record(wheel):
+    assert wheel.name == f"geofence-{VERSION}-py3-none-linux_{platform.machine()}.whl"
+    with zipfile.ZipFile(wheel) as z:
+        names = set(z.namelist())
+        info = f"geofence-{VERSION}.dist-info"
+        meta = z.read(f"{info}/METADATA").decode()
+        assert f"\nVersion: {VERSION}\n" in meta and "\nName: geofence\n" in meta
+        assert "License-Expression: MIT" in meta
+        wheel_file = z.read(f"{info}/WHEEL").decode()
+        assert f"Tag: py3-none-linux_{platform.machine()}" in wheel_file
+        assert "manylinux" not in wheel.name  # it needs the system's libsqlite3
+        for line in csv.reader(io.StringIO(z.read(f"{info}/RECORD").decode())):
+            name, digest, size = line
+            if name == f"{info}/RECORD":
+                continue
+            data = z.read(name)
+            assert digest == "sha256=" + base64.urlsafe_b64encode(hashlib.sha256(data).digest()).rstrip(b"=").decode()
+            assert int(size) == len(data)
+            names.discard(name)
+        assert names == {f"{info}/RECORD"}, f"files missing from RECORD: {names}"
+
+
+def test_nothing_installed_needs_the_swift_toolchain(venv):
+    site = next((venv / "lib").glob("python3*/site-packages/geofence"))
+    for binary in (site / "libgeofence.so", site / "bin" / "geofence"):
+        linked = run("ldd", binary).stdout
+        assert "not found" not in linked, linked
+        assert "swift" not in linked.lower(), f"{binary} needs the Swift toolchain:\n{linked}"
+
+
+def test_readme_python_example(venv, tmp_path):
+    db = tmp_path / "fences.db"
+    gf("init", db)
+    gf("import", db, SAMPLES / "areas.geojson", "--group", "G", "--with-default-conditions")
+    reference = tmp_path / "ref.db"
+    shutil.copy(db, reference)
+    expected = tmp_path / "expected.csv"
+    gf("judge", reference, "--fixes", SAMPLES / "fixes.csv", "--out", expected, "--quiet")
+    script = f"""
+import sqlite3, apsw, pandas, geofence
+conn = sqlite3.connect({str(db)!r})
+geofence.load(conn)
+print(conn.execute("SELECT gf_version(), spatialite_version() IS NOT NULL").fetchone())
+inside = conn.execute("SELECT area_id FROM gf_areas WHERE gf_contains(geom, 35.715, 139.773, 20) = 1").fetchall()
+print(sorted(a for (a,) in inside))
+conn.close()
+a = apsw.Connection({str(db)!r})
+geofence.load(a)
+print(list(a.execute("SELECT spatialite_version() IS NOT NULL, count(*) FROM gf_areas WHERE gf_contains(geom, 35.715, 139.773, 20) = 1")))
+fixes = pandas.read_csv({str(SAMPLES / 'fixes.csv')!r}, dtype={{"subject_id": str, "ts": str}})
+notes = geofence.judge({str(db)!r}, fixes)
+notes.to_csv({str(tmp_path / 'got.csv')!r}, index=False)
+pairs = geofence.locate({str(db)!r}, fixes)
+print(len(pairs), list(pairs.columns))
+"""
+    p = run(venv / "bin" / "python", "-c", script)
+    lines = p.stdout.splitlines()
+    assert lines[0] == f"('{VERSION}', 1)"
+    assert lines[1] == "['G#AREA_ID_001']"
+    assert lines[2] == "[(1, 1)]"
+    assert lines[3].endswith("['row', 'area_id', 'verdict']")
+    # The DataFrame holds exactly what the command writes.
+    got = list(csv.reader(open(tmp_path / "got.csv")))
+    want = list(csv.reader(open(expected)))
+    assert [r[:5] for r in got] == [r[:5] for r in want] and len(got) > 1
+    assert [[float(x) for x in r[5:]] for r in got[1:]] == [[float(x) for x in r[5:]] for r in want[1:]]
+
+
+def test_command_on_path_is_the_packaged_binary(venv, tmp_path):
+    assert run(venv / "bin" / "geofence", "--version").stdout.strip() == VERSION
+    p = run(venv / "bin" / "geofence", "init", tmp_path / "no" / "such" / "dir.db", check=False)
+    assert p.returncode != 0 and "dir.db" in p.stderr
+
+
+def test_clear_error_when_sqlite3_cannot_load_extensions(wheel, tmp_path):
+    """A Python whose sqlite3 was built without extension loading (pyenv's
+    default build, for one) gets an error that says so and what to use."""
+    candidates = [shutil.which("python3"), shutil.which("python3", path="/root/.pyenv/shims")]
+    for exe in filter(None, candidates):
+        probe = run(exe, "-c", "import sqlite3; print(hasattr(sqlite3.Connection, 'enable_load_extension'))", check=False)
+        if probe.stdout.strip() == "False":
+            break
+    else:
+        pytest.skip("every python3 here can load extensions")
+    target = tmp_path / "site"
+    with zipfile.ZipFile(wheel) as z:
+        z.extractall(target)
+    p = run(exe, "-c", "import sqlite3, geofence; geofence.load(sqlite3.connect(':memory:'))", check=False,
+            cwd=target)
+    assert p.returncode != 0
+    assert "cannot load extensions" in p.stderr and "/usr/bin/python3" in p.stderr

@@ -1,0 +1,149 @@
+"""geofence: a geofencing engine inside SQLite, from Python.
+
+    import sqlite3, geofence
+    conn = sqlite3.connect("fences.db")
+    geofence.load(conn)               # SpatiaLite first when it is installed, then the engine
+    conn.execute("SELECT area_id FROM gf_areas WHERE gf_contains(geom, 35.715, 139.773, 20) = 1")
+
+    notes = geofence.judge("fences.db", fixes_df)     # a pandas DataFrame of notifications
+    pairs = geofence.locate("fences.db", fixes_df)    # which areas hold each fix
+
+The package carries the loadable extension (``extension_path()``) and the
+``geofence`` command (``binary_path()``, also installed on PATH). Neither needs
+a Swift toolchain; both use the machine's libsqlite3, and ``load`` uses its
+``mod_spatialite`` when present.
+
+How it works: ``load`` calls the connection's own extension loader (sqlite3 or
+apsw); ``judge`` and ``locate`` write the DataFrame to a temporary CSV, run the
+``geofence`` command on it, and read its CSV output back, so they give exactly
+what the command gives.
+"""
+import csv
+import os
+import subprocess
+import tempfile
+from pathlib import Path
+
+__version__ = "0.1.0"
+
+_HERE = Path(__file__).resolve().parent
+
+# Columns of a fix, in the order the command reads them.
+FIX_COLUMNS = ("subject_id", "ts", "lat", "lon", "accuracy_m")
+
+
+class GeofenceError(RuntimeError):
+    """The geofence command or the extension refused the input; the message says why."""
+
+
+def extension_path() -> str:
+    """The path of the loadable SQLite extension inside this package."""
+    return str(_HERE / "libgeofence.so")
+
+
+def binary_path() -> str:
+    """The path of the ``geofence`` command inside this package."""
+    return str(_HERE / "bin" / "geofence")
+
+
+def load(conn, spatialite: bool = True) -> None:
+    """Loads SpatiaLite (when installed and not loaded yet) and the engine into
+    ``conn``, a ``sqlite3.Connection`` or an ``apsw.Connection``.
+
+    SpatiaLite is only needed to write areas through SQL; every gf_ function
+    works without it. Raises GeofenceError when this Python's sqlite3 module was
+    built without extension loading (Debian's /usr/bin/python3 has it; apsw
+    always does)."""
+    enable = getattr(conn, "enable_load_extension", None)
+    if enable is None:
+        raise GeofenceError(
+            "this Python's sqlite3 module cannot load extensions (built without "
+            "enable_load_extension); use Debian's /usr/bin/python3, or apsw")
+    enable(True)
+    try:
+        if spatialite and not _has_spatialite(conn):
+            try:
+                _load(conn, "mod_spatialite")
+            except Exception:
+                pass  # not installed: the gf_ functions work without it
+        _load(conn, extension_path())
+    finally:
+        enable(False)
+
+
+def _load(conn, path):
+    # sqlite3 and apsw both name it load_extension(path[, entry]).
+    conn.load_extension(path)
+
+
+def _has_spatialite(conn) -> bool:
+    try:
+        list(conn.execute("SELECT spatialite_version()"))
+        return True
+    except Exception:
+        return False
+
+
+def run(*args, check: bool = True) -> subprocess.CompletedProcess:
+    """Runs the packaged ``geofence`` command with ``args``; raises GeofenceError
+    with its message when it fails and ``check`` is true."""
+    p = subprocess.run([binary_path(), *map(str, args)], capture_output=True, text=True)
+    if check and p.returncode != 0:
+        raise GeofenceError(p.stderr.strip() or f"geofence exited {p.returncode}")
+    return p
+
+
+def judge(catalog_path, fixes, *, explain: bool = False, device_filter: bool = False):
+    """Judges ``fixes`` (a pandas DataFrame with columns subject_id, ts, lat,
+    lon, accuracy_m; ts ISO 8601 with an offset or Unix seconds) against the
+    catalog, updating its stay state as ``geofence judge`` does, and returns this
+    run's notifications as a DataFrame in canonical order (the columns of
+    ``geofence judge --out``)."""
+    extra = (["--explain"] if explain else []) + (["--device-filter"] if device_filter else [])
+    with tempfile.TemporaryDirectory(prefix="geofence-") as tmp:
+        fixes_csv = _write_fixes(fixes, Path(tmp) / "fixes.csv")
+        out = Path(tmp) / "notifications.csv"
+        run("judge", catalog_path, "--fixes", fixes_csv, "--out", out, "--quiet", *extra)
+        return _read_csv(out)
+
+
+def locate(catalog_path, fixes, *, confidence=None):
+    """For every fix of ``fixes`` (a DataFrame as for ``judge``), the areas that
+    contain it or are undecided, as ``geofence locate --fixes``: a DataFrame with
+    columns row (the fix's position in ``fixes``, from 1), area_id, verdict.
+    Nothing in the catalog changes."""
+    extra = ["--confidence", confidence] if confidence is not None else []
+    with tempfile.TemporaryDirectory(prefix="geofence-") as tmp:
+        fixes_csv = _write_fixes(fixes, Path(tmp) / "fixes.csv")
+        out = Path(tmp) / "pairs.csv"
+        run("locate", catalog_path, "--fixes", fixes_csv, "--out", out, *extra)
+        return _read_csv(out)
+
+
+def _write_fixes(fixes, path: Path) -> Path:
+    missing = [c for c in FIX_COLUMNS if c not in fixes.columns]
+    if missing:
+        raise GeofenceError(f"fixes: missing column(s) {', '.join(missing)}; need {', '.join(FIX_COLUMNS)}")
+    with open(path, "w", newline="", encoding="utf-8") as f:
+        w = csv.writer(f)
+        w.writerow(FIX_COLUMNS)
+        for row in fixes[list(FIX_COLUMNS)].itertuples(index=False, name=None):
+            w.writerow(["" if _missing(v) else v for v in row])
+    return path
+
+
+def _missing(v) -> bool:
+    return v is None or (isinstance(v, float) and v != v)
+
+
+def _read_csv(path: Path):
+    import pandas  # only the DataFrame helpers need it
+    # Ids stay text ("007" is not 7); numbers are parsed by their own columns.
+    frame = pandas.read_csv(path, dtype=str, keep_default_na=False)
+    for column in ("lat", "lon", "accuracy_m"):
+        if column in frame.columns:
+            frame[column] = frame[column].astype(float)
+    for column in ("row", "condition_id"):
+        if column in frame.columns:
+            frame[column] = frame[column].astype("int64")
+    return frame
