@@ -375,3 +375,45 @@ def test_two_writers_of_one_subject_are_serialised(tmp_path):
     # The autocommit form: serialised too, so no entry or exit is notified twice.
     start_writers(tmp_path, single, [("single", fixes[0::2]), ("single", fixes[1::2])])
     alternate(notifications(single), plain)
+
+
+def test_a_trigger_that_rolls_back_the_callers_transaction_says_so(tmp_path):
+    """RAISE(ROLLBACK) (or a full disk while SQLite spills its cache) ends the
+    caller's whole transaction, not only the call: the error says so, and
+    retrying that transaction from its BEGIN loses nothing."""
+    db, _, rows = scenario(tmp_path, subjects=2, per_subject=30, seed=9)
+    fixes = fixes_of(rows)
+    expected = reference(tmp_path, db, fixes)
+    c = connect(db)
+    c.execute("CREATE TABLE mine (x)")
+    c.execute("CREATE TRIGGER veto BEFORE INSERT ON gf_notifications BEGIN SELECT RAISE(ROLLBACK, 'vetoed'); END")
+    c.execute("BEGIN IMMEDIATE")
+    c.execute("INSERT INTO mine VALUES (1)")
+    with pytest.raises(sqlite3.DatabaseError) as e:
+        check_all(c, fixes)
+    assert "vetoed" in str(e.value) and "rolled back the whole transaction" in str(e.value)
+    assert "retry the transaction from its BEGIN" in str(e.value)
+    assert not c.in_transaction
+    assert c.execute("SELECT count(*) FROM mine").fetchone() == (0,)
+    c.execute("DROP TRIGGER veto")
+    c.execute("BEGIN IMMEDIATE")
+    c.execute("INSERT INTO mine VALUES (1)")
+    check_all(c, fixes)
+    c.execute("COMMIT")
+    c.close()
+    assert notifications(db) == expected
+
+
+def test_journal_mode_off_is_refused(tmp_path):
+    """Without a journal SQLite cannot undo a call that fails half way, so
+    gf_check refuses to run rather than risk a subject advanced without its
+    notifications."""
+    db, _, rows = scenario(tmp_path, subjects=1, per_subject=5, seed=10)
+    c = connect(db)
+    c.execute("PRAGMA journal_mode = DELETE")
+    assert c.execute("PRAGMA journal_mode = OFF").fetchone() == ("off",)
+    with pytest.raises(sqlite3.OperationalError, match="journal_mode is OFF"):
+        c.execute("SELECT gf_check(?, ?, ?, ?, ?)", fixes_of(rows)[0]).fetchall()
+    assert c.execute("SELECT count(*) FROM gf_subjects").fetchone() == (0,)
+    c.execute("PRAGMA journal_mode = WAL")
+    assert c.execute("SELECT gf_check(?, ?, ?, ?, ?)", fixes_of(rows)[0]).fetchone() is not None

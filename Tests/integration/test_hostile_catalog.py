@@ -7,7 +7,7 @@ import json
 
 import pytest
 
-from conftest import SAMPLES, gf, run, write_collection, square
+from conftest import EXTENSION, SAMPLES, gf, run, write_collection, square
 
 TRIGGERS = ["gii_gf_areas_geom", "tmi_gf_areas_geom"]
 
@@ -60,3 +60,79 @@ def test_import_never_runs_sql_stored_in_the_catalog(tmp_path, tampered):
     gf("judge", db, "--fixes", SAMPLES / "fixes.csv")
     notified = run("sqlite3", db, "SELECT count(*) FROM gf_notifications; SELECT count(*) FROM audit;").stdout.split()
     assert notified[0] == notified[1] and int(notified[0]) > 0
+
+
+def test_a_catalog_that_lost_its_insert_trigger_is_repaired_and_fully_indexed(tmp_path):
+    """Areas added while SpatiaLite's insert trigger was gone are missing from
+    the R*Tree and invisible to every spatial query: the import puts the
+    trigger back and indexes every area, not only its own."""
+    db = tmp_path / "damaged.db"
+    gf("init", db)
+    run("sqlite3", db, "DROP TRIGGER gii_gf_areas_geom;")
+    gf("areas", "add", db, "--id", "added-meanwhile", "--circle", "35.6,139.6,100")
+    p = gf("import", db, SAMPLES / "areas.geojson", "--with-default-conditions")
+    assert "repaired trigger gii_gf_areas_geom on gf_areas" in p.stderr
+    count = run("sqlite3", db, "SELECT count(*) FROM gf_areas; SELECT count(*) FROM idx_gf_areas_geom;").stdout.split()
+    assert count[0] == count[1] == "5"
+    located = json.loads(gf("locate", db, "--lat", "35.6", "--lon", "139.6", "--json").stdout)
+    assert [r["area_id"] for r in located] == ["added-meanwhile"]
+    intact = tmp_path / "intact.db"
+    gf("init", intact)
+    gf("areas", "add", intact, "--id", "added-meanwhile", "--circle", "35.6,139.6,100")
+    gf("import", intact, SAMPLES / "areas.geojson", "--with-default-conditions")
+    gf("judge", db, "--fixes", SAMPLES / "fixes.csv")
+    gf("judge", intact, "--fixes", SAMPLES / "fixes.csv")
+    query = "SELECT subject_id, ts, area_id, condition_id FROM gf_notifications ORDER BY 1, 2, 3, 4;"
+    assert run("sqlite3", db, query).stdout == run("sqlite3", intact, query).stdout != ""
+
+
+def test_a_catalog_without_its_spatial_index_is_refused(tmp_path):
+    db = tmp_path / "no-index.db"
+    gf("init", db)
+    run("sqlite3", db, ".load mod_spatialite", "SELECT DisableSpatialIndex('gf_areas', 'geom');",
+        "DROP TABLE idx_gf_areas_geom;")
+    p = gf("import", db, SAMPLES / "areas.geojson", check=False)
+    assert p.returncode == 2 and "no spatial index on gf_areas.geom" in p.stderr and "CreateSpatialIndex" in p.stderr
+    assert run("sqlite3", db, "SELECT count(*) FROM gf_areas;").stdout.strip() == "0"
+
+
+STAMP_QUERY = "SELECT name, sql FROM sqlite_master WHERE type = 'trigger' AND name GLOB 'gf_*_stamp_*' ORDER BY name;"
+
+
+def test_lost_or_altered_stamp_triggers_are_refused_by_gf_check_and_repaired_by_the_cli(tmp_path):
+    """gf_check's cache relies on the catalog-stamp triggers to see a catalog
+    change rolled back on its own connection: without them it refuses rather
+    than judge by a stale catalog, and the command-line tool re-creates them."""
+    db = tmp_path / "stamp.db"
+    gf("init", db)
+    gf("import", db, SAMPLES / "areas.geojson", "--with-default-conditions")
+    reference = run("sqlite3", db, STAMP_QUERY).stdout
+    assert reference.count("CREATE TRIGGER") == 9
+    run("sqlite3", db, "DROP TRIGGER gf_areas_stamp_update;",
+        ".dbconfig defensive off", "PRAGMA writable_schema = ON;",
+        "UPDATE sqlite_master SET sql = replace(sql, 'random()', '42') WHERE name = 'gf_settings_stamp_insert';")
+    p = run("sqlite3", "-bail", db, check=False, input=f".load {EXTENSION.with_suffix('')}\n"
+            "SELECT gf_check('w', '2026-11-20T09:00:00Z', 35.70, 139.70, 10);\n")
+    assert p.returncode != 0 and "trigger gf_areas_stamp_update is missing or altered" in p.stderr, p.stderr
+    gf("settings", db)  # any command that opens the catalog repairs it
+    assert run("sqlite3", db, STAMP_QUERY).stdout == reference
+    # And the rolled-back change of issue 19's reproduction is seen again.
+    p = run("sqlite3", "-bail", db, input=f".load mod_spatialite\n.load {EXTENSION.with_suffix('')}\n"
+            "SELECT gf_check('w', '2026-11-20T09:00:00Z', 35.70, 139.70, 10);\n"
+            "BEGIN; UPDATE gf_areas SET in_accuracy_max_m = 1;\n"
+            "SELECT gf_check('probe', '2026-11-20T09:00:00Z', 35.715, 139.773, 10);\nROLLBACK;\n"
+            "SELECT gf_check('w', '2026-11-20T09:01:00Z', 35.715, 139.773, 10);\n")
+    assert '"transition":"IN"' in p.stdout.splitlines()[-1]
+
+
+def test_an_upgrade_replaces_stamp_triggers_a_file_already_carries(tmp_path):
+    db = tmp_path / "v4.db"
+    gf("init", db)
+    run("sqlite3", db, "DROP TRIGGER gf_areas_stamp_insert;",
+        "CREATE TRIGGER gf_areas_stamp_insert AFTER INSERT ON gf_areas BEGIN SELECT 1; END;",
+        "UPDATE gf_meta SET value = '4' WHERE key = 'schema_version';")
+    gf("settings", db)
+    fresh = tmp_path / "fresh.db"
+    gf("init", fresh)
+    assert run("sqlite3", db, STAMP_QUERY).stdout == run("sqlite3", fresh, STAMP_QUERY).stdout
+    assert run("sqlite3", db, "SELECT value FROM gf_meta WHERE key = 'schema_version';").stdout.strip() == "5"

@@ -32,7 +32,8 @@ def leftovers(directory):
 
 
 @pytest.mark.parametrize("command", COMMANDS)
-@pytest.mark.parametrize("target", ["database", "wal", "journal", "hard link", "symlink", "through a symlinked directory"])
+@pytest.mark.parametrize("target", ["database", "wal", "journal", "hard link", "wal of a hard link", "symlink",
+                                    "through a symlinked directory"])
 def test_out_never_writes_over_the_database(catalog, tmp_path, command, target):
     if target == "wal":
         run("sqlite3", catalog, "PRAGMA journal_mode=WAL;")
@@ -42,11 +43,15 @@ def test_out_never_writes_over_the_database(catalog, tmp_path, command, target):
         # Not there yet (rollback journal mode, no write in progress): caught by name.
         "journal": Path(f"{catalog}-journal"),
         "hard link": tmp_path / "another-name.db",
+        # The live -wal of a writer that opened the database by another name.
+        "wal of a hard link": tmp_path / "another-name.db-wal",
         "symlink": tmp_path / "link.db",
         "through a symlinked directory": tmp_path / "dirlink" / f"{catalog.name}-journal",
     }[target]
     if target == "hard link":
         os.link(catalog, out)
+    elif target == "wal of a hard link":
+        os.link(catalog, tmp_path / "another-name.db")
     elif target == "symlink":
         os.symlink(catalog, out)
     elif target == "through a symlinked directory":
@@ -60,7 +65,7 @@ def test_out_never_writes_over_the_database(catalog, tmp_path, command, target):
     assert content(catalog) == before
     if target == "symlink":
         assert os.path.islink(out)
-    if target in ("journal", "through a symlinked directory"):
+    if target in ("journal", "through a symlinked directory", "wal of a hard link"):
         assert not os.path.lexists(out)
     assert leftovers(tmp_path) == []
 

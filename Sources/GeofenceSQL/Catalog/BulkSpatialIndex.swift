@@ -16,7 +16,11 @@
 /// text comes from the database file, and a file whose trigger text carries
 /// further statements (ATTACH another file, DROP a table in it) would have
 /// them run by a multi-statement exec. A stored text that differs from
-/// SpatiaLite's is thereby repaired, and listed in `repaired`.
+/// SpatiaLite's is thereby repaired, and listed in `repaired`. So is a
+/// missing one: a catalog whose insert trigger was dropped has areas missing
+/// from the index (invisible to every spatial query), so then every area not
+/// in the index is indexed, not only the new ones. A catalog without the
+/// index itself is refused.
 struct BulkSpatialIndex {
     let db: Connection
 
@@ -50,13 +54,17 @@ struct BulkSpatialIndex {
     /// Call inside the transaction, after any clearing, before the inserts.
     mutating func begin() throws {
         let names = Self.definitions.map(\.name)
-        let rows = try db.query("SELECT name, sql FROM sqlite_master WHERE type = 'trigger' AND tbl_name = 'gf_areas' AND name IN (?, ?)",
+        let index = try db.scalar("SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = 'idx_gf_areas_geom'")
+        guard index.int64 == 1 else {
+            throw CatalogError("the catalog has no spatial index on gf_areas.geom (table idx_gf_areas_geom): "
+                               + "re-create it with SELECT CreateSpatialIndex('gf_areas', 'geom') in a SpatiaLite shell")
+        }
+        let rows = try db.query("SELECT name, sql FROM sqlite_master WHERE type = 'trigger' AND name IN (?, ?)",
                                 names.map { .text($0) })
-        // A catalog without SpatiaLite's usual pair is left to its own triggers.
-        guard rows.count == names.count else { return }
         repaired = Self.definitions.filter { d in !rows.contains { $0[0].string == d.name && $0[1].string == d.sql } }.map(\.name)
-        firstNewId = (try db.scalar("SELECT coalesce(max(id), 0) + 1 FROM gf_areas").int64) ?? 1
-        for name in names { try db.execute("DROP TRIGGER \"\(name)\"") }
+        let indexComplete = rows.contains { $0[0].string == names[0] }
+        firstNewId = indexComplete ? ((try db.scalar("SELECT coalesce(max(id), 0) + 1 FROM gf_areas").int64) ?? 1) : 1
+        for row in rows { if let name = row[0].string { try db.execute("DROP TRIGGER \"\(name)\"") } }
         active = true
     }
 

@@ -24,6 +24,16 @@ import CSQLite
 ///   the call runs as it is; inside the caller's transaction nothing would
 ///   undo half a call, so it is refused.
 ///
+/// journal_mode=OFF keeps no journal, so neither ROLLBACK nor ROLLBACK TO can
+/// undo half a call: a call is refused in that mode rather than risk a subject
+/// advanced without its notifications.
+///
+/// A rolled-back transaction. Some failures end the caller's whole
+/// transaction, not just the statement: a trigger's `RAISE(ROLLBACK, …)`, a
+/// full disk or memory while SQLite spills its cache. The error then says so,
+/// because everything since the caller's BEGIN is gone and must be retried
+/// from there, not just this call.
+///
 /// Busy. Inside a read snapshot the caller already holds (a `SELECT … FROM t`
 /// still stepping, or a deferred `BEGIN` that has read), SQLite cannot wait
 /// for another writer: it reports SQLITE_BUSY at once, or SQLITE_BUSY_SNAPSHOT
@@ -39,13 +49,18 @@ final class CallTransaction {
     private lazy var commit = try? db.prepare("COMMIT")
     private lazy var savepoint = try? db.prepare("SAVEPOINT gf_call")
     private lazy var release = try? db.prepare("RELEASE gf_call")
+    private lazy var journalMode = try? db.prepare("PRAGMA main.journal_mode")
 
     init(_ db: Connection, function: String) { self.db = db; self.function = function }
 
     /// Finalizes the statements, so the connection can close.
-    func close() { begin = nil; commit = nil; savepoint = nil; release = nil }
+    func close() { begin = nil; commit = nil; savepoint = nil; release = nil; journalMode = nil }
 
     func run<T>(_ body: () throws -> T) throws -> T {
+        if try journalIsOff() {
+            throw FunctionError("\(function): the database's journal_mode is OFF, in which SQLite cannot undo a call that fails "
+                                + "half way (its notifications could be lost): use PRAGMA journal_mode = WAL (or DELETE)")
+        }
         if db.hasWriteStatementRunning {
             if db.isAutocommit { return try body() }
             throw FunctionError("\(function): cannot run inside a statement that writes (INSERT … SELECT, UPDATE, CREATE TABLE … AS) "
@@ -72,10 +87,32 @@ final class CallTransaction {
             try step(release, "RELEASE gf_call")
             return result
         } catch {
+            // SQLite may have ended the caller's whole transaction with the error.
+            if db.isAutocommit { throw Self.transactionLost(error, function: function) }
             try? db.execute("ROLLBACK TO gf_call")
             try? db.execute("RELEASE gf_call")
             throw Self.busy(error, function: function, insideSnapshot: true)
         }
+    }
+
+    private func journalIsOff() throws -> Bool {
+        guard let journalMode else { return false }
+        try journalMode.bind([])
+        defer { journalMode.reset() }
+        return try journalMode.step() && journalMode.value(0).string == "off"
+    }
+
+    /// `error` with what the caller must now do: its transaction is gone.
+    static func transactionLost(_ error: Error, function: String) -> Error {
+        let (message, code): (String, Int32) = switch error {
+        case let e as SQLiteError: (e.message, e.code)
+        case let e as FunctionError: (e.message, e.code)
+        default: ("\(error)", SQLITE_ERROR)
+        }
+        let prefix = message.hasPrefix("\(function):") ? "" : "\(function): "
+        return FunctionError("\(prefix)\(message); SQLite rolled back the whole transaction this call ran in (a trigger's "
+                             + "RAISE(ROLLBACK), a full disk or memory): nothing since its BEGIN was kept, so retry the "
+                             + "transaction from its BEGIN", code: code)
     }
 
     /// Runs a prepared transaction statement (or `sql` itself, if it could not be prepared).

@@ -44,6 +44,14 @@ final class Session {
     func currentJudgement() throws -> Judgement {
         let now = try currentStamp()
         if let j = judgement, now == stamp { return j }
+        // Without its stamp triggers a catalog change rolled back on this
+        // connection would go unseen, and the cache would judge by it.
+        let damaged = try CatalogStamp.damaged(db)
+        if !damaged.isEmpty {
+            throw FunctionError("gf_check: the catalog's trigger \(damaged[0]) is missing or altered, so a change of areas, "
+                                + "conditions or settings could go unnoticed: open the catalog once with the command-line tool "
+                                + "(e.g. `geofence settings DB`), which re-creates it")
+        }
         let j = try Judgement(db)
         j.catalog.useWindows = true
         judgement = j

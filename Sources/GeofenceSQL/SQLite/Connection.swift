@@ -68,6 +68,8 @@ public final class Connection {
     }
 
     public var isAutocommit: Bool { sqlite.pointee.get_autocommit!(handle) != 0 }
+    /// True when `main` cannot be written (opened read-only, or a file SQLite could only open for reading).
+    public var isReadOnly: Bool { sqlite.pointee.db_readonly!(handle, "main") == 1 }
     public var changes: Int { Int(sqlite.pointee.changes!(handle)) }
 
     /// All of `body` or none of it. BEGIN IMMEDIATE takes the write lock at the

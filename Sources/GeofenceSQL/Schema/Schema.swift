@@ -39,16 +39,22 @@ public enum Schema {
         }
     }
 
-    /// Checks the version; upgrades an older catalog in place.
+    /// Checks the version; upgrades an older catalog in place; re-creates the
+    /// catalog-stamp triggers if the file lost them or carries altered ones
+    /// (when the file can be written: a reader does not depend on them).
     public static func open(_ db: Connection) throws {
         switch try state(of: db) {
         case .absent: throw CatalogError("no geofence catalog in this database: run `geofence init` first")
-        case .current: return
+        case .current: break
         case .newer(let v): throw newerError(v)
         case .older(let v):
             try db.transaction {
                 for (version, _, script) in EmbeddedSQL.migrations where version > v { try apply(db, version, script) }
             }
+        }
+        let damaged = try CatalogStamp.damaged(db)
+        if !damaged.isEmpty && !db.isReadOnly {
+            try db.transaction { try CatalogStamp.repair(db, damaged) }
         }
     }
 

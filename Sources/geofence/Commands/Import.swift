@@ -42,7 +42,7 @@ struct Import: ParsableCommand {
             let r = try AreaImporter(conn).run(path: file, options: o, progress: bar.update)
             for (index, id, reason) in r.repaired { warn("repaired feature \(index) (id '\(id)'): \(reason)") }
             for name in r.repairedTriggers {
-                warn("repaired trigger \(name) on gf_areas: its stored SQL was not SpatiaLite's definition; re-created from it")
+                warn("repaired trigger \(name) on gf_areas: it was missing, or its stored SQL was not SpatiaLite's definition; re-created from that definition")
             }
             var line = "imported \(r.imported) areas (\(r.polygons) polygonal, \(r.circles) circles)"
             if r.conditions > 0 { line += " and \(r.conditions) conditions" }

@@ -1,0 +1,36 @@
+/// The triggers that keep `gf_meta.catalog_stamp` moving (sql/005), which a
+/// connection caching the catalog (gf_check's session) relies on to notice
+/// every change of areas, conditions and settings, rolled back or not.
+///
+///     SELECT name FROM sqlite_master WHERE name LIKE 'gf\_%\_stamp\_%' ESCAPE '\';  -- the nine of them
+///
+/// A catalog file that lost one (or whose text was altered) would let a cache
+/// outlive a change. So the command-line tool re-creates them from the
+/// engine's own text whenever it opens a writable catalog (`Schema.open`),
+/// and gf_check refuses to cache a catalog that lacks them.
+enum CatalogStamp {
+    /// (name, CREATE TRIGGER text as sqlite_master stores it), from sql/005.
+    static let triggers: [(name: String, sql: String)] = {
+        guard let script = EmbeddedSQL.migrations.first(where: { $0.0 == 5 })?.2 else { return [] }
+        return script.split(separator: "CREATE TRIGGER ", omittingEmptySubsequences: false).dropFirst().compactMap { chunk in
+            guard let end = chunk.firstRange(of: "END;") else { return nil }
+            let body = "CREATE TRIGGER " + chunk[..<end.lowerBound] + "END"
+            let name = chunk.prefix { $0 != " " }
+            return (String(name), body)
+        }
+    }()
+
+    /// The stamp triggers that are missing or not as the engine wrote them.
+    static func damaged(_ db: Connection) throws -> [String] {
+        let stored = try db.query("SELECT name, sql FROM sqlite_master WHERE type = 'trigger' AND name GLOB 'gf_*_stamp_*'")
+        return triggers.filter { t in !stored.contains { $0[0].string == t.name && $0[1].string == t.sql } }.map(\.name)
+    }
+
+    /// Re-creates `names` from the engine's text, inside the caller's transaction.
+    static func repair(_ db: Connection, _ names: [String]) throws {
+        for t in triggers where names.contains(t.name) {
+            try db.query("DROP TRIGGER IF EXISTS \"\(t.name)\"")
+            try db.query(t.sql)  // one statement, prepared and stepped: nothing after it could run
+        }
+    }
+}
