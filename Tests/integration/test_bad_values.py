@@ -196,3 +196,33 @@ def test_an_area_with_no_polygon_contains_nothing(catalog):
     out = sql(catalog, f"SELECT gf_contains(x'{blob}', 35, 139, 10, 0.5), gf_inside_probability(x'{blob}', 35, 139, 10), "
                        f"gf_distance_m(x'{blob}', 35, 139);").stdout.strip()
     assert out == "0|0.0|-Inf", out
+
+
+# --- spans longer than every storable time ---
+
+def test_dwell_and_suppression_longer_than_years_0000_to_9999_are_refused(catalog):
+    before = snapshot(catalog)
+    for option, value in (("--renotify-suppress-days", "9223372036854775807"), ("--dwell-s", "9223372036854775807")):
+        timing = "DWELL" if option == "--dwell-s" else "IN"
+        p = gf("conditions", "add", catalog, "--area", "G#AREA_ID_001", "--timing", timing, option, value, check=False)
+        assert p.returncode == 1 and "must be at most" in p.stderr and "years 0000 to 9999" in p.stderr, p
+    assert snapshot(catalog) == before
+
+
+def test_a_catalog_holding_huge_spans_is_judged_without_a_crash(tmp_path):
+    """Before: `last + renotify_suppress_days` and `dwell_s * 1e6` overflowed and
+    the process died of a trap (in gf_check: the host's process)."""
+    db = tmp_path / "huge.db"
+    gf("init", db)
+    gf("areas", "add", db, "--id", "C", "--circle", "35.7,139.77,1000")
+    sql(db, "INSERT INTO gf_conditions (condition_id, area_id, timing, renotify_suppress_days) VALUES (1, 'C', 'IN', 9223372036854775807);"
+            "INSERT INTO gf_conditions (condition_id, area_id, timing, dwell_s) VALUES (2, 'C', 'DWELL', 9223372036854775807);")
+    fixes = tmp_path / "f.csv"
+    fixes.write_text(HEADER + "s,1700000000,35.7,139.77,5\ns,1700000100,36.7,139.77,5\ns,1700000200,35.7,139.77,5\n")
+    p = gf("judge", db, "--fixes", fixes, "--explain")
+    assert "3 judged" in p.stdout + p.stderr and "1 notifications" in p.stdout + p.stderr, p
+    reasons = sql(db, "SELECT reason FROM gf_explain;").stdout
+    assert "suppressed until 9223372036854775807 days later" in reasons, reasons
+    out = sql(db, "SELECT gf_check('t', 1700000000, 35.7, 139.77, 5); SELECT gf_check('t', 1700000100, 36.7, 139.77, 5);"
+                  "SELECT gf_check('t', 1700000200, 35.7, 139.77, 5);").stdout.split("\n")
+    assert '"condition_id":1' in out[0] and out[1] == "[]" and out[2] == "[]", out

@@ -22,17 +22,27 @@ public struct ConditionDefinition: Equatable, Sendable {
         self.conditionId = conditionId; self.areaId = areaId; self.timing = timing
     }
 
+    /// Spans longer than every storable time (years 0000 to 9999) mean
+    /// nothing more, and in microseconds or as a date they would overflow.
+    public static let maxDwellSeconds: Int64 = 315_537_897_600
+    public static let maxSuppressDays = 3_652_425
+
     public func validate() throws {
         if conditionId < 1 { throw InputError("must be an integer >= 1, got \(conditionId)", field: "condition_id") }
         if areaId.isEmpty { throw InputError("must not be empty", field: "area_id") }
         switch (timing, dwellSeconds) {
         case (.DWELL, nil): throw InputError("a DWELL condition needs dwell_s", field: "dwell_s")
         case (.DWELL, let s?) where s < 0: throw InputError("must be >= 0, got \(s)", field: "dwell_s")
+        case (.DWELL, let s?) where s > Self.maxDwellSeconds:
+            throw InputError("must be at most \(Self.maxDwellSeconds) (the seconds of years 0000 to 9999), got \(s)", field: "dwell_s")
         case (.IN, _?), (.OUT, _?): throw InputError("dwell_s is only for DWELL conditions", field: "dwell_s")
         default: break
         }
         if let a = startDay, let b = endDay, b < a { throw InputError("end_date is before start_date", field: "end_date") }
         if let n = renotifySuppressDays, n < 0 { throw InputError("must be >= 0, got \(n)", field: "renotify_suppress_days") }
+        if let n = renotifySuppressDays, n > Self.maxSuppressDays {
+            throw InputError("must be at most \(Self.maxSuppressDays) (the days of years 0000 to 9999), got \(n)", field: "renotify_suppress_days")
+        }
         if let tz = timezone, !TimeZoneNames.isKnown(tz) { throw InputError("unknown time zone \(Echo.quoted(tz))", field: "timezone") }
     }
 

@@ -23,8 +23,12 @@ public enum ConditionFilter {
         if let e = c.endDay, local.day > e {
             return .blocked("local date \(ConditionDefinition.formatDate(local.day)) after the period end \(ConditionDefinition.formatDate(e))")
         }
-        if let n = c.renotifySuppressDays, n > 0, let last = lastNotifiedDay, local.day < last + n {
-            return .blocked("suppressed until \(ConditionDefinition.formatDate(last + n)) (notified \(ConditionDefinition.formatDate(last)))")
+        // Days of storable dates, so the difference cannot overflow; `n` may be
+        // any integer a catalog holds, so the end date is formed only when it fits.
+        if let n = c.renotifySuppressDays, n > 0, let last = lastNotifiedDay, local.day - last < n {
+            let (until, overflow) = last.addingReportingOverflow(n)
+            let end = overflow || until > CivilDate.toDays(9999, 12, 31) ? "\(n) days later" : ConditionDefinition.formatDate(until)
+            return .blocked("suppressed until \(end) (notified \(ConditionDefinition.formatDate(last)))")
         }
         return .pass
     }
