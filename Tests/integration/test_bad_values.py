@@ -103,6 +103,20 @@ def test_a_nul_in_a_fixes_table_makes_that_fix_invalid(catalog):
     assert subjects == [("77616C6B", "2023-11-14T22:13:20.000000Z")]
 
 
+def test_ndjson_fixes_with_nul_or_a_duplicate_name_are_invalid(catalog, tmp_path):
+    """Before: `walk\\u0000er` was judged as `walk`, and of two "lat" the first counted."""
+    fixes = tmp_path / "f.ndjson"
+    fixes.write_text('{"subject_id": "walk\\u0000er", "ts": 1700000000, "lat": 35.7, "lon": 139.77, "accuracy_m": 5}\n'
+                     '{"subject_id": "dup", "ts": 1700000000, "lat": 35.7, "lat": 0, "lon": 139.77, "accuracy_m": 5}\n'
+                     '{"subject_id": "ok", "ts": 1700000000, "lat": 35.7, "lon": 139.77, "accuracy_m": 5}\n')
+    p = gf("judge", catalog, "--fixes", fixes, "--explain")
+    assert "1 judged" in p.stdout + p.stderr and "2 invalid" in p.stdout + p.stderr, p
+    reasons = sql(catalog, "SELECT reason FROM gf_explain ORDER BY reason;").stdout
+    assert "line 1: not a JSON object" in reasons and "(NUL)" in reasons, reasons
+    assert "line 2: not a JSON object" in reasons and "duplicate member name 'lat'" in reasons, reasons
+    assert state(catalog)[0] == [("6F6B", "2023-11-14T22:13:20.000000Z")]
+
+
 @pytest.mark.parametrize("call", [
     "SELECT gf_check('walk' || char(0) || 'er', 1700000000, 35.7, 139.77, 5);",
     "SELECT gf_area_contains('G#AREA_ID_001' || char(0) || 'junk', 35.7, 139.77, 5);",

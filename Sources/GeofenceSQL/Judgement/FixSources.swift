@@ -124,7 +124,12 @@ struct NDJSONFixes: Sequence, IteratorProtocol {
         if text.allSatisfy({ $0 == " " || $0 == "\r" || $0 == "\t" }) {
             return Judgement.Row(subjectId: nil, ts: nil, lat: nil, lon: nil, accuracy: nil, problem: "line \(number): empty line")
         }
-        guard let v = try? JSONReader.parse(text), case .object = v else {
+        let v: JSONValue
+        do { v = try JSONReader.parse(text) } catch {
+            // Why, too: a duplicate name or a NUL is JSON some parsers take.
+            return Judgement.Row(subjectId: nil, ts: nil, lat: nil, lon: nil, accuracy: nil, problem: "line \(number): not a JSON object (\(error))")
+        }
+        guard case .object = v else {
             return Judgement.Row(subjectId: nil, ts: nil, lat: nil, lon: nil, accuracy: nil, problem: "line \(number): not a JSON object")
         }
         func value(_ k: String) -> SQLiteValue {
