@@ -56,7 +56,7 @@ public struct Arguments {
             guard d.isFinite else { throw fail(i, "must be finite") }
             return d
         case SQLITE_TEXT:
-            // Numeric text is what SQLite's own numeric functions accept too.
+            // Decimal text is a number too (not hexadecimal: see NumberText).
             guard let d = NumberText.double(text(of: v).trimmingCharacters()), d.isFinite else {
                 throw fail(i, "must be a number, got text")
             }
@@ -154,6 +154,7 @@ func setResult(_ ctx: OpaquePointer, _ value: SQLiteValue) {
         var s = s
         s.withUTF8 { b in
             guard let base = b.baseAddress, b.count > 0 else { api.result_text!(ctx, "", 0, SQLITE_TRANSIENT_DESTRUCTOR); return }
+            guard b.count <= Int(Int32.max) else { api.result_error_toobig!(ctx); return }
             base.withMemoryRebound(to: CChar.self, capacity: b.count) { api.result_text!(ctx, $0, Int32(b.count), SQLITE_TRANSIENT_DESTRUCTOR) }
         }
     case .blob(let b):

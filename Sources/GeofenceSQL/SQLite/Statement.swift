@@ -30,6 +30,7 @@ public final class Statement {
             var s = s
             rc = s.withUTF8 { b in
                 guard let base = b.baseAddress, b.count > 0 else { return api.bind_text!(handle, index, "", 0, SQLITE_TRANSIENT_DESTRUCTOR) }
+                guard b.count <= Int(Int32.max) else { return SQLITE_TOOBIG }
                 return base.withMemoryRebound(to: CChar.self, capacity: b.count) {
                     api.bind_text!(handle, index, $0, Int32(b.count), SQLITE_TRANSIENT_DESTRUCTOR)
                 }
