@@ -236,7 +236,24 @@ def test_a_catalog_holding_huge_spans_is_judged_without_a_crash(tmp_path):
     p = gf("judge", db, "--fixes", fixes, "--explain")
     assert "3 judged" in p.stdout + p.stderr and "1 notifications" in p.stdout + p.stderr, p
     reasons = sql(db, "SELECT reason FROM gf_explain;").stdout
-    assert "suppressed until 9223372036854775807 days later" in reasons, reasons
+    assert "suppressed for 9223372036854775807 days (notified" in reasons, reasons
     out = sql(db, "SELECT gf_check('t', 1700000000, 35.7, 139.77, 5); SELECT gf_check('t', 1700000100, 36.7, 139.77, 5);"
                   "SELECT gf_check('t', 1700000200, 35.7, 139.77, 5);").stdout.split("\n")
     assert '"condition_id":1' in out[0] and out[1] == "[]" and out[2] == "[]", out
+
+
+def test_a_local_date_in_year_10000_is_read_back(tmp_path):
+    """A fix in the last hours of 9999 (UTC) is in year 10000 in Tokyo: its
+    notification's local date must be read back, or suppression is lost."""
+    db = tmp_path / "end.db"
+    gf("init", db)
+    gf("areas", "add", db, "--id", "C", "--circle", "35.7,139.77,1000", "--timezone", "Asia/Tokyo")
+    gf("conditions", "add", db, "--area", "C", "--timing", "IN", "--renotify-suppress-days", "1")
+    for rows in ("s,9999-12-31T23:00:00Z,35.7,139.77,5\ns,9999-12-31T23:10:00Z,36.7,139.77,5\n",
+                 "s,9999-12-31T23:20:00Z,35.7,139.77,5\n"):
+        fixes = tmp_path / "f.csv"
+        fixes.write_text(HEADER + rows)
+        gf("judge", db, "--fixes", fixes, "--explain")
+    assert sql(db, "SELECT local_date FROM gf_last_notified;").stdout.strip() == "10000-01-01"
+    assert sql(db, "SELECT count(*) FROM gf_notifications;").stdout.strip() == "1"
+    assert "suppressed until 10000-01-02 (notified 10000-01-01)" in sql(db, "SELECT reason FROM gf_explain;").stdout

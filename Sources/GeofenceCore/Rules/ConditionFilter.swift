@@ -27,8 +27,10 @@ public enum ConditionFilter {
         // any integer a catalog holds, so the end date is formed only when it fits.
         if let n = c.renotifySuppressDays, n > 0, let last = lastNotifiedDay, local.day - last < n {
             let (until, overflow) = last.addingReportingOverflow(n)
-            let end = overflow || until > CivilDate.toDays(9999, 12, 31) ? "\(n) days later" : ConditionDefinition.formatDate(until)
-            return .blocked("suppressed until \(end) (notified \(ConditionDefinition.formatDate(last)))")
+            guard !overflow, until <= CivilDate.toDays(99_999, 12, 31) else {
+                return .blocked("suppressed for \(n) days (notified \(ConditionDefinition.formatDate(last)))")
+            }
+            return .blocked("suppressed until \(ConditionDefinition.formatDate(until)) (notified \(ConditionDefinition.formatDate(last)))")
         }
         return .pass
     }

@@ -244,8 +244,23 @@ public enum CivilDate {
         }
     }
 
+    /// `YYYY-MM-DD`; a year outside 0000...9999 (the local date of a time
+    /// at either end of the storable range, 14 hours off UTC) as `-0001` or `10000`.
     public static func format(_ y: Int, _ m: Int, _ d: Int) -> String {
-        pad(y, 4) + "-" + pad(m, 2) + "-" + pad(d, 2)
+        (y < 0 ? "-" + pad(-y, 4) : pad(y, 4)) + "-" + pad(m, 2) + "-" + pad(d, 2)
+    }
+
+    /// A date this program stored (`format`'s form, any year it writes);
+    /// `parse` is for input, four-digit years only.
+    public static func parseStored(_ s: String) -> Int? {
+        let negative = s.hasPrefix("-")
+        let p = (negative ? s.dropFirst() : Substring(s)).split(separator: "-", omittingEmptySubsequences: false)
+        guard p.count == 3, (4...5).contains(p[0].count), p[1].count == 2, p[2].count == 2,
+              p.allSatisfy({ $0.allSatisfy(\.isASCIIDigit) }),
+              let y0 = Int(p[0]), let m = Int(p[1]), let d = Int(p[2]) else { return nil }
+        let y = negative ? -y0 : y0
+        guard (1...12).contains(m), d >= 1, d <= daysInMonth(y, m) else { return nil }
+        return toDays(y, m, d)
     }
 
     /// Parses `YYYY-MM-DD` into a day number.
