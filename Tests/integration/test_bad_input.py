@@ -40,6 +40,19 @@ CASES = {
     "time without offset": (collection(square("V", 140, 35, valid_from="2026-01-01T00:00:00")), ["properties.valid_from", "no UTC offset"]),
     "circle without radius": (collection(feature("P", {"type": "Point", "coordinates": [139, 35]})), ["id 'P'", "radius_m"]),
     "bad threshold type": (collection(square("Q", 140, 35, in_accuracy_max_m="ten")), ["properties.in_accuracy_max_m", "must be a number"]),
+    "Unix time after 9999": (collection(square("Y", 140, 35, valid_until=253402300800)),
+                             ["feature 1", "id 'Y'", "properties.valid_until", "outside 0000-01-01T00:00:00Z to 9999-12-31T23:59:59Z"]),
+    "Unix time string after 9999": (collection(square("Y", 140, 35, valid_from="999999999999")),
+                                    ["id 'Y'", "properties.valid_from", "outside 0000-01-01"]),
+    "ISO time in year 10000 by its offset": (collection(square("Y", 140, 35, valid_until="9999-12-31T23:30:00-01:00")),
+                                             ["id 'Y'", "properties.valid_until", "outside 0000-01-01"]),
+    "NUL in area_id": (collection(square("A\u0000B", 140, 35)), ["feature 1", "\\u0000 (NUL) in a string"]),
+    "NUL in a free property": (collection(square("N0", 140, 35, note="x\u0000y")), ["feature 1", "\\u0000 (NUL)"]),
+    "duplicate member name": (collection(square("DK", 140, 35)).replace('"area_id": "DK"', '"area_id": "DK", "area_id": "DK2"'),
+                              ["feature 1", "duplicate member name 'area_id'"]),
+    "duplicate top-level member": ('{"type": "FeatureCollection", "features": [], "features": []}', ["duplicate member name 'features'"]),
+    "hex float": (collection().replace('"area_id": "OK1"', '"area_id": "OK1", "x": 0x1p3'),
+                  ["feature 0", "malformed number '0x1p3'", "decimal, not hexadecimal"]),
 }
 
 
@@ -86,3 +99,23 @@ def test_area_ids_differing_only_in_normalization_stop_judgement(catalog, tmp_pa
         assert p.returncode == 1, p
         assert "differ only in Unicode normalization" in p.stderr and "C3A9" in p.stderr and "65CC81" in p.stderr, p.stderr
     assert snapshot(catalog) == before
+
+
+def test_a_huge_field_is_cut_in_the_error_line(catalog, tmp_path):
+    """A 10 MB value echoed in an error is cut to ~200 characters, with its length."""
+    path = tmp_path / "huge.geojson"
+    path.write_text(collection(square("Z" * 10_000_000, 140, 35, timezone="T" * 10_000_000)))
+    before = snapshot(catalog)
+    p = gf("import", catalog, path, check=False)
+    assert p.returncode == 1
+    assert len(p.stderr) < 1000, len(p.stderr)
+    assert "id 'ZZZZ" in p.stderr and "unknown time zone 'TTTT" in p.stderr and "… (10000000 bytes)'" in p.stderr, p.stderr
+    assert snapshot(catalog) == before
+
+
+def test_a_byte_order_mark_before_the_geojson_is_skipped(catalog, tmp_path):
+    path = tmp_path / "bom.geojson"
+    path.write_bytes(b"\xef\xbb\xbf" + json.dumps({"type": "FeatureCollection", "features": [square("BOM", 140, 35)]}).encode())
+    p = gf("import", catalog, path)
+    assert "imported 1 areas" in p.stderr + p.stdout
+    assert "BOM" in gf("areas", "list", catalog).stdout

@@ -22,18 +22,28 @@ public struct ConditionDefinition: Equatable, Sendable {
         self.conditionId = conditionId; self.areaId = areaId; self.timing = timing
     }
 
+    /// Spans longer than every storable time (years 0000 to 9999) mean
+    /// nothing more, and in microseconds or as a date they would overflow.
+    public static let maxDwellSeconds: Int64 = 315_537_897_600
+    public static let maxSuppressDays = 3_652_425
+
     public func validate() throws {
         if conditionId < 1 { throw InputError("must be an integer >= 1, got \(conditionId)", field: "condition_id") }
         if areaId.isEmpty { throw InputError("must not be empty", field: "area_id") }
         switch (timing, dwellSeconds) {
         case (.DWELL, nil): throw InputError("a DWELL condition needs dwell_s", field: "dwell_s")
         case (.DWELL, let s?) where s < 0: throw InputError("must be >= 0, got \(s)", field: "dwell_s")
+        case (.DWELL, let s?) where s > Self.maxDwellSeconds:
+            throw InputError("must be at most \(Self.maxDwellSeconds) (the seconds of years 0000 to 9999), got \(s)", field: "dwell_s")
         case (.IN, _?), (.OUT, _?): throw InputError("dwell_s is only for DWELL conditions", field: "dwell_s")
         default: break
         }
         if let a = startDay, let b = endDay, b < a { throw InputError("end_date is before start_date", field: "end_date") }
         if let n = renotifySuppressDays, n < 0 { throw InputError("must be >= 0, got \(n)", field: "renotify_suppress_days") }
-        if let tz = timezone, !TimeZoneNames.isKnown(tz) { throw InputError("unknown time zone '\(tz)'", field: "timezone") }
+        if let n = renotifySuppressDays, n > Self.maxSuppressDays {
+            throw InputError("must be at most \(Self.maxSuppressDays) (the days of years 0000 to 9999), got \(n)", field: "renotify_suppress_days")
+        }
+        if let tz = timezone, !TimeZoneNames.isKnown(tz) { throw InputError("unknown time zone \(Echo.quoted(tz))", field: "timezone") }
     }
 
     // MARK: Text forms (CSV, CLI options, the catalog's columns)
@@ -42,7 +52,7 @@ public struct ConditionDefinition: Equatable, Sendable {
         let p = s.split(separator: ":", omittingEmptySubsequences: false)
         guard p.count == 2, p[0].count == 2, p[1].count == 2, let h = Int(p[0]), let m = Int(p[1]),
               (0...23).contains(h), (0...59).contains(m) else {
-            throw InputError("expected HH:MM (00:00 to 23:59), got '\(s)'", field: field)
+            throw InputError("expected HH:MM (00:00 to 23:59), got \(Echo.quoted(s))", field: field)
         }
         return h * 60 + m
     }
@@ -50,7 +60,7 @@ public struct ConditionDefinition: Equatable, Sendable {
     public static func formatTime(_ minute: Int) -> String { pad(minute / 60, 2) + ":" + pad(minute % 60, 2) }
 
     public static func parseDate(_ s: String, field: String) throws -> Int {
-        guard let d = CivilDate.parse(s) else { throw InputError("expected a date YYYY-MM-DD, got '\(s)'", field: field) }
+        guard let d = CivilDate.parse(s) else { throw InputError("expected a date YYYY-MM-DD, got \(Echo.quoted(s))", field: field) }
         return d
     }
 
@@ -73,7 +83,7 @@ public struct Weekdays: Equatable, Hashable, Sendable, CustomStringConvertible {
         for part in s.split(separator: ",") {
             let w = part.trimmingCharacters().lowercased()
             guard let i = names.firstIndex(where: { w == $0.lowercased() || (w.count > 3 && fullNames[names.firstIndex(of: $0)!].hasPrefix(w)) }) else {
-                throw InputError("unknown weekday '\(part)'; use Mon,Tue,Wed,Thu,Fri,Sat,Sun", field: "weekdays")
+                throw InputError("unknown weekday \(Echo.quoted(String(part))); use Mon,Tue,Wed,Thu,Fri,Sat,Sun", field: "weekdays")
             }
             bits |= 1 << UInt8(i)
         }

@@ -8,15 +8,15 @@ public enum ConditionText {
     public static func condition(_ f: [String: String]) throws -> ConditionDefinition {
         func get(_ k: String) -> String? { f[k].flatMap { $0.trimmingSpaces.isEmpty ? nil : $0.trimmingSpaces } }
         guard let idText = get("condition_id") else { throw InputError("is required", field: "condition_id") }
-        guard let id = Int64(idText) else { throw InputError("must be an integer, got '\(idText)'", field: "condition_id") }
+        guard let id = Int64(idText) else { throw InputError("must be an integer, got \(Echo.quoted(idText))", field: "condition_id") }
         guard let area = get("area_id") else { throw InputError("is required", id: idText, field: "area_id") }
         guard let timingText = get("timing"), let timing = ConditionDefinition.Timing(rawValue: timingText.uppercased()) else {
-            throw InputError("must be IN, OUT or DWELL, got '\(f["timing"] ?? "")'", id: idText, field: "timing")
+            throw InputError("must be IN, OUT or DWELL, got \(Echo.quoted(f["timing"] ?? ""))", id: idText, field: "timing")
         }
         var c = ConditionDefinition(conditionId: id, areaId: area, timing: timing)
         do {
             if let s = get("dwell_s") {
-                guard let v = Int64(s) else { throw InputError("must be whole seconds, got '\(s)'", field: "dwell_s") }
+                guard let v = Int64(s) else { throw InputError("must be whole seconds, got \(Echo.quoted(s))", field: "dwell_s") }
                 c.dwellSeconds = v
             }
             c.weekdays = try get("weekdays").map(Weekdays.parse)
@@ -25,7 +25,7 @@ public enum ConditionText {
             c.startDay = try get("start_date").map { try ConditionDefinition.parseDate($0, field: "start_date") }
             c.endDay = try get("end_date").map { try ConditionDefinition.parseDate($0, field: "end_date") }
             if let s = get("renotify_suppress_days") {
-                guard let v = Int(s) else { throw InputError("must be whole days, got '\(s)'", field: "renotify_suppress_days") }
+                guard let v = Int(s) else { throw InputError("must be whole days, got \(Echo.quoted(s))", field: "renotify_suppress_days") }
                 c.renotifySuppressDays = v
             }
             c.timezone = get("timezone")

@@ -7,7 +7,7 @@ public enum GeoJSONArea {
     public static func area(from feature: JSONValue, group: String? = nil) throws -> AreaDefinition {
         guard case .object = feature else { throw InputError("feature must be an object, got \(feature.typeName)") }
         guard feature["type"] == .string("Feature") else {
-            throw InputError("must be \"Feature\", got \(feature["type"]?.serialized ?? "nothing")", field: "type")
+            throw InputError("must be \"Feature\", got \(feature["type"].map { Echo.plain($0.serialized) } ?? "nothing")", field: "type")
         }
         let props: [(String, JSONValue)]
         switch feature["properties"] {
@@ -88,7 +88,7 @@ public enum GeoJSONArea {
         }
         func coordinate(_ x: JSONValue) throws -> Double {
             guard case .number(let n) = x, let value = Double(n), value.isFinite else {
-                throw InputError("a coordinate must be a finite number, got \(x.serialized)", field: at())
+                throw InputError("a coordinate must be a finite number, got \(Echo.plain(x.serialized))", field: at())
             }
             return value
         }
@@ -129,7 +129,8 @@ public enum GeoJSONArea {
                 throw InputError(e.description, field: "properties." + key)
             }
         case .number(let n)?:
-            guard let t = Timestamp.parseUnixSeconds(n) else { throw InputError("bad Unix time \(n)", field: "properties." + key) }
+            guard let t = Timestamp.parseUnixSecondsUnchecked(n) else { throw InputError("bad Unix time \(n)", field: "properties." + key) }
+            guard t.isStorable else { throw InputError(Timestamp.ParseError.outOfRange(n).description, field: "properties." + key) }
             return t
         case let v?: throw InputError("must be a time string, got \(v.typeName)", field: "properties." + key)
         }

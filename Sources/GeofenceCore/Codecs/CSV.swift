@@ -52,8 +52,18 @@ public struct CSVReader: IteratorProtocol, Sequence {
         return String(validating: bytes, as: UTF8.self)
     }
 
+    /// Field `index` (1-based) of the row at `line` as text. A field that is
+    /// not UTF-8, or holds a NUL byte, makes the file unreadable from there:
+    /// NUL is no character of a CSV text file, and text is read up to a NUL
+    /// by C callers, so `walk\0er` would become `walk`.
+    static func field(_ bytes: UnsafeBufferPointer<UInt8>, index: Int, line: Int) throws -> String {
+        guard let s = text(bytes) else { throw InputError("field \(index) is not valid UTF-8", item: "line \(line)") }
+        if bytes.contains(0) { throw InputError("field \(index) holds a NUL byte (a CSV file is text)", item: "line \(line)") }
+        return s
+    }
+
     /// Hands `body` the next line's bytes (without its CRLF or LF) when the
-    /// line is plain: ASCII, with no quote and no other CR, and whole in the
+    /// line is plain: ASCII, with no quote, NUL or other CR, and whole in the
     /// chunk at hand. Such a line's fields are exactly its comma-separated
     /// parts, as `readRow` would give them, and a caller can read them
     /// without a String each. Returns nil, consuming nothing, for any other
@@ -67,7 +77,7 @@ public struct CSVReader: IteratorProtocol, Sequence {
                 let c = b[i]
                 if c == 0x0A { return (i, i + 1) }
                 if c == 0x0D { return i + 1 < b.count && b[i + 1] == 0x0A ? (i, i + 2) : nil }
-                if c == 0x22 || c >= 0x80 { return nil }
+                if c == 0x22 || c >= 0x80 || c == 0 { return nil }
                 i += 1
             }
             return nil
@@ -86,9 +96,7 @@ public struct CSVReader: IteratorProtocol, Sequence {
         let startLine = line
         row.reserveCapacity(8)
         func endField() throws {
-            guard let s = field.withUnsafeBufferPointer({ Self.text($0) }) else {
-                throw InputError("field \(row.count + 1) is not valid UTF-8", item: "line \(startLine)")
-            }
+            let s = try field.withUnsafeBufferPointer { try Self.field($0, index: row.count + 1, line: startLine) }
             row.append(s); field.removeAll(keepingCapacity: true); wasQuoted = false
         }
         while true {
@@ -108,8 +116,7 @@ public struct CSVReader: IteratorProtocol, Sequence {
                     return nil
                 }
                 if let end {
-                    let s = buffer.withUnsafeBufferPointer { Self.text(UnsafeBufferPointer(rebasing: $0[start..<end])) }
-                    guard let s else { throw InputError("field \(row.count + 1) is not valid UTF-8", item: "line \(startLine)") }
+                    let s = try buffer.withUnsafeBufferPointer { try Self.field(UnsafeBufferPointer(rebasing: $0[start..<end]), index: row.count + 1, line: startLine) }
                     any = true
                     row.append(s)
                     position = end + 1

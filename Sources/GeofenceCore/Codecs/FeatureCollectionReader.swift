@@ -9,6 +9,7 @@ public struct FeatureCollectionReader {
     private var sawType = false
     public private(set) var foreignMembers: [(String, JSONValue)] = []
     public private(set) var featureIndex = -1
+    private var seenMembers = Set<[UInt8]>()
 
     public init(_ json: JSONReader) { self.json = json }
 
@@ -21,6 +22,7 @@ public struct FeatureCollectionReader {
             case .done:
                 return nil
             case .start:
+                try json.skipByteOrderMark()
                 try json.skipWhitespace()
                 guard try json.consume("{") else { throw json.error("a FeatureCollection must be a JSON object") }
                 if try json.consume("}") { throw json.error("empty object: not a FeatureCollection") }
@@ -44,7 +46,12 @@ public struct FeatureCollectionReader {
     /// Reads `"name":` and either enters the features array or reads the member.
     private mutating func readMemberName() throws {
         try json.skipWhitespace()
+        let (nameLine, nameColumn) = (json.line, json.column)
         guard case .string(let name) = try json.readValue(depth: 1) else { throw json.error("expected a member name") }
+        // A second member of one name is refused, as in every other object.
+        guard seenMembers.insert(Array(name.utf8)).inserted else {
+            throw JSONSyntaxError(message: "duplicate member name \(Echo.quoted(name)) in one object", line: nameLine, column: nameColumn)
+        }
         try json.expect(":")
         if name == "features" {
             guard try json.consume("[") else { throw json.error("\"features\" must be an array") }
@@ -54,7 +61,7 @@ public struct FeatureCollectionReader {
         let value = try json.readValue(depth: 1)
         if name == "type" {
             guard value == .string("FeatureCollection") else {
-                throw json.error("type is \(value.serialized), expected \"FeatureCollection\"")
+                throw json.error("type is \(Echo.plain(value.serialized)), expected \"FeatureCollection\"")
             }
             sawType = true
         } else {

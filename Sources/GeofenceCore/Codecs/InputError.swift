@@ -16,7 +16,7 @@ public struct InputError: Error, Equatable, CustomStringConvertible {
         var parts: [String] = []
         if let file, !file.isEmpty { parts.append(file) }
         if let item { parts.append(item) }
-        if let id { parts.append("id '\(id)'") }
+        if let id { parts.append("id \(Echo.quoted(id))") }
         if let field { parts.append(field) }
         return parts.isEmpty ? message : parts.joined(separator: ", ") + ": " + message
     }

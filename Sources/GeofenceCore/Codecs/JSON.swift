@@ -112,6 +112,10 @@ public struct JSONReader {
     private var eof = false
     public private(set) var line = 1
     public private(set) var column = 1
+    /// Input is refused when an object names a member twice or a string holds
+    /// NUL. Off only for JSON this program wrote itself into a catalog, which
+    /// an older version may have written with either.
+    public var strict = true
 
     public init(chunks: @escaping () throws -> [UInt8]?) { self.next = chunks }
 
@@ -144,6 +148,18 @@ public struct JSONReader {
         position += 1
         if b == 0x0A { line += 1; column = 1 } else if b & 0xC0 != 0x80 { column += 1 }
         return b
+    }
+
+    /// Skips a UTF-8 byte-order mark at the very start (RFC 8259 §8.1 lets a
+    /// parser ignore one; editors on Windows write it).
+    public mutating func skipByteOrderMark() throws {
+        guard line == 1, column == 1, try peek() == 0xEF else { return }
+        _ = advance()
+        for expected: UInt8 in [0xBB, 0xBF] {
+            guard try peek() == expected else { throw error("byte 0xef at the start is not a byte-order mark (EF BB BF)") }
+            _ = advance()
+        }
+        column = 1
     }
 
     public mutating func skipWhitespace() throws {
@@ -184,13 +200,29 @@ public struct JSONReader {
             guard depth < Self.maxDepth else { throw error("nesting deeper than \(Self.maxDepth) levels") }
             _ = advance()
             var members: [(String, JSONValue)] = []
+            // A second member of the same name is refused (RFC 8259 leaves its
+            // meaning open: parsers keep the first, the last, or both), so a
+            // file cannot say one thing to this reader and another to the next.
+            // Names are compared as their bytes, as a set past a few members.
+            var names = Set<[UInt8]>()
             if try consume("}") { return .object(members) }
             repeat {
                 try skipWhitespace()
                 guard try peek() == UInt8(ascii: "\"") else {
                     throw error(try peek().map { "expected a member name, found \(Self.describe($0))" } ?? "unexpected end of input in an object")
                 }
+                let (keyLine, keyColumn) = (line, column)
                 let key = try readString()
+                let duplicate: Bool
+                if members.count < 16 {
+                    duplicate = members.contains { $0.0.utf8.elementsEqual(key.utf8) }
+                } else {
+                    if names.isEmpty { names = Set(members.map { Array($0.0.utf8) }) }
+                    duplicate = !names.insert(Array(key.utf8)).inserted
+                }
+                if duplicate && strict {
+                    throw JSONSyntaxError(message: "duplicate member name \(Echo.quoted(key)) in one object", line: keyLine, column: keyColumn)
+                }
                 try expect(":")
                 members.append((key, try readValue(depth: depth + 1)))
             } while try consume(",")
@@ -231,7 +263,8 @@ public struct JSONReader {
         try withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 64) { buffer in
             var count = 0
             var long: [UInt8]? = nil
-            while let b = try peek(), (b >= 0x30 && b <= 0x39) || b == 0x2D || b == 0x2B || b == 0x2E || b == 0x65 || b == 0x45 {
+            // Letters are gathered too, so `0x1p3` or `1.5f` is named whole as a malformed number.
+            while let b = try peek(), (b >= 0x30 && b <= 0x39) || b == 0x2D || b == 0x2B || b == 0x2E || (b | 0x20 >= 0x61 && b | 0x20 <= 0x7A) {
                 _ = advance()
                 if count < buffer.count { buffer[count] = b; count += 1; continue }
                 if long == nil { long = Array(buffer) }
@@ -259,7 +292,10 @@ public struct JSONReader {
             if i < count, text[i] == 0x2B || text[i] == 0x2D { i += 1 }
             ok = digits() > 0
         }
-        guard ok, i == count else { throw reader.error("malformed number '\(s)'") }
+        guard ok, i == count else {
+            let hex = count > 1 && (text[1] | 0x20 == 0x78 || (count > 2 && text[0] == 0x2D && text[2] | 0x20 == 0x78))
+            throw reader.error("malformed number \(Echo.quoted(s))" + (hex ? ": JSON numbers are decimal, not hexadecimal" : ""))
+        }
         return s
     }
 
@@ -283,6 +319,7 @@ public struct JSONReader {
             case UInt8(ascii: "t"): bytes.append(0x09)
             case UInt8(ascii: "u"):
                 var code = try hex4()
+                if code == 0 && strict { throw error("\\u0000 (NUL) in a string: no text here may hold it (ids and text are read up to a NUL by C callers)") }
                 if (0xD800..<0xDC00).contains(code) {
                     guard try peek() == UInt8(ascii: "\\") else { throw error("unpaired surrogate \\u\(String(code, radix: 16))") }
                     _ = advance()
@@ -321,8 +358,9 @@ public struct JSONReader {
     }
 
     /// Parses a whole document.
-    public static func parse(_ text: String) throws -> JSONValue {
+    public static func parse(_ text: String, strict: Bool = true) throws -> JSONValue {
         var r = JSONReader(string: text)
+        r.strict = strict
         let v = try r.readValue()
         guard try r.atEnd() else { throw r.error("trailing characters after the JSON value") }
         return v

@@ -43,6 +43,28 @@ public enum Shape: Equatable, Sendable {
     case polygons([Polygon])
     case circle(Circle)
 
+    /// False for a shape that holds no point: no polygon, no ring, or only
+    /// exterior rings of zero area (all on one point or one line). Such a
+    /// shape has a boundary but nothing inside it, so every fix is outside it
+    /// however close (`gf_contains` 0, never undecided).
+    public var hasInterior: Bool {
+        switch self {
+        case .circle: return true
+        case .polygons(let polys):
+            return polys.contains { poly in
+                guard let ring = poly.rings.first, ring.points.count >= 4 else { return false }
+                // Twice the planar (lon/lat) area, by the shoelace formula about the first point.
+                let o = ring.points[0]
+                var twice = 0.0
+                for k in 1..<(ring.points.count - 1) {
+                    let a = ring.points[k], b = ring.points[k + 1]
+                    twice += (a.lon - o.lon) * (b.lat - o.lat) - (b.lon - o.lon) * (a.lat - o.lat)
+                }
+                return twice != 0
+            }
+        }
+    }
+
     public var boundingBox: BoundingBox {
         switch self {
         case .polygons(let polys):

@@ -56,7 +56,7 @@ public struct PositioningSettings: Equatable, Sendable {
             switch text.trimmingSpaces.lowercased() {
             case "on", "1", "true": s.powerSaving = true
             case "off", "0", "false": s.powerSaving = false
-            default: throw InputError("must be on or off, got '\(text)'", field: "power_saving")
+            default: throw InputError("must be on or off, got \(Echo.quoted(text))", field: "power_saving")
             }
         }
         for (i, size) in ["small", "medium", "large", "xlarge"].enumerated() {

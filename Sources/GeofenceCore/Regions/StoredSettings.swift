@@ -3,7 +3,7 @@
 enum StoredSettings {
     static func number(_ stored: [String: String], _ key: String, atLeast floor: Double) throws -> Double? {
         guard let text = stored[key] else { return nil }
-        guard let v = Double(text.trimmingSpaces), v.isFinite else { throw InputError("must be a number, got '\(text)'", field: key) }
+        guard let v = NumberText.double(text.trimmingSpaces), v.isFinite else { throw InputError("must be a number, got \(Echo.quoted(text))", field: key) }
         guard v >= floor else { throw InputError("must be >= \(JSONValue.numberText(floor)), got \(JSONValue.numberText(v))", field: key) }
         return v
     }

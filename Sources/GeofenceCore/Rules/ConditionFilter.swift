@@ -23,8 +23,14 @@ public enum ConditionFilter {
         if let e = c.endDay, local.day > e {
             return .blocked("local date \(ConditionDefinition.formatDate(local.day)) after the period end \(ConditionDefinition.formatDate(e))")
         }
-        if let n = c.renotifySuppressDays, n > 0, let last = lastNotifiedDay, local.day < last + n {
-            return .blocked("suppressed until \(ConditionDefinition.formatDate(last + n)) (notified \(ConditionDefinition.formatDate(last)))")
+        // Days of storable dates, so the difference cannot overflow; `n` may be
+        // any integer a catalog holds, so the end date is formed only when it fits.
+        if let n = c.renotifySuppressDays, n > 0, let last = lastNotifiedDay, local.day - last < n {
+            let (until, overflow) = last.addingReportingOverflow(n)
+            guard !overflow, until <= CivilDate.toDays(99_999, 12, 31) else {
+                return .blocked("suppressed for \(n) days (notified \(ConditionDefinition.formatDate(last)))")
+            }
+            return .blocked("suppressed until \(ConditionDefinition.formatDate(until)) (notified \(ConditionDefinition.formatDate(last)))")
         }
         return .pass
     }

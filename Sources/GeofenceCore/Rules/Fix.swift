@@ -24,12 +24,14 @@ public struct Fix: Equatable, Sendable {
     /// test, for a batch that needs the reason only of the rare invalid fix.
     @inlinable
     public static func isValid(subjectId: String, lat: Double, lon: Double, accuracy: Double) -> Bool {
-        !subjectId.isEmpty && (-90...90).contains(lat) && (-180...180).contains(lon) && accuracy.isFinite && accuracy >= 0
+        !subjectId.isEmpty && !subjectId.utf8.contains(0) && (-90...90).contains(lat) && (-180...180).contains(lon) && accuracy.isFinite && accuracy >= 0
     }
 
     /// The same, for a reader that has already parsed the time.
     public static func validated(subjectId: String?, ts: Timestamp, lat: Double?, lon: Double?, accuracy: Double?) -> Result<Fix, InvalidFix> {
         guard let subjectId, !subjectId.isEmpty else { return .failure(InvalidFix("missing subject_id")) }
+        // Kept whole in the database, but shown and compared up to the NUL by C callers.
+        guard !subjectId.utf8.contains(0) else { return .failure(InvalidFix("subject_id \(Echo.quoted(subjectId)) holds a NUL character (U+0000)")) }
         guard let lat, !lat.isNaN else { return .failure(InvalidFix("missing or NaN latitude")) }
         guard let lon, !lon.isNaN else { return .failure(InvalidFix("missing or NaN longitude")) }
         guard (-90...90).contains(lat) else { return .failure(InvalidFix("latitude \(lat) outside [-90, 90]")) }

@@ -203,7 +203,9 @@ public struct SubjectJudge {
         // DWELL after the fix's own transition: at T = 0 it fires with the ENTER.
         if stay.phase == .inside, let entered = stay.enteredAt {
             for (c, tz) in area.conditions where c.timing == .DWELL && !stay.dwellSpent.contains(c.conditionId) {
-                if fix.ts.microseconds - entered.microseconds >= (c.dwellSeconds ?? 0) * 1_000_000 {
+                // Checked: a catalog written by another tool may hold any dwell_s; one too long never comes due.
+                let (dwell, overflow) = (c.dwellSeconds ?? 0).multipliedReportingOverflow(by: 1_000_000)
+                if !overflow, fix.ts.microseconds - entered.microseconds >= dwell {
                     stay.dwellSpent.append(c.conditionId)
                     due.append((c, tz, .DWELL))
                 }

@@ -53,11 +53,11 @@ public final class TimeZone: @unchecked Sendable {
 
     public static func load(_ name: String, directory: String = TimeZoneNames.directory) throws -> TimeZone {
         if name == "UTC" || name == "Etc/UTC" { return utc }
-        guard TimeZoneNames.isKnown(name) else { throw LoadError(description: "unknown time zone '\(name)'") }
+        guard TimeZoneNames.isKnown(name) else { throw LoadError(description: "unknown time zone \(Echo.quoted(name))") }
         let chunks = try FileChunks(path: directory + "/" + name)
         var bytes: [UInt8] = []
         while let c = try chunks.next() { bytes += c }
-        guard let tz = parse(name: name, bytes) else { throw LoadError(description: "time zone file for '\(name)' is damaged") }
+        guard let tz = parse(name: name, bytes) else { throw LoadError(description: "time zone file for \(Echo.quoted(name)) is damaged") }
         return tz
     }
 

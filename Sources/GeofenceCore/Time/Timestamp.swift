@@ -43,15 +43,27 @@ public struct Timestamp: Comparable, Hashable, Sendable, CustomStringConvertible
         return s + "Z"
     }
 
+    /// The instants a time may be: 0000-01-01T00:00:00Z through
+    /// 9999-12-31T23:59:59.999999Z, the years the stored form's four digits
+    /// hold. A time outside could be stored but never read back, and would
+    /// then stop every later judgement of its subject (and a validity time,
+    /// every use of its area), so every reader of input refuses it.
+    public static let earliest = Timestamp(microseconds: -62_167_219_200 * 1_000_000)
+    public static let latest = Timestamp(microseconds: 253_402_300_800 * 1_000_000 - 1)
+    public var isStorable: Bool { self >= Self.earliest && self <= Self.latest }
+
     public enum ParseError: Error, Equatable, CustomStringConvertible {
         case empty
         case noOffset(String)
         case malformed(String)
+        case outOfRange(String)
         public var description: String {
             switch self {
             case .empty: "missing time"
-            case .noOffset(let s): "time '\(s)' has no UTC offset (add Z or +09:00): it is ambiguous"
-            case .malformed(let s): "time '\(s)' is neither ISO 8601 with an offset nor Unix seconds"
+            case .noOffset(let s): "time \(Echo.quoted(s)) has no UTC offset (add Z or +09:00): it is ambiguous"
+            case .malformed(let s): "time \(Echo.quoted(s)) is neither ISO 8601 with an offset nor Unix seconds"
+            case .outOfRange(let s):
+                "time \(Echo.quoted(s)) is outside 0000-01-01T00:00:00Z to 9999-12-31T23:59:59Z (Unix seconds -62167219200 to 253402300799)"
             }
         }
     }
@@ -62,7 +74,10 @@ public struct Timestamp: Comparable, Hashable, Sendable, CustomStringConvertible
         if let t = parseStorageText(text) { return t }
         let s = text.trimmingSpaces
         if s.isEmpty { throw ParseError.empty }
-        if let unix = parseUnixSeconds(s) { return unix }
+        if let unix = parseUnixSecondsUnchecked(s) {
+            guard unix.isStorable else { throw ParseError.outOfRange(s) }
+            return unix
+        }
         let b = Array(s.utf8)
         var i = 0
         func num(_ n: Int) -> Int? {
@@ -114,7 +129,10 @@ public struct Timestamp: Comparable, Hashable, Sendable, CustomStringConvertible
         }
         let days = CivilDate.toDays(y, mo, d)
         let local = Int64(days) * 86_400 + Int64(h * 3600 + mi * 60 + min(sec, 59))
-        return Timestamp(microseconds: (local - Int64(offsetMinutes * 60)) * 1_000_000 + Int64(micros))
+        let t = Timestamp(microseconds: (local - Int64(offsetMinutes * 60)) * 1_000_000 + Int64(micros))
+        // 9999-12-31T23:30:00-01:00 is in year 10000 (UTC).
+        guard t.isStorable else { throw ParseError.outOfRange(s) }
+        return t
     }
 
     /// The stored form, `YYYY-MM-DDTHH:MM:SS.ffffffZ`, read without allocating:
@@ -145,15 +163,25 @@ public struct Timestamp: Comparable, Hashable, Sendable, CustomStringConvertible
         return Timestamp(microseconds: secs * 1_000_000 + Int64(us))
     }
 
-    /// `-?D{1,12}(.D+)?`, fractions past microseconds dropped. One pass over
-    /// the bytes: a batch of fixes in Unix seconds parses one per row, and
-    /// Substring splitting made this a tenth of a judgement's serial part.
+    /// `-?D{1,12}(.D+)?`, fractions past microseconds dropped; nil also for
+    /// a time outside `earliest...latest`. One pass over the bytes: a batch
+    /// of fixes in Unix seconds parses one per row, and Substring splitting
+    /// made this a tenth of a judgement's serial part.
     static func parseUnixSeconds(_ s: String) -> Timestamp? {
-        var s = s
-        return s.withUTF8 { parseUnixSeconds($0) }
+        parseUnixSecondsUnchecked(s).flatMap { $0.isStorable ? $0 : nil }
     }
 
     static func parseUnixSeconds(_ b: UnsafeBufferPointer<UInt8>) -> Timestamp? {
+        parseUnixSecondsUnchecked(b).flatMap { $0.isStorable ? $0 : nil }
+    }
+
+    /// The Unix seconds, whatever the year (`parse` says which are out of range).
+    static func parseUnixSecondsUnchecked(_ s: String) -> Timestamp? {
+        var s = s
+        return s.withUTF8 { parseUnixSecondsUnchecked($0) }
+    }
+
+    static func parseUnixSecondsUnchecked(_ b: UnsafeBufferPointer<UInt8>) -> Timestamp? {
         var negative = false, sawDot = false
         var whole: Int64 = 0, wholeDigits = 0, micros: Int64 = 0, fracDigits = 0
         var first = true
@@ -216,8 +244,23 @@ public enum CivilDate {
         }
     }
 
+    /// `YYYY-MM-DD`; a year outside 0000...9999 (the local date of a time
+    /// at either end of the storable range, 14 hours off UTC) as `-0001` or `10000`.
     public static func format(_ y: Int, _ m: Int, _ d: Int) -> String {
-        pad(y, 4) + "-" + pad(m, 2) + "-" + pad(d, 2)
+        (y < 0 ? "-" + pad(-y, 4) : pad(y, 4)) + "-" + pad(m, 2) + "-" + pad(d, 2)
+    }
+
+    /// A date this program stored (`format`'s form, any year it writes);
+    /// `parse` is for input, four-digit years only.
+    public static func parseStored(_ s: String) -> Int? {
+        let negative = s.hasPrefix("-")
+        let p = (negative ? s.dropFirst() : Substring(s)).split(separator: "-", omittingEmptySubsequences: false)
+        guard p.count == 3, (4...5).contains(p[0].count), p[1].count == 2, p[2].count == 2,
+              p.allSatisfy({ $0.allSatisfy(\.isASCIIDigit) }),
+              let y0 = Int(p[0]), let m = Int(p[1]), let d = Int(p[2]) else { return nil }
+        let y = negative ? -y0 : y0
+        guard (1...12).contains(m), d >= 1, d <= daysInMonth(y, m) else { return nil }
+        return toDays(y, m, d)
     }
 
     /// Parses `YYYY-MM-DD` into a day number.

@@ -130,11 +130,11 @@ public final class AreaStore {
         } else if r[3].string == "circle" {
             shape = .circle(Circle(center: LonLat(lon: r[5].double ?? 0, lat: r[4].double ?? 0), radiusM: r[6].double ?? 0))
         } else {
-            guard case .blob(let b) = r[geomColumn] else { throw CatalogError("area '\(id)' has no geometry") }
+            guard case .blob(let b) = r[geomColumn] else { throw CatalogError("area \(Echo.quoted(id)) has no geometry") }
             do {
                 shape = .polygons(try b.withUnsafeBytes { try SpatiaLiteBlob.decodeAreal($0) }.polygons)
             } catch {
-                throw CatalogError("area '\(id)': geometry cannot be read: \(error)")
+                throw CatalogError("area \(Echo.quoted(id)): geometry cannot be read: \(error)")
             }
         }
         var a = AreaDefinition(areaId: id, shape: shape)
@@ -148,7 +148,7 @@ public final class AreaStore {
         a.validUntil = try r[12].string.map(Timestamp.parse)
         a.confidence = r[13].double
         a.timezone = r[14].string
-        if let text = r[15].string, case .object(let m) = try JSONReader.parse(text) { a.properties = m }
+        if let text = r[15].string, case .object(let m) = try JSONReader.parse(text, strict: false) { a.properties = m }
         return a
     }
 }

@@ -21,7 +21,7 @@ public final class ConditionStore {
         do {
             try db.query("INSERT INTO gf_conditions (\(Self.columns)) VALUES (?,?,?,?,?,?,?,?,?,?,?)", Self.values(c))
         } catch let e as SQLiteError where e.message.contains("area_id does not name an area") {
-            throw InputError("unknown area '\(c.areaId)': add the area before its conditions", id: String(c.conditionId), field: "area_id")
+            throw InputError("unknown area \(Echo.quoted(c.areaId)): add the area before its conditions", id: String(c.conditionId), field: "area_id")
         } catch let e as SQLiteError where e.message.contains("UNIQUE constraint failed") {
             throw InputError("duplicate condition_id", id: String(c.conditionId), field: "condition_id")
         }

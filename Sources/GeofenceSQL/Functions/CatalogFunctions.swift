@@ -44,8 +44,8 @@ enum CatalogFunctions {
         } catch let e as SQLiteError where e.message.contains("no such table") {
             throw FunctionError("\(a.function): no geofence catalog in this database (no gf_areas table): create one with `geofence init`")
         }
-        guard let r = rows.first else { throw a.fail(0, "names no area in gf_areas: '\(id)'") }
-        guard case .blob(let bytes) = r[0] else { throw FunctionError("\(a.function): area '\(id)' has no geometry") }
+        guard let r = rows.first else { throw a.fail(0, "names no area in gf_areas: \(Echo.quoted(id))") }
+        guard case .blob(let bytes) = r[0] else { throw FunctionError("\(a.function): area \(Echo.quoted(id)) has no geometry") }
         let shape = try bytes.withUnsafeBytes { b in
             try cache.shape(for: b) { try GeometryFunctions.shape(from: b, a, 0) }
         }

@@ -1,4 +1,5 @@
 import CSQLite
+import GeofenceCore
 
 /// Registers Swift closures as SQL scalar functions.
 ///
@@ -55,8 +56,8 @@ public struct Arguments {
             guard d.isFinite else { throw fail(i, "must be finite") }
             return d
         case SQLITE_TEXT:
-            // Numeric text is what SQLite's own numeric functions accept too.
-            guard let d = Double(text(of: v).trimmingCharacters()), d.isFinite else {
+            // Decimal text is a number too (not hexadecimal: see NumberText).
+            guard let d = NumberText.double(text(of: v).trimmingCharacters()), d.isFinite else {
                 throw fail(i, "must be a number, got text")
             }
             return d
@@ -65,14 +66,24 @@ public struct Arguments {
         }
     }
 
+    /// The value's text, all `value_bytes` of it (a NUL inside included).
     func text(of v: OpaquePointer) -> String {
-        sqlite.pointee.value_text!(v).map { String(cString: $0) } ?? ""
+        guard let p = sqlite.pointee.value_text!(v) else { return "" }
+        let n = Int(sqlite.pointee.value_bytes!(v))
+        return String(decoding: UnsafeBufferPointer(start: p, count: n), as: UTF8.self)
     }
 
+    /// A text argument. Text holding a NUL character is refused: ids and
+    /// times are compared and stored whole, but C callers, error messages and
+    /// other tools read text only up to a NUL, so `walk\0er` would be shown
+    /// (and elsewhere taken) as `walk`.
     public func text(_ i: Int) throws -> String {
         let v = raw(i)
         switch sqlite.pointee.value_type!(v) {
-        case SQLITE_TEXT, SQLITE_INTEGER, SQLITE_FLOAT: return text(of: v)
+        case SQLITE_TEXT, SQLITE_INTEGER, SQLITE_FLOAT:
+            let s = text(of: v)
+            guard !s.utf8.contains(0) else { throw fail(i, "holds a NUL character (U+0000), which no text here may hold: \(Echo.quoted(s))") }
+            return s
         default: throw fail(i, "must be text")
         }
     }
@@ -139,7 +150,13 @@ func setResult(_ ctx: OpaquePointer, _ value: SQLiteValue) {
     case .null: api.result_null!(ctx)
     case .integer(let i): api.result_int64!(ctx, i)
     case .real(let d): api.result_double!(ctx, d)
-    case .text(let s): api.result_text!(ctx, s, -1, SQLITE_TRANSIENT_DESTRUCTOR)
+    case .text(let s):
+        var s = s
+        s.withUTF8 { b in
+            guard let base = b.baseAddress, b.count > 0 else { api.result_text!(ctx, "", 0, SQLITE_TRANSIENT_DESTRUCTOR); return }
+            guard b.count <= Int(Int32.max) else { api.result_error_toobig!(ctx); return }
+            base.withMemoryRebound(to: CChar.self, capacity: b.count) { api.result_text!(ctx, $0, Int32(b.count), SQLITE_TRANSIENT_DESTRUCTOR) }
+        }
     case .blob(let b):
         b.withUnsafeBytes { api.result_blob!(ctx, $0.baseAddress ?? UnsafeRawPointer(bitPattern: 1), Int32(b.count), SQLITE_TRANSIENT_DESTRUCTOR) }
     }

@@ -40,7 +40,10 @@ enum GeometryFunctions {
             let p = try position(a, lat: 1, lon: 2)
             let rule = VerdictRule(confidence: a.count > 4 ? try confidence(a, 4) : 0)
             let acc = try accuracy(a, 3)
-            return verdictValue(try geometry(a, 0, cache) { rule.verdict($0, at: p, accuracy: acc) { frames.frame(p) } })
+            let v = try geometry(a, 0, cache) { rule.verdict($0, at: p, accuracy: acc) { frames.frame(p) } }
+            // An area with no interior holds no point: outside, not undecided near its boundary.
+            if v == .undecided, try !a.withBlob(0, { try shape(from: $0, a, 0) }).hasInterior { return .integer(0) }
+            return verdictValue(v)
         }
 
         try db.createFunction("gf_inside_probability", arities: [4], argumentNames: shapeNames, flags: FunctionFlags.pure) { a in

@@ -11,7 +11,7 @@ public enum FixSources {
     public static func table(_ db: Connection, name: String) throws -> [Judgement.Row] {
         // A table name cannot be bound: it must name an existing table or view, and is quoted.
         guard try db.scalar("SELECT count(*) FROM sqlite_master WHERE type IN ('table', 'view') AND name = ?", [.text(name)]).int64 == 1 else {
-            throw InputError("no table or view named '\(name)'", field: "--table")
+            throw InputError("no table or view named \(Echo.quoted(name))", field: "--table")
         }
         let quoted = "\"" + name.split(separator: "\"", omittingEmptySubsequences: false).joined(separator: "\"\"") + "\""
         let s: Statement
@@ -31,8 +31,8 @@ public enum FixSources {
         func number(_ name: String, _ v: SQLiteValue) -> Double? {
             switch v {
             case .text(let t):
-                if let d = DecimalText.parse(t) ?? Double(t.trimmingCharacters()) { return d }
-                r.problem = "\(name) '\(t.prefix(40))' is not a number"
+                if let d = DecimalText.parse(t) ?? NumberText.double(t.trimmingCharacters()) { return d }
+                r.problem = "\(name) \(Echo.quoted(String(t.prefix(40)))) is not a number"
                 return nil
             case .blob:
                 r.problem = "\(name) is a BLOB, not a number"
@@ -78,7 +78,7 @@ public enum FixSources {
         } catch let e as InputError { throw e.located(file: path) }
         let index = try columns.map { c -> Int in
             guard let i = header.firstIndex(of: c) else {
-                throw InputError("the header has no column '\(c)' (needs \(columns.joined(separator: ", ")))", file: path, item: "line 1")
+                throw InputError("the header has no column \(Echo.quoted(c)) (needs \(columns.joined(separator: ", ")))", file: path, item: "line 1")
             }
             return i
         }
@@ -124,7 +124,12 @@ struct NDJSONFixes: Sequence, IteratorProtocol {
         if text.allSatisfy({ $0 == " " || $0 == "\r" || $0 == "\t" }) {
             return Judgement.Row(subjectId: nil, ts: nil, lat: nil, lon: nil, accuracy: nil, problem: "line \(number): empty line")
         }
-        guard let v = try? JSONReader.parse(text), case .object = v else {
+        let v: JSONValue
+        do { v = try JSONReader.parse(text) } catch {
+            // Why, too: a duplicate name or a NUL is JSON some parsers take.
+            return Judgement.Row(subjectId: nil, ts: nil, lat: nil, lon: nil, accuracy: nil, problem: "line \(number): not a JSON object (\(error))")
+        }
+        guard case .object = v else {
             return Judgement.Row(subjectId: nil, ts: nil, lat: nil, lon: nil, accuracy: nil, problem: "line \(number): not a JSON object")
         }
         func value(_ k: String) -> SQLiteValue {

@@ -65,7 +65,7 @@ final class StateStore {
         }
         try loadNotified.bind([.text(subject)])
         while try loadNotified.step() {
-            if let id = loadNotified.value(0).int64, let day = CivilDate.parse(loadNotified.value(1).string ?? "") {
+            if let id = loadNotified.value(0).int64, let day = CivilDate.parseStored(loadNotified.value(1).string ?? "") {
                 s.lastNotifiedDay[id] = day
             }
         }

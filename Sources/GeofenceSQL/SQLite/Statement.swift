@@ -25,7 +25,16 @@ public final class Statement {
         case .null: rc = api.bind_null!(handle, index)
         case .integer(let i): rc = api.bind_int64!(handle, index, i)
         case .real(let d): rc = api.bind_double!(handle, index, d)
-        case .text(let s): rc = api.bind_text!(handle, index, s, -1, SQLITE_TRANSIENT_DESTRUCTOR)
+        case .text(let s):
+            // Bound with its byte length, so text is stored whole (a NUL inside it too).
+            var s = s
+            rc = s.withUTF8 { b in
+                guard let base = b.baseAddress, b.count > 0 else { return api.bind_text!(handle, index, "", 0, SQLITE_TRANSIENT_DESTRUCTOR) }
+                guard b.count <= Int(Int32.max) else { return SQLITE_TOOBIG }
+                return base.withMemoryRebound(to: CChar.self, capacity: b.count) {
+                    api.bind_text!(handle, index, $0, Int32(b.count), SQLITE_TRANSIENT_DESTRUCTOR)
+                }
+            }
         case .blob(let b):
             rc = b.withUnsafeBytes { api.bind_blob!(handle, index, $0.baseAddress ?? UnsafeRawPointer(bitPattern: 1), Int32(b.count), SQLITE_TRANSIENT_DESTRUCTOR) }
         }
@@ -62,7 +71,11 @@ public final class Statement {
         switch api.column_type!(handle, c) {
         case SQLITE_INTEGER: return .integer(api.column_int64!(handle, c))
         case SQLITE_FLOAT: return .real(api.column_double!(handle, c))
-        case SQLITE_TEXT: return .text(api.column_text!(handle, c).map { String(cString: $0) } ?? "")
+        case SQLITE_TEXT:
+            // All column_bytes of it: text is read whole, as it was bound.
+            guard let p = api.column_text!(handle, c) else { return .text("") }
+            let n = Int(api.column_bytes!(handle, c))
+            return .text(String(decoding: UnsafeBufferPointer(start: p, count: n), as: UTF8.self))
         case SQLITE_BLOB:
             let n = Int(api.column_bytes!(handle, c))
             guard n > 0, let p = api.column_blob!(handle, c) else { return .blob([]) }

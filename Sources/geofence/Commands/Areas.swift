@@ -61,17 +61,17 @@ struct Areas: ParsableCommand {
             discussion: "Example: geofence areas add fences.db --id station --circle 35.681,139.767,300 --in-confirm-count 2")
         @Argument(help: "The database file.") var db: String
         @Option(help: "The area id (unique).") var id: String
-        @Option(help: "A circle: LAT,LON,RADIUS_M.") var circle: String?
+        @Option(parsing: .unconditional, help: "A circle: LAT,LON,RADIUS_M.") var circle: String?
         @Option(help: "A GeoJSON geometry object (Polygon or MultiPolygon), as text.") var geometry: String?
         @Option(help: "Group id: the area's id becomes <group>#<id>.") var group: String?
         @Option(help: "A display name.") var name: String?
-        @Option(help: "Largest accuracy (m) that can count towards entering; default: no limit.") var inAccuracyMax: Double?
-        @Option(help: "Consecutive inside fixes that confirm an entry.") var inConfirmCount: Int = 1
-        @Option(help: "Largest accuracy (m) that can count towards exiting; default: no limit.") var outAccuracyMax: Double?
-        @Option(help: "Consecutive outside fixes that confirm an exit.") var outConfirmCount: Int = 1
-        @Option(help: "Start of the validity period (ISO 8601 with offset), included.") var validFrom: String?
-        @Option(help: "End of the validity period (ISO 8601 with offset), included.") var validUntil: String?
-        @Option(help: "CEP confidence p in [0, 1) for this area; default: the database's.") var confidence: Double?
+        @Option(parsing: .unconditional, help: "Largest accuracy (m) that can count towards entering; default: no limit.") var inAccuracyMax: Double?
+        @Option(parsing: .unconditional, help: "Consecutive inside fixes that confirm an entry.") var inConfirmCount: Int = 1
+        @Option(parsing: .unconditional, help: "Largest accuracy (m) that can count towards exiting; default: no limit.") var outAccuracyMax: Double?
+        @Option(parsing: .unconditional, help: "Consecutive outside fixes that confirm an exit.") var outConfirmCount: Int = 1
+        @Option(parsing: .unconditional, help: "Start of the validity period (ISO 8601 with offset), included.") var validFrom: String?
+        @Option(parsing: .unconditional, help: "End of the validity period (ISO 8601 with offset), included.") var validUntil: String?
+        @Option(parsing: .unconditional, help: "CEP confidence p in [0, 1) for this area; default: the database's.") var confidence: Double?
         @Option(help: "IANA time zone for this area's conditions.") var timezone: String?
         @Flag(help: "Replace an existing area with this id.") var upsert = false
         @Flag(help: "Repair a self-intersecting polygon with MakeValid.") var makeValid = false
@@ -82,9 +82,9 @@ struct Areas: ParsableCommand {
                 var props: [(String, JSONValue)] = [("area_id", .string(id))]
                 switch (circle, geometry) {
                 case (let c?, nil):
-                    let parts = c.split(separator: ",").map { Double($0.trimmingCharacters(in: " ")) }
+                    let parts = c.split(separator: ",").map { NumberText.double(String($0.trimmingCharacters(in: " "))) }
                     guard parts.count == 3, let lat = parts[0], let lon = parts[1], let r = parts[2] else {
-                        throw InputError("expected LAT,LON,RADIUS_M, got '\(c)'", field: "--circle")
+                        throw InputError("expected LAT,LON,RADIUS_M, got \(Echo.quoted(c))", field: "--circle")
                     }
                     geometryValue = .object([("type", .string("Point")), ("coordinates", .array([JSONValue.number(lon), JSONValue.number(lat)]))])
                     props.append(("radius_m", JSONValue.number(r)))

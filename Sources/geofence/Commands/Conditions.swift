@@ -47,16 +47,16 @@ struct Conditions: ParsableCommand {
             abstract: "Add a condition to an existing area.",
             discussion: "Example: geofence conditions add fences.db --area station --timing IN --weekdays Mon,Tue --start-time 09:00 --end-time 18:00")
         @Argument(help: "The database file.") var db: String
-        @Option(help: "The condition id; default: one more than the highest.") var id: Int64?
+        @Option(parsing: .unconditional, help: "The condition id; default: one more than the highest.") var id: Int64?
         @Option(help: "The area it watches.") var area: String
         @Option(help: "IN, OUT or DWELL.") var timing: String
-        @Option(help: "For DWELL: seconds inside before it fires.") var dwellS: Int64?
+        @Option(parsing: .unconditional, help: "For DWELL: seconds inside before it fires.") var dwellS: Int64?
         @Option(help: "Local weekdays it may fire on, e.g. Mon,Tue; default: every day.") var weekdays: String?
         @Option(help: "Daily window start, local HH:MM (included).") var startTime: String?
         @Option(help: "Daily window end, local HH:MM (excluded); before the start wraps midnight.") var endTime: String?
         @Option(help: "First local date it may fire, YYYY-MM-DD.") var startDate: String?
         @Option(help: "Last local date it may fire, YYYY-MM-DD.") var endDate: String?
-        @Option(help: "Days of silence after a notification (1 = at most once a day); default: none.") var renotifySuppressDays: Int?
+        @Option(parsing: .unconditional, help: "Days of silence after a notification (1 = at most once a day); default: none.") var renotifySuppressDays: Int?
         @Option(help: "IANA time zone; default: the area's, else the database's default_timezone.") var timezone: String?
 
         func run() throws {

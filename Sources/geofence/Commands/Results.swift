@@ -6,8 +6,8 @@ struct Notifications: ParsableCommand {
     static let configuration = CommandConfiguration(abstract: "List notifications, in canonical order (subject, time, area, condition).")
     @Argument(help: "The database file.") var db: String
     @Option(help: "Only this subject.") var subject: String?
-    @Option(help: "Only notifications at or after this time (ISO 8601 with offset).") var since: String?
-    @Option(name: .customLong("run"), help: "Only this run.") var runId: Int64?
+    @Option(parsing: .unconditional, help: "Only notifications at or after this time (ISO 8601 with offset).") var since: String?
+    @Option(name: .customLong("run"), parsing: .unconditional, help: "Only this run.") var runId: Int64?
     @Flag(help: "Print in the seed sample app's layout.") var seed = false
     @OptionGroup var output: OutputOptions
     func run() throws {

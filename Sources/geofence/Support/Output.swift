@@ -18,7 +18,7 @@ struct OutputOptions: ParsableArguments {
                 JSONValue.object(zip(columns, row).map { name, cell in
                     guard let cell else { return (name, .null) }
                     if numeric.contains(name), Double(cell) != nil { return (name, .number(cell)) }
-                    if cell.hasPrefix("{") || cell.hasPrefix("["), let v = try? JSONReader.parse(cell) { return (name, v) }
+                    if cell.hasPrefix("{") || cell.hasPrefix("["), let v = try? JSONReader.parse(cell, strict: false) { return (name, v) }
                     return (name, .string(cell))
                 })
             }

@@ -1,0 +1,33 @@
+/// Input quoted back in an error message. A message is one line a person
+/// reads, and SQLite and C callers see it as a NUL-terminated string, so a
+/// control character (NUL, a newline) is written as `\u0000`, and a value
+/// longer than `limit` characters is cut, with an ellipsis and its length:
+/// a 10 MB field must not become a 10 MB error line.
+public enum Echo {
+    public static let limit = 200
+
+    /// `'text'`, made safe to print as above.
+    public static func quoted(_ s: String) -> String { "'" + plain(s) + "'" }
+
+    /// The same without the quotes.
+    public static func plain(_ s: String) -> String {
+        // Most values are short and printable: returned as they are.
+        if s.utf8.count <= limit && !s.utf8.contains(where: { $0 < 0x20 || $0 == 0x7F }) { return s }
+        var out = ""
+        var count = 0
+        for u in s.unicodeScalars {
+            if count == limit {
+                out += "… (\(s.utf8.count) bytes)"
+                break
+            }
+            if u.value < 0x20 || u.value == 0x7F {
+                let hex = String(u.value, radix: 16)
+                out += "\\u" + String(repeating: "0", count: 4 - hex.count) + hex
+            } else {
+                out.unicodeScalars.append(u)
+            }
+            count += 1
+        }
+        return out
+    }
+}

@@ -1,0 +1,75 @@
+import XCTest
+@testable import GeofenceCore
+
+/// Values that could be stored but not used are refused where they come in.
+final class BadValueTests: XCTestCase {
+    func testTimesLieInYears0000To9999() throws {
+        XCTAssertEqual(try Timestamp.parse("253402300799.999999").storageText, "9999-12-31T23:59:59.999999Z")
+        XCTAssertEqual(try Timestamp.parse("-62167219200").storageText, "0000-01-01T00:00:00.000000Z")
+        for text in ["253402300800", "999999999999", "-62167219201", "9999-12-31T23:30:00-01:00", "0000-01-01T00:30:00+01:00"] {
+            XCTAssertThrowsError(try Timestamp.parse(text), text) { e in
+                XCTAssertEqual(e as? Timestamp.ParseError, .outOfRange(text))
+            }
+        }
+        // The batch readers' fast path leaves an out-of-range time to `parse`, which names it.
+        var far = "253402300800"
+        XCTAssertNil(far.withUTF8 { Timestamp.parseCommon($0) })
+    }
+
+    func testJSONRefusesDuplicateNamesNulAndHexadecimal() {
+        XCTAssertThrowsError(try JSONReader.parse(#"{"a": 1, "b": 2, "a": 3}"#)) { e in
+            XCTAssertTrue((e as? JSONSyntaxError)?.message.contains("duplicate member name 'a'") ?? false, "\(e)")
+        }
+        // Past the linear scan: the set of names.
+        let many = (0..<40).map { "\"k\($0)\": \($0)" }.joined(separator: ", ")
+        XCTAssertThrowsError(try JSONReader.parse("{\(many), \"k7\": 0}"))
+        XCTAssertNoThrow(try JSONReader.parse("{\(many)}"))
+        // Names are told apart by their bytes: "é" and "e" + U+0301 are two names.
+        XCTAssertNoThrow(try JSONReader.parse("{\"\u{e9}\": 1, \"e\u{301}\": 2}"))
+        XCTAssertThrowsError(try JSONReader.parse(#"["A\u0000B"]"#))
+        XCTAssertThrowsError(try JSONReader.parse("[0x1p3]")) { e in
+            XCTAssertTrue((e as? JSONSyntaxError)?.message.contains("malformed number '0x1p3'") ?? false, "\(e)")
+        }
+        // What this program stored itself is read back as it was written.
+        XCTAssertNoThrow(try JSONReader.parse(#"{"a": "x\u0000", "a": 2}"#, strict: false))
+    }
+
+    func testByteOrderMarkBeforeAFeatureCollection() throws {
+        var r = FeatureCollectionReader(JSONReader(bytes: [0xEF, 0xBB, 0xBF] + Array(#"{"type": "FeatureCollection", "features": []}"#.utf8)))
+        XCTAssertNil(try r.next())
+        var bad = FeatureCollectionReader(JSONReader(bytes: [0xEF, 0x20] + Array("{}".utf8)))
+        XCTAssertThrowsError(try bad.next())
+    }
+
+    func testCSVRefusesNul() {
+        var given = false
+        var reader = CSVReader(chunks: { if given { return nil }; given = true; return Array("a,b\nwalk\u{0}er,1\n".utf8) })
+        XCTAssertEqual(reader.next(), ["a", "b"])
+        XCTAssertNil(reader.next())
+        XCTAssertTrue(reader.error?.description.contains("NUL byte") ?? false, "\(String(describing: reader.error))")
+    }
+
+    func testNumberTextIsDecimal() {
+        XCTAssertEqual(NumberText.double("+1.5e2"), 150)
+        XCTAssertEqual(NumberText.double(".5"), 0.5)
+        XCTAssertNil(NumberText.double("0x1p3"))
+        XCTAssertNil(NumberText.double("1e"))
+        XCTAssertTrue(NumberText.double("NaN")?.isNaN ?? false)
+        XCTAssertEqual(NumberText.double("-inf"), -.infinity)
+    }
+
+    func testEchoCutsAndEscapes() {
+        XCTAssertEqual(Echo.quoted("abc"), "'abc'")
+        XCTAssertEqual(Echo.quoted("a\u{0}b\n"), "'a\\u0000b\\u000a'")
+        let long = Echo.quoted(String(repeating: "x", count: 10_000_000))
+        XCTAssertEqual(long, "'" + String(repeating: "x", count: 200) + "… (10000000 bytes)'")
+    }
+
+    func testShapesWithoutInterior() {
+        let p = LonLat(lon: 139, lat: 35), q = LonLat(lon: 139.01, lat: 35), r = LonLat(lon: 139.01, lat: 35.01)
+        XCTAssertFalse(Shape.polygons([]).hasInterior)
+        XCTAssertFalse(Shape.polygons([Polygon([Ring([p, p, p, p])])]).hasInterior)
+        XCTAssertFalse(Shape.polygons([Polygon([Ring([p, q, p, p])])]).hasInterior)
+        XCTAssertTrue(Shape.polygons([Polygon([Ring([p, q, r, p])])]).hasInterior)
+    }
+}
