@@ -44,6 +44,7 @@ final class Session {
     func currentJudgement() throws -> Judgement {
         let now = try currentStamp()
         if let j = judgement, now == stamp { return j }
+        let j = try Judgement(db)  // checks the schema version first
         // Without its stamp triggers a catalog change rolled back on this
         // connection would go unseen, and the cache would judge by it.
         let damaged = try CatalogStamp.damaged(db)
@@ -52,7 +53,6 @@ final class Session {
                                 + "conditions or settings could go unnoticed: open the catalog once with the command-line tool "
                                 + "(e.g. `geofence settings DB`), which re-creates it")
         }
-        let j = try Judgement(db)
         j.catalog.useWindows = true
         judgement = j
         return j
