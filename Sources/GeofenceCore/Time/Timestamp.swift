@@ -47,11 +47,13 @@ public struct Timestamp: Comparable, Hashable, Sendable, CustomStringConvertible
         case empty
         case noOffset(String)
         case malformed(String)
+        case notLeapSecond(String)
         public var description: String {
             switch self {
             case .empty: "missing time"
             case .noOffset(let s): "time '\(s)' has no UTC offset (add Z or +09:00): it is ambiguous"
             case .malformed(let s): "time '\(s)' is neither ISO 8601 with an offset nor Unix seconds"
+            case .notLeapSecond(let s): "time '\(s)' has second 60, which only a leap second has (23:59:60 UTC on the last day of a month)"
             }
         }
     }
@@ -114,7 +116,16 @@ public struct Timestamp: Comparable, Hashable, Sendable, CustomStringConvertible
         }
         let days = CivilDate.toDays(y, mo, d)
         let local = Int64(days) * 86_400 + Int64(h * 3600 + mi * 60 + min(sec, 59))
-        return Timestamp(microseconds: (local - Int64(offsetMinutes * 60)) * 1_000_000 + Int64(micros))
+        let utc = local - Int64(offsetMinutes * 60)
+        if sec == 60 {
+            // A leap second: only 23:59:60 UTC at the end of a month. Unix
+            // time has no place for it, so it is read as 23:59:59 plus its
+            // fraction (POSIX's reading): in order, but one second early.
+            let (utcDays, utcSecond) = utc.floorDivided(by: 86_400)
+            let (_, _, nextDay) = CivilDate.fromDays(utcDays + 1)
+            guard utcSecond == 86_399, nextDay == 1 else { throw ParseError.notLeapSecond(s) }
+        }
+        return Timestamp(microseconds: utc * 1_000_000 + Int64(micros))
     }
 
     /// The stored form, `YYYY-MM-DDTHH:MM:SS.ffffffZ`, read without allocating:
