@@ -150,3 +150,51 @@ def test_inside_probability_on_a_band_wider_than_180_degrees(tmp_path):
             got = conn.execute("SELECT gf_area_inside_probability(?, ?, ?, ?)", (name, lat, lon, acc)).fetchone()[0]
             ref = grid_probability(g, lon, lat, acc)
             assert abs(got - ref) <= 0.002, (name, lat, lon, acc, got, ref)
+
+
+def aeqd_grid_probability(geom, lon, lat, acc, n=1001):
+    """P(inside) by a grid over ±6σ in the azimuthal equidistant projection
+    about the fix (PROJ's aeqd, through pyproj), which holds a pole; each grid
+    point back to lon/lat and tested with GEOS."""
+    import pyproj
+    sigma = acc * SIGMA_PER_ACCURACY
+    offs = np.linspace(-6 * sigma, 6 * sigma, n)
+    ex, ny = np.meshgrid(offs, offs)
+    back = pyproj.Transformer.from_crs(pyproj.CRS.from_proj4(f"+proj=aeqd +lat_0={lat} +lon_0={lon} +ellps=WGS84"),
+                                       "EPSG:4326", always_xy=True)
+    px, py = back.transform(ex.ravel(), ny.ravel())
+    inside = shapely.contains_xy(geom, np.asarray(px), np.asarray(py)).reshape(ex.shape)
+    w = np.exp(-(ex ** 2 + ny ** 2) / (2 * sigma ** 2))
+    return float((w * inside).sum() / w.sum())
+
+
+def test_inside_probability_near_the_poles(countries, tmp_path):
+    """Fixes whose pole is within a few σ: a cap round the North Pole (a ring
+    along 85°N, the seam and the pole), a quarter of it (a wedge with a
+    corner at the pole), and Antarctica round the South Pole."""
+    cap = shapely.Polygon([(-180, 85), (180, 85), (180, 90), (-180, 90), (-180, 85)])
+    wedge = shapely.Polygon([(0, 88), (90, 88), (90, 90), (0, 90), (0, 88)])
+    features = [{"type": "Feature", "properties": {"area_id": name}, "geometry": json.loads(shapely.to_geojson(g))}
+                for name, g in (("cap", cap), ("wedge", wedge))]
+    path = tmp_path / "polar.geojson"
+    path.write_text(json.dumps({"type": "FeatureCollection", "features": features}))
+    db = tmp_path / "polar.db"
+    import_areas(db, path)
+    conn = connect(db)
+    for lat in (89.9, 89.99, 89.999, 90.0):
+        for acc in (10.0, 1000.0, 5000.0):
+            got = conn.execute("SELECT gf_area_inside_probability('cap', ?, 20, ?)", (lat, acc)).fetchone()[0]
+            assert abs(got - 1) <= 0.002, (lat, acc, got)
+    rng = random.Random(23)
+    for _ in range(12):
+        lat, lon = 90 - rng.uniform(0, 0.03), rng.uniform(-30, 120)
+        acc = rng.choice([100.0, 1000.0, 3000.0])
+        got = conn.execute("SELECT gf_area_inside_probability('wedge', ?, ?, ?)", (lat, lon, acc)).fetchone()[0]
+        ref = aeqd_grid_probability(wedge, lon, lat, acc)
+        assert abs(got - ref) <= 0.002, (lat, lon, acc, got, ref)
+    db, shapes = countries
+    conn = connect(db)
+    for lat in (-89.9, -89.99, -90.0):
+        for acc in (100.0, 5000.0):
+            got = conn.execute("SELECT gf_area_inside_probability('Antarctica', ?, 45, ?)", (lat, acc)).fetchone()[0]
+            assert abs(got - 1) <= 0.002, (lat, acc, got)

@@ -209,6 +209,16 @@ public final class PreparedShape: @unchecked Sendable {
     }
 }
 
+extension PreparedShape {
+    /// Visits each ring's edges as they are stored (lon1, lat1, lon2, lat2, in degrees).
+    func forEachRing(_ body: (_ isExterior: Bool, _ edges: UnsafeBufferPointer<Double>) -> Void) {
+        for r in 0..<(ringStarts.count - 1) {
+            let first = ringStarts[r], end = ringStarts[r + 1]
+            body(ringIsExterior[r], UnsafeBufferPointer(start: edges + 4 * first, count: 4 * (end - first)))
+        }
+    }
+}
+
 /// floor(x) clamped to 0..<count; NaN gives 0. Never traps, whatever x is.
 @inline(__always)
 func clampedIndex(_ x: Double, _ count: Int) -> Int {
