@@ -82,7 +82,8 @@ public enum InsideProbability {
             while k + 3 < edges.count {
                 let lon1 = edges[k], lat1 = edges[k + 1], lon2 = edges[k + 2], lat2 = edges[k + 3]
                 k += 4
-                let pieces = max(1, min(1_000, Int((abs(lon2 - lon1)).rounded(.up))))
+                let span = abs(lon2 - lon1)
+                let pieces = max(1, span < 1_000 ? Int(span.rounded(.up)) : 1_000)  // never Int(NaN)
                 var (ax, ay) = position(lon1, lat1)
                 for j in 1...pieces {
                     let t = Double(j) / Double(pieces)
