@@ -303,8 +303,8 @@ enum EdgeDistance {
         /// few evaluations.
         func localMinimum(_ lo0: Double, _ hi0: Double) -> Double {
             var lo = lo0, hi = hi0
-            var (dLo, gLo) = eval(lo)
-            var (dHi, gHi) = eval(hi)
+            let (dLo, g0) = eval(lo), (dHi, g1) = eval(hi)
+            var gLo = g0, gHi = g1
             if gLo >= 0 || gHi <= 0 { return min(dLo, dHi) }
             // Illinois: false position that halves a stale end's value.
             var best = min(dLo, dHi)
@@ -315,11 +315,11 @@ enum EdgeDistance {
                 best = min(best, d)
                 if g == 0 || hi - lo < 1e-13 { break }
                 if g < 0 {
-                    lo = t; gLo = g; dLo = d
+                    lo = t; gLo = g
                     if side == -1 { gHi /= 2 }
                     side = -1
                 } else {
-                    hi = t; gHi = g; dHi = d
+                    hi = t; gHi = g
                     if side == 1 { gLo /= 2 }
                     side = 1
                 }

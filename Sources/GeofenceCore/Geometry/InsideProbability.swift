@@ -56,17 +56,18 @@ public enum InsideProbability {
     /// Metres per degree of latitude at a pole (M there is a/√(1−e²)).
     static let polarMetresPerDegree = WGS84.a / (1 - WGS84.e2).squareRoot() * .pi / 180
 
-    /// The same, for a fix whose pole is within 50σ: the flat frame at the
-    /// fix cannot hold a pole (it maps the parallels round it to straight
-    /// lines), so the frame is the polar azimuthal equidistant one (distance
-    /// from the pole along the meridian, and longitude as the angle), which
-    /// within 500 km of the pole is isometric to 1e-5. Edges are curves
-    /// there (parallels are circles about the pole), so each is cut into
-    /// pieces of at most 1° of longitude, straight to within 4e-5 of their
-    /// distance from the pole: under 0.002σ for every piece within 9σ of the
-    /// fix. Longitude wraps by itself (sin and cos of it), so no ring is
-    /// unwrapped, edges along ±180 cancel their partners and an edge along
-    /// the pole shrinks to the pole.
+    /// The same, for a fix whose pole is within 50σ (and 500 km): the flat
+    /// frame at the fix cannot hold a pole (it maps the parallels round it
+    /// to straight lines), so the frame is the polar azimuthal equidistant
+    /// one (distance from the pole along the meridian, and longitude as the
+    /// angle), whose scale is right to ψ²/6 at ψ radians from the pole (1e-4
+    /// at 160 km, 1e-3 at 500 km). Edges are curves there (parallels are
+    /// circles about the pole), so each is cut into pieces of at most 1° of
+    /// longitude, straight to within 4e-5 of their distance from the pole:
+    /// about 0.002σ for a piece within 9σ of the fix, under 0.001 of
+    /// probability. Longitude wraps by itself (sin and cos of it), so no
+    /// ring is unwrapped, edges along ±180 cancel their partners and an edge
+    /// along the pole shrinks to the pole.
     static func nearPole(_ shape: PreparedShape, at p: LonLat, sigma: Double) -> Double {
         let north = p.lat >= 0
         func position(_ lon: Double, _ lat: Double) -> (Double, Double) {
