@@ -26,9 +26,18 @@ public enum GeoJSONArea {
         case (_, .number(let n)?): rawId = n
         default: throw InputError("feature has no area_id property and no id", field: "properties.area_id")
         }
-        // --group wins over a group_id property: the caller named the group explicitly.
-        let groupId = try group ?? optionalString(p, "group_id")
-        if let g = groupId { rawId = g + "#" + rawId }
+        // --group wins over a group_id property: the caller named the group
+        // explicitly. A group_id is taken as written, string or number, like
+        // area_id. An id that already begins with `<group>#` (as an exported
+        // one re-imported, or one written in full) is not prefixed again.
+        let groupId: String?
+        switch group.map(JSONValue.string) ?? p["group_id"] {
+        case nil, .null?: groupId = nil
+        case .string(let s)?: groupId = s
+        case .number(let n)?: groupId = n
+        case let v?: throw InputError("must be a string or number, got \(v.typeName)", field: "properties.group_id")
+        }
+        if let g = groupId, !rawId.hasPrefix(g + "#") { rawId = g + "#" + rawId }
 
         guard let geometry = feature["geometry"], geometry != .null else { throw InputError("feature has no geometry", field: "geometry") }
         let shape = try shape(from: geometry, radius: try optionalNumber(p, "radius_m"))

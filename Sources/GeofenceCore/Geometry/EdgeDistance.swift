@@ -164,6 +164,11 @@ enum EdgeDistance {
     /// where the 64 nearest by the frame are refined).
     static func resolve(_ near: Candidates, _ fix: FixFrame, edge: (Int) -> Edge, all: ((Int, Edge) -> Void) -> Void) -> Double {
         guard near.best.isFinite else { return .infinity }
+        if !fix.trusts(near.best) {
+            var far = FarSearch(fix)
+            all { _, e in far.offer(e) }
+            return far.resolve()
+        }
         let limit = near.reach
         var exact = Double.infinity
         if !near.overflowed {
@@ -183,7 +188,7 @@ enum EdgeDistance {
     @inline(__always)
     static func exact(_ e: Edge, _ fix: FixFrame, frameDistance d: Double, t: Double) -> Double {
         let near = d < Chord.reachM / 2 ? chord(e, fix, from: t) : nil
-        return near ?? geodesic(e, fix.p)
+        return near ?? geodesic(e, fix)
     }
 
     /// Minimum over the edge of the distance from the fix, for edges near it
@@ -222,58 +227,138 @@ enum EdgeDistance {
         return nil
     }
 
-    /// Exact minimum over the edge of the ellipsoidal distance from p.
+    /// Exact minimum over the edge of the ellipsoidal distance from the fix,
+    /// or some value ≥ `below` when the edge is no nearer than that.
     ///
-    /// D(t), the distance from p to the edge point at t, has derivative
-    /// g(t) = E'(t)·û(t), where û is the unit vector of the geodesic's azimuth
-    /// at the edge point (Vincenty gives it with the distance). The minimum is
-    /// at an end where g points away from the edge, else at the root of g,
-    /// found by the Illinois method in a few evaluations. Edges longer than
-    /// 100 km, where D may have more than one local minimum, are first sampled.
-    static func geodesic(_ e: Edge, _ p: LonLat) -> Double {
+    /// The edge is cut into pieces by branch and bound: a piece whose
+    /// `SphereBounds` lower bound is not below the best distance found so far
+    /// (or `below`) is dropped, a longer one is halved, and one short enough
+    /// for its distance to have a single minimum (`localMinimum`) is solved.
+    /// Short enough: at most 100 km, and at most half its least possible
+    /// distance or 10 km. Along a lon/lat-straight line the distance can have
+    /// several minima only over lengths comparable to the distance itself, or
+    /// to the line's radius of curvature (a parallel's, R/tan φ), which the
+    /// 100 km covers at any latitude below 88°. The pieces left are those
+    /// within 0.6 % of the nearest: a handful, whatever the edge's length.
+    static func geodesic(_ e: Edge, _ fix: FixFrame, below: Double = .infinity) -> Double {
+        let p = fix.p
         let lon1 = p.lon + Geodesy.wrapDegrees(e.lon1 - p.lon)
-        let lat1 = e.lat1
-        let dLon = e.lon2 - e.lon1, dLat = e.lat2 - lat1
+        let dLon = e.lon2 - e.lon1, dLat = e.lat2 - e.lat1
+        let line = Line(lon1: lon1, lat1: e.lat1, dLon: dLon, dLat: dLat, p: p)
+        let bounds = SphereBounds(fix)
+        func lowerBound(_ t0: Double, _ t1: Double) -> Double {
+            let a = line.point(t0), b = line.point(t1)
+            return bounds.lowerBound(lat1: a.lat, lat2: b.lat, lon1: min(a.lon, b.lon), width: abs(b.lon - a.lon))
+        }
+        // A piece's length in metres, from above: a degree of latitude is
+        // under 111.7 km, and of longitude under that times the largest
+        // cosine of the piece's latitudes.
+        func lengthM(_ t0: Double, _ t1: Double) -> Double {
+            let la = e.lat1 + t0 * dLat, lb = e.lat1 + t1 * dLat
+            let nearestEquator = (la > 0) == (lb > 0) ? min(abs(la), abs(lb)) : 0
+            return (t1 - t0) * (abs(dLat) + abs(dLon) * cos(nearestEquator * .pi / 180)) * 111_700
+        }
+        var best = below
+        var pieces: [(t0: Double, t1: Double, low: Double)] = [(0, 1, lowerBound(0, 1))]
+        while let k = pieces.indices.min(by: { pieces[$0].low < pieces[$1].low }) {
+            let piece = pieces.remove(at: k)
+            if piece.low >= best { continue }
+            let length = lengthM(piece.t0, piece.t1)
+            if (length <= 100_000 && length <= max(piece.low / 2, 10_000)) || piece.t1 - piece.t0 < 1e-9 {
+                best = min(best, line.localMinimum(piece.t0, piece.t1))
+                continue
+            }
+            let mid = (piece.t0 + piece.t1) / 2
+            for (a, b) in [(piece.t0, mid), (mid, piece.t1)] {
+                let low = lowerBound(a, b)
+                if low < best { pieces.append((a, b, low)) }
+            }
+        }
+        return best
+    }
+
+    /// A lon/lat-straight edge, its start unwrapped next to the fix p, as a
+    /// function of t in 0...1.
+    struct Line {
+        let lon1, lat1, dLon, dLat: Double
+        let p: LonLat
+
+        @inline(__always)
         func point(_ t: Double) -> LonLat { LonLat(lon: lon1 + t * dLon, lat: lat1 + t * dLat) }
-        /// (D(t), g(t)) in metres and metres per unit t.
+
+        /// (D(t), g(t)): the distance from p, and its derivative in metres per unit t.
         func eval(_ t: Double) -> (Double, Double) {
             let q = point(t)
             let (d, az) = Geodesy.inverse(p, q)
             let m = WGS84.metresPerDegree(atLat: q.lat)
             return (d, cos(az) * m.lat * dLat + sin(az) * m.lon * dLon)
         }
-        var lo = 0.0, hi = 1.0
-        var (dLo, gLo) = eval(lo)
-        var (dHi, gHi) = eval(hi)
-        let lengthM = abs(dLat) * 111_000 + abs(dLon) * 111_000 * cos(lat1 * .pi / 180)
-        if lengthM > 100_000 {
-            // Sample to bracket the global minimum on long edges.
-            let samples = 16
-            var bestT = 0.0, bestD = dLo
-            for s in 1...samples { let t = Double(s) / Double(samples); let d = Geodesy.distance(p, point(t)); if d < bestD { bestD = d; bestT = t } }
-            lo = max(0, bestT - 1 / Double(samples)); hi = min(1, bestT + 1 / Double(samples))
-            (dLo, gLo) = eval(lo); (dHi, gHi) = eval(hi)
-        }
-        if gLo >= 0 || gHi <= 0 { return min(dLo, dHi) }
-        // Illinois: false position that halves a stale end's value.
-        var best = min(dLo, dHi)
-        var side = 0
-        for _ in 0..<60 {
-            let t = (lo * gHi - hi * gLo) / (gHi - gLo)
-            let (d, g) = eval(t)
-            best = min(best, d)
-            if g == 0 || hi - lo < 1e-13 { break }
-            if g < 0 {
-                lo = t; gLo = g
-                if side == -1 { gHi /= 2 }
-                side = -1
-            } else {
-                hi = t; gHi = g
-                if side == 1 { gLo /= 2 }
-                side = 1
+
+        /// The minimum of D over lo...hi where it has a single minimum.
+        ///
+        /// D's derivative g(t) = E'(t)·û(t), û being the unit vector of the
+        /// geodesic's azimuth at the edge point (Vincenty gives it with the
+        /// distance). The minimum is at an end where g points away from the
+        /// piece, else at the root of g, found by the Illinois method in a
+        /// few evaluations.
+        func localMinimum(_ lo0: Double, _ hi0: Double) -> Double {
+            var lo = lo0, hi = hi0
+            let (dLo, g0) = eval(lo), (dHi, g1) = eval(hi)
+            var gLo = g0, gHi = g1
+            if gLo >= 0 || gHi <= 0 { return min(dLo, dHi) }
+            // Illinois: false position that halves a stale end's value.
+            var best = min(dLo, dHi)
+            var side = 0
+            for _ in 0..<60 {
+                let t = (lo * gHi - hi * gLo) / (gHi - gLo)
+                let (d, g) = eval(t)
+                best = min(best, d)
+                if g == 0 || hi - lo < 1e-13 { break }
+                if g < 0 {
+                    lo = t; gLo = g
+                    if side == -1 { gHi /= 2 }
+                    side = -1
+                } else {
+                    hi = t; gHi = g
+                    if side == 1 { gLo /= 2 }
+                    side = 1
+                }
+                if abs(g) < 1e-9 * max(1, abs(dLat) + abs(dLon)) * 1e5 { break }
             }
-            if abs(g) < 1e-9 * max(1, abs(dLat) + abs(dLon)) * 1e5 { break }
+            return best
         }
-        return best
+    }
+
+    /// The exact distance from the fix to the nearest of the edges, when the
+    /// affine frame cannot be trusted to pick the candidates (see
+    /// `FixFrame.trusts`): every edge offered gets a `SphereBounds` lower
+    /// bound from its box and its start an upper bound; edges whose lower
+    /// bound exceeds the least upper bound are dropped, and the rest are
+    /// solved in the order of their lower bounds until the next cannot be
+    /// nearer than the best so far.
+    struct FarSearch {
+        let fix: FixFrame
+        let bounds: SphereBounds
+        /// At least the distance to the nearest edge offered so far.
+        var upper = Double.infinity
+        private var kept: [(low: Double, edge: Edge)] = []
+
+        init(_ fix: FixFrame) { self.fix = fix; bounds = SphereBounds(fix) }
+
+        mutating func offer(_ e: Edge) {
+            let low = bounds.lowerBound(lat1: e.lat1, lat2: e.lat2, lon1: min(e.lon1, e.lon2), width: abs(e.lon2 - e.lon1))
+            if low > upper { return }
+            upper = min(upper, bounds.upperBound(lat: e.lat1, lon: e.lon1), bounds.upperBound(lat: e.lat2, lon: e.lon2))
+            kept.append((low, e))
+        }
+
+        func resolve() -> Double {
+            var best = Double.infinity
+            for c in kept.sorted(by: { $0.low < $1.low }) {
+                if c.low >= best { break }
+                best = min(best, EdgeDistance.geodesic(c.edge, fix, below: best))
+            }
+            return best
+        }
     }
 }

@@ -48,11 +48,25 @@ public struct FixFrame: Sendable {
     @inline(__always)
     func reach(_ best: Double) -> Double { best * (1 + 3 * relativeError(best)) + 1e-3 }
 
+    /// Whether the frame's estimates are good enough, out to a distance d,
+    /// to choose the candidates for the nearest edge (and to settle a
+    /// threshold): its relative error there is at most 1 %. Beyond that (a
+    /// few tens of km, less towards a pole) the first-order error bound is
+    /// no longer a bound (over a pole the frame is off by a factor of two),
+    /// and searches take `EdgeDistance.FarSearch` instead.
+    @inline(__always)
+    func trusts(_ d: Double) -> Bool { relativeError(d) <= 0.01 }
+
     /// Whether a nearest frame distance settles "at least `threshold` from
-    /// the boundary" on its own; nil when it is within the frame's error band.
+    /// the boundary" on its own; nil when it is within the frame's error
+    /// band, or when the frame is not to be trusted out to the threshold.
+    /// Only edges truly within the threshold matter: such an edge's frame
+    /// distance is within the frame's error at the threshold, whatever the
+    /// frame makes of edges farther out.
     @inline(__always)
     func decides(_ best: Double, atLeast threshold: Double) -> Bool? {
-        let rel = relativeError(max(best, threshold))
+        guard trusts(threshold) else { return nil }
+        let rel = relativeError(threshold)
         if best > threshold * (1 + 3 * rel) + 1e-3 { return true }
         if best < threshold * (1 - 3 * rel) - 1e-3 { return false }
         return nil

@@ -10,12 +10,21 @@ import Darwin
 /// How it works, for polygons: in the fix's local metric frame, the Gaussian
 /// mass of a ring's interior is the sum over its edges of the mass of the
 /// triangle (fix, edge start, edge end), signed by orientation. Along an edge
-/// q(t) = a + t(b-a) that mass is (1/2π)∫ (1 - e^{-|q|²/2σ²}) / |q|² · (a×b) dt,
-/// whose integrand is smooth and bounded even when the edge passes near the
-/// fix, so Gauss-Legendre panels a fraction of σ long integrate it to well
-/// below 1e-4. Edges farther than 9σ contribute their angle exactly. Rings
-/// are summed by absolute value, exteriors added and holes subtracted.
-/// For circles: the Rice distribution's CDF (Marcum Q), integrated the same way.
+/// q(t) = a + t(b-a) that mass is (1/2π)∫ (1 - e^{-|q|²/2σ²}) / |q|² · (a×b) dt.
+/// Where |q| > 9σ the factor 1 - e^{-|q|²/2σ²} is 1 to within 3e-18, and the
+/// integral is the angle the part subtends at the fix, exactly (atan2). Only
+/// the part of the edge within 9σ of the fix (at most 18σ long, whatever the
+/// edge's length) is integrated numerically; there the integrand is smooth
+/// and bounded even when the edge passes through the fix, so Gauss-Legendre
+/// panels of σ/2 integrate it to well below 1e-6.
+///
+/// Rings are unwrapped in longitude from the fix (`forEachRingInFrame`), so a
+/// ring stays closed whatever its width; each copy of a ring shifted by a
+/// whole turn that comes within 9σ of the fix is added (the copies are
+/// disjoint, and one that does not reach the fix adds nothing: its angles
+/// sum to zero around a point outside it). Rings are summed by absolute
+/// value, exteriors added and holes subtracted. For circles: the Rice
+/// distribution's CDF (Marcum Q), integrated the same way.
 public enum InsideProbability {
     public static func of(_ shape: PreparedShape, at p: LonLat, accuracy: Double) -> Double {
         if accuracy <= 0 { return shape.contains(p) ? 1 : 0 }
@@ -24,40 +33,104 @@ public enum InsideProbability {
         case .circle(let c):
             return circle(centerDistance: Geodesy.distance(c.center, p), radius: c.radiusM, sigma: sigma)
         case .polygons:
+            if (90 - abs(p.lat)) * polarMetresPerDegree < min(50 * sigma, 500_000) {
+                return nearPole(shape, at: p, sigma: sigma)
+            }
             var total = 0.0
-            shape.forEachRingInFrame(at: p) { isExterior, segments in
+            let reach = 9 * sigma
+            shape.forEachRingInFrame(at: p) { isExterior, segments, turn in
+                var lo = Double.infinity, hi = -Double.infinity
+                for s in segments { lo = min(lo, s.0, s.2); hi = max(hi, s.0, s.2) }
                 var ring = 0.0
-                for s in segments { ring += edgeMass(s.0, s.1, s.2, s.3, sigma: sigma) }
+                for copy in -2...2 {
+                    let shift = Double(copy) * turn
+                    guard lo + shift <= reach, hi + shift >= -reach else { continue }
+                    for s in segments { ring += edgeMass(s.0 + shift, s.1, s.2 + shift, s.3, sigma: sigma) }
+                }
                 total += isExterior ? abs(ring) : -abs(ring)
             }
             return min(1, max(0, total))
         }
     }
 
+    /// Metres per degree of latitude at a pole (M there is a/√(1−e²)).
+    static let polarMetresPerDegree = WGS84.a / (1 - WGS84.e2).squareRoot() * .pi / 180
+
+    /// The same, for a fix whose pole is within 50σ (and 500 km): the flat
+    /// frame at the fix cannot hold a pole (it maps the parallels round it
+    /// to straight lines), so the frame is the polar azimuthal equidistant
+    /// one (distance from the pole along the meridian, and longitude as the
+    /// angle), whose scale is right to ψ²/6 at ψ radians from the pole (1e-4
+    /// at 160 km, 1e-3 at 500 km). Edges are curves there (parallels are
+    /// circles about the pole), so each is cut into pieces of at most 1° of
+    /// longitude, straight to within 4e-5 of their distance from the pole:
+    /// about 0.002σ for a piece within 9σ of the fix, under 0.001 of
+    /// probability. Longitude wraps by itself (sin and cos of it), so no
+    /// ring is unwrapped, edges along ±180 cancel their partners and an edge
+    /// along the pole shrinks to the pole.
+    static func nearPole(_ shape: PreparedShape, at p: LonLat, sigma: Double) -> Double {
+        let north = p.lat >= 0
+        func position(_ lon: Double, _ lat: Double) -> (Double, Double) {
+            let rho = (90 - (north ? lat : -lat)) * polarMetresPerDegree
+            let lambda = lon * .pi / 180
+            return (rho * sin(lambda), -rho * cos(lambda))
+        }
+        let (fx, fy) = position(p.lon, p.lat)
+        var total = 0.0
+        shape.forEachRing { isExterior, edges in
+            var ring = 0.0
+            var k = 0
+            while k + 3 < edges.count {
+                let lon1 = edges[k], lat1 = edges[k + 1], lon2 = edges[k + 2], lat2 = edges[k + 3]
+                k += 4
+                let span = abs(lon2 - lon1)
+                let pieces = max(1, span < 1_000 ? Int(span.rounded(.up)) : 1_000)  // never Int(NaN)
+                var (ax, ay) = position(lon1, lat1)
+                for j in 1...pieces {
+                    let t = Double(j) / Double(pieces)
+                    let (bx, by) = j == pieces ? position(lon2, lat2) : position(lon1 + t * (lon2 - lon1), lat1 + t * (lat2 - lat1))
+                    ring += edgeMass(ax - fx, ay - fy, bx - fx, by - fy, sigma: sigma)
+                    ax = bx; ay = by
+                }
+            }
+            total += isExterior ? abs(ring) : -abs(ring)
+        }
+        return min(1, max(0, total))
+    }
+
     static func edgeMass(_ ax: Double, _ ay: Double, _ bx: Double, _ by: Double, sigma: Double) -> Double {
         let cross = ax * by - ay * bx
         if cross == 0 { return 0 }
-        let near = EdgeDistance.originToSegment(ax, ay, bx, by).0
-        if near > 9 * sigma {
-            return atan2(cross, ax * bx + ay * by) / (2 * .pi)
-        }
         let dx = bx - ax, dy = by - ay
-        let length = (dx * dx + dy * dy).squareRoot()
+        let len2 = dx * dx + dy * dy
+        // Where the edge's line meets the circle of radius 9σ about the fix:
+        // |a + t(b−a)|² = R² has the discriminant len²R² − cross² (Lagrange).
+        let reach = 9 * sigma
+        let disc = len2 * reach * reach - cross * cross
+        let foot = -(ax * dx + ay * dy) / len2
+        let half = disc > 0 ? disc.squareRoot() / len2 : 0
+        let t0 = max(0, foot - half), t1 = min(1, foot + half)
+        if disc <= 0 || t0 >= t1 { return atan2(cross, ax * bx + ay * by) / (2 * .pi) }
+        let x0 = ax + t0 * dx, y0 = ay + t0 * dy, x1 = ax + t1 * dx, y1 = ay + t1 * dy
+        var angle = 0.0
+        if t0 > 0 { angle += atan2(ax * y0 - ay * x0, ax * x0 + ay * y0) }
+        if t1 < 1 { angle += atan2(x1 * by - y1 * bx, x1 * bx + y1 * by) }
+        let length = (t1 - t0) * len2.squareRoot()
         let panels = 1 + clampedIndex(length / (0.5 * sigma), 512)
         let twoSigma2 = 2 * sigma * sigma
         var sum = 0.0
-        let h = 1.0 / Double(panels)
+        let h = (t1 - t0) / Double(panels)
         for k in 0..<panels {
-            let t0 = Double(k) * h
+            let start = t0 + Double(k) * h
             for (node, weight) in GaussLegendre.eight {
-                let t = t0 + (node + 1) * 0.5 * h
+                let t = start + (node + 1) * 0.5 * h
                 let x = ax + t * dx, y = ay + t * dy
                 let r2 = x * x + y * y
                 let value = r2 < 1e-12 * twoSigma2 ? 1 / twoSigma2 : -expm1(-r2 / twoSigma2) / r2
                 sum += weight * 0.5 * h * value
             }
         }
-        return sum * cross / (2 * .pi)
+        return (sum * cross + angle) / (2 * .pi)
     }
 
     /// P(|X| < R) for X ~ N(c, σ²I) in the plane: ∫₀ᴿ (r/σ²) e^{-(r-c)²/2σ²} I0e(rc/σ²) dr.

@@ -13,6 +13,7 @@ extension PreparedShape: AreaGeometry {
         guard edgeCount > 0 else { return .infinity }
         return EdgeDistance.withCandidates { near in
             offerNearEdges(fix, &near)
+            if near.best.isFinite && !fix.trusts(near.best) { return farDistance(fix) }
             return EdgeDistance.resolve(near, fix, edge: { edge($0) }) { visit in
                 for i in 0..<edgeCount where !isCut(i) { visit(i, edge(i)) }
             }
@@ -34,6 +35,38 @@ extension PreparedShape: AreaGeometry {
 
     @inline(__always)
     func edge(_ i: Int) -> Edge { Edge(edges[4 * i], edges[4 * i + 1], edges[4 * i + 2], edges[4 * i + 3]) }
+
+    /// The distance by `EdgeDistance.FarSearch`, offered the bands outward
+    /// from the fix's until a band's latitude gap alone puts it beyond the
+    /// least upper bound: every edge not yet offered lies wholly beyond that
+    /// gap, and no point is nearer than its latitude difference allows.
+    private func farDistance(_ fix: FixFrame) -> Double {
+        var far = EdgeDistance.FarSearch(fix)
+        var seen = Set<Int32>()
+        let p = fix.p
+        let perDegree = SphereBounds.lowPerDegree
+        func visit(_ b: Int) {
+            for m in Int(bandStarts[b])..<Int(bandStarts[b + 1]) {
+                let i = bandEdges[m]
+                if !isCut(Int(i)) && seen.insert(i).inserted { far.offer(edge(Int(i))) }
+            }
+        }
+        let home = clampedIndex((p.lat - bandMinLat) / bandHeight, bandCount)
+        visit(home)
+        var below = home - 1, above = home + 1
+        while below >= 0 || above < bandCount {
+            let gapBelow = below >= 0 ? (p.lat - (bandMinLat + Double(below + 1) * bandHeight)) * perDegree : .infinity
+            let gapAbove = above < bandCount ? (bandMinLat + Double(above) * bandHeight - p.lat) * perDegree : .infinity
+            if gapBelow <= gapAbove {
+                if gapBelow > far.upper { break }
+                visit(below); below -= 1
+            } else {
+                if gapAbove > far.upper { break }
+                visit(above); above += 1
+            }
+        }
+        return far.resolve()
+    }
 
     private func offerNearEdges(_ fix: FixFrame, _ near: inout EdgeDistance.Candidates) {
         let p = fix.p

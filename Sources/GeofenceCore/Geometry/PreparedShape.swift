@@ -183,17 +183,38 @@ public final class PreparedShape: @unchecked Sendable {
 
     /// Visits each ring's edges as segments in the affine metric frame at the
     /// fix (metres; origin at the fix). Cut edges are kept: they close rings.
-    func forEachRingInFrame(at p: LonLat, _ body: (_ isExterior: Bool, _ segments: [(Double, Double, Double, Double)]) -> Void) {
+    ///
+    /// Longitudes are unwrapped along the ring: the first vertex is put
+    /// within 180° of the fix and each edge then adds its own longitude
+    /// difference, so the ring stays closed and its edges stay the lon/lat
+    /// straight lines they are (an edge is never folded on its own). A ring
+    /// wider than 180° or lying across ±180 from the fix may then sit a turn
+    /// (360°) away from the fix; `turn` is the frame's x for 360°, so the
+    /// caller can add the copies that reach the fix.
+    func forEachRingInFrame(at p: LonLat, _ body: (_ isExterior: Bool, _ segments: [(Double, Double, Double, Double)], _ turn: Double) -> Void) {
         let k = WGS84.metresPerDegree(atLat: p.lat)
         for r in 0..<(ringStarts.count - 1) {
             var segs: [(Double, Double, Double, Double)] = []
-            segs.reserveCapacity(ringStarts[r + 1] - ringStarts[r])
-            for i in ringStarts[r]..<ringStarts[r + 1] {
-                let ax = Geodesy.wrapDegrees(edges[4 * i] - p.lon)
+            let first = ringStarts[r], end = ringStarts[r + 1]
+            guard first < end else { continue }
+            segs.reserveCapacity(end - first)
+            var ax = Geodesy.wrapDegrees(edges[4 * first] - p.lon)
+            for i in first..<end {
                 let bx = ax + (edges[4 * i + 2] - edges[4 * i])
                 segs.append((ax * k.lon, (edges[4 * i + 1] - p.lat) * k.lat, bx * k.lon, (edges[4 * i + 3] - p.lat) * k.lat))
+                ax = bx
             }
-            body(ringIsExterior[r], segs)
+            body(ringIsExterior[r], segs, 360 * k.lon)
+        }
+    }
+}
+
+extension PreparedShape {
+    /// Visits each ring's edges as they are stored (lon1, lat1, lon2, lat2, in degrees).
+    func forEachRing(_ body: (_ isExterior: Bool, _ edges: UnsafeBufferPointer<Double>) -> Void) {
+        for r in 0..<(ringStarts.count - 1) {
+            let first = ringStarts[r], end = ringStarts[r + 1]
+            body(ringIsExterior[r], UnsafeBufferPointer(start: edges + 4 * first, count: 4 * (end - first)))
         }
     }
 }

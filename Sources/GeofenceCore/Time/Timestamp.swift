@@ -57,6 +57,7 @@ public struct Timestamp: Comparable, Hashable, Sendable, CustomStringConvertible
         case noOffset(String)
         case malformed(String)
         case outOfRange(String)
+        case notLeapSecond(String)
         public var description: String {
             switch self {
             case .empty: "missing time"
@@ -64,6 +65,7 @@ public struct Timestamp: Comparable, Hashable, Sendable, CustomStringConvertible
             case .malformed(let s): "time \(Echo.quoted(s)) is neither ISO 8601 with an offset nor Unix seconds"
             case .outOfRange(let s):
                 "time \(Echo.quoted(s)) is outside 0000-01-01T00:00:00Z to 9999-12-31T23:59:59Z (Unix seconds -62167219200 to 253402300799)"
+            case .notLeapSecond(let s): "time \(Echo.quoted(s)) has second 60, which only a leap second has (23:59:60 UTC on the last day of a month)"
             }
         }
     }
@@ -129,7 +131,16 @@ public struct Timestamp: Comparable, Hashable, Sendable, CustomStringConvertible
         }
         let days = CivilDate.toDays(y, mo, d)
         let local = Int64(days) * 86_400 + Int64(h * 3600 + mi * 60 + min(sec, 59))
-        let t = Timestamp(microseconds: (local - Int64(offsetMinutes * 60)) * 1_000_000 + Int64(micros))
+        let utc = local - Int64(offsetMinutes * 60)
+        if sec == 60 {
+            // A leap second: only 23:59:60 UTC at the end of a month. Unix
+            // time has no place for it, so it is read as 23:59:59 plus its
+            // fraction (POSIX's reading): in order, but one second early.
+            let (utcDays, utcSecond) = utc.floorDivided(by: 86_400)
+            let (_, _, nextDay) = CivilDate.fromDays(utcDays + 1)
+            guard utcSecond == 86_399, nextDay == 1 else { throw ParseError.notLeapSecond(s) }
+        }
+        let t = Timestamp(microseconds: utc * 1_000_000 + Int64(micros))
         // 9999-12-31T23:30:00-01:00 is in year 10000 (UTC).
         guard t.isStorable else { throw ParseError.outOfRange(s) }
         return t

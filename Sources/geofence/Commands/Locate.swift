@@ -29,10 +29,14 @@ struct Locate: ParsableCommand {
     func run() throws {
         HugePages.adviseForThisProcess()
         try reporting {
+            if let fixes { return try locateBatch(try openCatalog(db), fixes) }
+            // Checked (as `nearest` checks them) before the catalog is opened.
+            let p = try checkedPosition(lat: lat ?? .nan, lon: lon ?? .nan)
+            guard accuracy.isFinite, accuracy >= 0 else {
+                throw InputError("must be a finite number of metres >= 0, got \(accuracy)", field: "--accuracy")
+            }
             let conn = try openCatalog(db)
-            if let fixes { return try locateBatch(conn, fixes) }
-            let lat = self.lat ?? 0, lon = self.lon ?? 0
-            let rows = try AreaQueries.locate(conn, lat: lat, lon: lon, accuracy: accuracy, confidence: confidence)
+            let rows = try AreaQueries.locate(conn, lat: p.lat, lon: p.lon, accuracy: accuracy, confidence: confidence)
             output.print(columns: ["area_id", "name", "verdict", "distance_m", "inside_probability"],
                          rows: rows.map { r in [r.areaId, r.name, r.verdict, String(format2: r.distanceM), String(format4: r.probability)] },
                          numeric: ["distance_m", "inside_probability"])

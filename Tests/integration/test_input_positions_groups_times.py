@@ -1,0 +1,87 @@
+"""Input found wrong on the way (issue 20): `locate` takes the same positions
+and accuracies as `nearest`, group ids are taken as written and never
+doubled, and a time's second 60 is only a leap second."""
+import json
+
+import pytest
+
+from conftest import gf, snapshot, sql, square, write_collection
+
+
+@pytest.mark.parametrize("args,fragment", [
+    (["--lat", "95", "--lon", "139.7"], "--lat: must be a latitude in [-90, 90], got 95.0"),
+    (["--lat", "35.7", "--lon", "500"], "--lon: must be a longitude in [-180, 180], got 500.0"),
+    (["--lat", "nan", "--lon", "139.7"], "--lat: must be a latitude in [-90, 90], got nan"),
+    (["--lat", "35.7", "--lon", "139.7", "--accuracy=-5"], "--accuracy: must be a finite number of metres >= 0, got -5.0"),
+    (["--lat", "35.7", "--lon", "139.7", "--accuracy=inf"], "--accuracy: must be a finite number of metres >= 0, got inf"),
+])
+def test_locate_refuses_bad_positions_and_accuracies(catalog, args, fragment):
+    before = snapshot(catalog)
+    p = gf("locate", catalog, *args, check=False)
+    assert p.returncode == 1, (p.returncode, p.stdout, p.stderr)
+    assert p.stderr.strip() == f"error: {fragment}", p.stderr
+    assert p.stdout == ""
+    assert "SELECT" not in p.stderr
+    # The same checks as nearest's.
+    if "--accuracy" not in " ".join(args):
+        q = gf("nearest", catalog, *args, check=False)
+        assert q.returncode == 1 and q.stderr.strip() == f"error: {fragment}"
+    assert snapshot(catalog) == before
+
+
+def test_locate_still_answers_good_positions(catalog):
+    out = gf("locate", catalog, "--lat", "35.715", "--lon", "139.773", "--accuracy", "20", "--json").stdout
+    assert any(r["area_id"] == "G#AREA_ID_001" for r in json.loads(out))
+
+
+def test_group_ids_are_taken_as_written_and_never_doubled(tmp_path):
+    db = tmp_path / "g.db"
+    gf("init", db)
+    path = write_collection(tmp_path / "a.geojson", [
+        square("G#A", 139.0, 35.0, group_id="G"),      # already grouped: stays G#A
+        square("B", 139.1, 35.0, group_id="G"),        # grouped here: G#B
+        square("7", 139.2, 35.0, group_id=42),         # a numeric group_id, as a numeric area_id is taken
+        square(8, 139.3, 35.0, group_id=4.50),          # numbers as written in the JSON
+        square("H#C", 139.4, 35.0, group_id="G"),      # another group's prefix is just part of the id
+    ])
+    gf("import", db, path)
+    ids = [r["area_id"] for r in json.loads(gf("areas", "list", db, "--json").stdout)]
+    assert sorted(ids) == sorted(["G#A", "G#B", "42#7", "4.5#8", "G#H#C"]), ids
+    # Exported and imported again: the same ids.
+    exported = tmp_path / "out.geojson"
+    exported.write_text(gf("export", db).stdout)
+    db2 = tmp_path / "g2.db"
+    gf("init", db2)
+    gf("import", db2, exported)
+    assert sorted(r["area_id"] for r in json.loads(gf("areas", "list", db2, "--json").stdout)) == sorted(ids)
+
+
+def test_group_option_does_not_double_a_prefix(tmp_path):
+    db = tmp_path / "g.db"
+    gf("init", db)
+    path = write_collection(tmp_path / "a.geojson", [square("G#A", 139.0, 35.0), square("B", 139.1, 35.0)])
+    gf("import", db, path, "--group", "G")
+    assert sorted(r["area_id"] for r in json.loads(gf("areas", "list", db, "--json").stdout)) == ["G#A", "G#B"]
+
+
+def test_a_bad_group_id_is_a_located_error(catalog, tmp_path):
+    path = write_collection(tmp_path / "a.geojson", [square("X", 139.0, 35.0, group_id=["G"])])
+    before = snapshot(catalog)
+    p = gf("import", catalog, path, check=False)
+    assert p.returncode == 1 and "properties.group_id" in p.stderr and "must be a string or number" in p.stderr, p.stderr
+    assert snapshot(catalog) == before
+
+
+def test_second_60_only_as_a_leap_second(tmp_path):
+    db = tmp_path / "t.db"
+    gf("init", db)
+    ok = sql(db, "SELECT gf_time('2016-12-31T23:59:60Z'), gf_time('2017-01-01T08:59:60.5+09:00'), "
+                 "gf_time('2015-06-30T23:59:60Z');").stdout.strip()
+    assert ok == "2016-12-31T23:59:59.000000Z|2016-12-31T23:59:59.500000Z|2015-06-30T23:59:59.000000Z", ok
+    for bad in ("2026-11-25T12:34:60Z", "2016-12-31T23:59:60+09:00", "2016-12-30T23:59:60Z"):
+        p = sql(db, f"SELECT gf_time('{bad}');", check=False)
+        assert p.returncode != 0 and "has second 60, which only a leap second has" in p.stderr, (bad, p.stderr)
+    # And in an area's validity period.
+    path = write_collection(tmp_path / "a.geojson", [square("V", 139.0, 35.0, valid_from="2026-01-01T00:00:60Z")])
+    p = gf("import", db, path, check=False)
+    assert p.returncode == 1 and "properties.valid_from" in p.stderr and "second 60" in p.stderr, p.stderr
