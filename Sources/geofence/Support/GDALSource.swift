@@ -79,6 +79,9 @@ final class GDALSource {
         _ = fcntl(fds[0], F_SETFD, FD_CLOEXEC)
         readEnd = fds[0]
         do {
+            // Coordinates as `ogr2ogr -f GeoJSON` writes them (15 decimals, 0.1 nm): the same
+            // areas as the user's own ogr2ogr GeoJSON, and a source's rounding slips such as
+            // Natural Earth's longitude 180.00000000000006 come out as the 180 they mean.
             process = try Self.start(["ogr2ogr", "-f", "GeoJSON", "/vsistdout/", path, chosen, "-t_srs", "EPSG:4326"],
                                      stdoutFD: fds[1], path: path)
         } catch {
