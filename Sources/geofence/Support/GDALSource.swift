@@ -43,7 +43,8 @@ final class GDALSource {
     }
 
     /// The layers of a source, as `ogrinfo -ro -q` lists them.
-    static func layers(of path: String) throws -> [String] {
+    static func layers(of given: String) throws -> [String] {
+        let path = given.hasPrefix("-") ? "./" + given : given
         let info = try start(["ogrinfo", "-ro", "-q", path], stdoutFD: nil, path: path)
         guard info.wait() == 0 else { throw InputError("GDAL cannot read it: \(info.gdalMessage)", file: path) }
         // Lines are "1: name" or "1: name (Polygon)".
@@ -60,7 +61,9 @@ final class GDALSource {
 
     /// Starts ogr2ogr on `path`'s `layer` (when nil, its only layer; a source
     /// of several layers needs `--layer`).
-    init(path: String, layer: String?) throws {
+    init(path given: String, layer: String?) throws {
+        // A name starting with "-" would be read as an option by GDAL's tools.
+        let path = given.hasPrefix("-") ? "./" + given : given
         let chosen: String
         if let layer {
             chosen = layer
