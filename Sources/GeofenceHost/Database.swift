@@ -30,7 +30,9 @@ public enum Database {
         // connection (judgement hands it over, `AreaPreparation`) and never
         // share one at once, and locking around every column read was a
         // tenth of scanning a catalog.
+        // SQLITE_OPEN_URI: a `file:…?mode=ro` name is a URI; any other name is a plain file name still.
         let flags = (readOnly ? SQLITE_OPEN_READONLY : (SQLITE_OPEN_READWRITE | (create ? SQLITE_OPEN_CREATE : 0))) | SQLITE_OPEN_NOMUTEX
+            | SQLITE_OPEN_URI
         let rc = sqlite3_open_v2(path, &handle, flags, nil)
         guard rc == SQLITE_OK, let handle else {
             let message = handle.flatMap { sqlite3_errmsg($0) }.map { String(cString: $0) } ?? "error \(rc)"
@@ -45,8 +47,18 @@ public enum Database {
         // copies. Map the file (its pages are the OS cache's, shared, not
         // copies: about 0.6 GiB resident for a 1M-fence catalog) and keep 64 MiB
         // of pages of our own.
-        try db.execute("PRAGMA mmap_size = 2147483648; PRAGMA cache_size = -65536")
-        if spatiaLite { try loadSpatiaLite(db) }
+        do {
+            try db.execute("PRAGMA mmap_size = 2147483648; PRAGMA cache_size = -65536")
+        } catch let e as SQLiteError where e.code & 0xFF == SQLITE_NOTADB {
+            // The first statement is where SQLite notices; say which file (arguments swapped?).
+            throw OpenError(description: "\(path): not a SQLite database (SQLite: \(e.message)); "
+                            + "every command takes the catalog database first, e.g. `geofence import DB FILE`")
+        }
+        if spatiaLite {
+            try loadSpatiaLite(db)
+            // SpatiaLite's initialisation sets its own 5 s busy timeout: ours again, as the messages say.
+            sqlite3_busy_timeout(handle, Int32(busyTimeoutSeconds * 1000))
+        }
         return db
     }
 

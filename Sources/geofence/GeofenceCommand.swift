@@ -1,4 +1,5 @@
 import ArgumentParser
+import GeofenceHost
 import GeofenceSQL
 
 @main
@@ -6,7 +7,20 @@ struct GeofenceCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "geofence",
         abstract: "A geofencing engine inside SQLite: fence catalogs, accuracy-aware containment, judgement.",
-        discussion: "Every command takes the database file first. See README.md for the SQL functions.",
+        discussion: """
+            Every command takes the database file first. See README.md for the SQL functions.
+
+            Exit status: 0 done; 1 bad input (a file, record or option value: the message names it; \
+            nothing was changed); 2 a database problem (missing, not a SQLite database, not a catalog, \
+            a newer schema, or read-only for a command that writes); 3 busy: another process kept \
+            the database locked for writing past the \(Database.busyTimeoutSeconds) s busy timeout (nothing was \
+            changed); 64 a usage error (unknown or missing option).
+
+            `judge --out FILE.csv` and `notifications --format csv` write the columns subject_id, ts, \
+            area_id, condition_id, transition (IN, OUT or DWELL), lat, lon, accuracy_m, one row per \
+            notification in canonical order; --format ndjson one JSON object per line with the same \
+            fields and a GeoJSON Point geometry.
+            """,
         version: GeofenceVersion.string,
         subcommands: [
             Init.self, Import.self, Areas.self, Conditions.self, Clear.self, SettingsCommand.self,

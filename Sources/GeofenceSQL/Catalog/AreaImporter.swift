@@ -19,6 +19,8 @@ public struct AreaImporter {
         public var updatedAt: Timestamp?
         /// Import even if the set is older than the one imported before.
         public var force = false
+        /// Read the features from this stream instead of the file (errors still name the file).
+        public var stream: ImportStream?
         public init() {}
     }
 
@@ -38,7 +40,7 @@ public struct AreaImporter {
     public init(_ db: Connection) { self.db = db }
 
     public func run(path: String, options: Options, progress: ((Int, Int) -> Void)? = nil) throws -> Report {
-        var parser = try FeatureParser(path: path, group: options.group)
+        var parser = try FeatureParser(path: path, group: options.group, stream: options.stream)
         let fileSize = parser.fileSize
         let areas = AreaStore(db)
         let conditions = ConditionStore(db)
@@ -72,7 +74,7 @@ public struct AreaImporter {
                             }
                         }
                     } catch let e as InputError {
-                        throw e.located(file: path, item: "feature \(p.index)", id: p.idHint)
+                        throw e.located(file: path, item: ImportStream.item(p.index, layer: options.stream?.layer), id: p.idHint)
                     }
                     report.imported += 1
                 }

@@ -35,25 +35,28 @@ struct FeatureParser {
     private let file: FileChunks
     private let path: String
     private let group: String?
+    private let stream: ImportStream?
 
-    init(path: String, group: String?) throws {
-        file = try FileChunks(path: path)
+    /// Reads `path`, or when `stream` is given, the GeoJSON it carries (errors still name `path`).
+    init(path: String, group: String?, stream: ImportStream? = nil) throws {
+        file = try FileChunks(path: stream?.path ?? path)
         fileSize = file.size
         self.path = path
         self.group = group
+        self.stream = stream
     }
 
     /// Runs `consume` on the calling thread over batches parsed on another.
     mutating func run(_ consume: (Batch) throws -> Void) throws {
         let handoff = Handoff<Batch>(capacity: 8)
         let members = Box<[(String, JSONValue)]>([])
-        let (file, path, group) = (self.file, self.path, self.group)
+        let (file, path, group, stream) = (self.file, self.path, self.group, self.stream)
         var failure: Error?
-        let parsing = Parallel.spawn { Self.produce(file: file, path: path, group: group, into: handoff, members: members) }
+        let parsing = Parallel.spawn { Self.produce(file: file, path: path, group: group, stream: stream, into: handoff, members: members) }
         if parsing == nil {
             // No second thread: parse everything first, then insert (memory, not a hang).
             handoff.removeLimit()
-            Self.produce(file: file, path: path, group: group, into: handoff, members: members)
+            Self.produce(file: file, path: path, group: group, stream: stream, into: handoff, members: members)
         }
         do {
             while let batch = handoff.take() { try consume(batch) }
@@ -66,8 +69,8 @@ struct FeatureParser {
         foreignMembers = members.value
     }
 
-    private static func produce(file: FileChunks, path: String, group: String?, into handoff: Handoff<Batch>,
-                                members: Box<[(String, JSONValue)]>) {
+    private static func produce(file: FileChunks, path: String, group: String?, stream: ImportStream?,
+                                into handoff: Handoff<Batch>, members: Box<[(String, JSONValue)]>) {
         defer { handoff.finish() }
         var reader = FeatureCollectionReader(JSONReader(chunks: file.next))
         var batch: [Parsed] = []
@@ -83,19 +86,26 @@ struct FeatureParser {
                 feature = try reader.next()
             } catch {
                 let index = reader.featureIndex
+                // A producer that failed part way leaves malformed GeoJSON: its own error says why.
+                do { try stream?.finish(true) } catch { stop(error); return }
                 stop((error as? JSONSyntaxError).map {
-                    InputError("malformed GeoJSON at \($0)", file: path, item: index >= 0 ? "feature \(index)" : nil)
+                    InputError("malformed GeoJSON at \($0)", file: path,
+                               item: index >= 0 ? ImportStream.item(index, layer: stream?.layer) : nil)
                 } ?? error)
                 return
             }
-            guard let f = feature else { break }
+            guard var f = feature else {
+                do { try stream?.finish(false) } catch { stop(error); return }
+                break
+            }
+            if stream != nil { f = ImportStream.droppingNullProperties(f) }
             let index = reader.featureIndex
             let idHint = f["properties"]?["area_id"]?.plainText ?? f["id"]?.plainText
             do {
                 let area = try GeoJSONArea.area(from: f, group: group)
                 batch.append(Parsed(index: index, area: area, idHint: idHint, row: AreaStore.Row(area)))
             } catch {
-                stop((error as? InputError)?.located(file: path, item: "feature \(index)", id: idHint) ?? error)
+                stop((error as? InputError)?.located(file: path, item: ImportStream.item(index, layer: stream?.layer), id: idHint) ?? error)
                 return
             }
             if batch.count == 64 {

@@ -31,6 +31,7 @@ struct Check: ParsableCommand {
             }
             output.print(columns: notificationColumns, rows: rows,
                          numeric: ["condition_id", "lat", "lon", "accuracy_m"])
+            if report.counters.stale > 0 { warn(try staleFixReason(conn, subject: subject)) }
         }
     }
 }
@@ -41,4 +42,11 @@ func seedLine(_ r: [String?]) -> String {
     let side = ["IN": "内", "OUT": "外", "DWELL": "滞在"][r[4] ?? ""] ?? ""
     return "*** 通知条件ID:[\(r[3] ?? "")] エリアID:[\(r[2] ?? "")] 内外判定:[\(side)] *** 日時:[\(r[1] ?? "")] "
         + "緯度:[\(r[5] ?? "")] 経度:[\(r[6] ?? "")] 誤差:[\(r[7] ?? "")]"
+}
+
+/// Why `check` printed no notifications for a stale fix (on stderr, so the table stays a table).
+func staleFixReason(_ conn: Connection, subject: String) throws -> String {
+    let last = try conn.scalar("SELECT last_ts FROM gf_subjects WHERE subject_id = ?", [.text(subject)]).string
+    let when = last.flatMap { try? Timestamp.parse($0) }.map { " (\($0.iso8601))" } ?? ""
+    return "stale fix: not after the last judged fix of subject '\(subject)'\(when); not judged, nothing changed"
 }

@@ -4,15 +4,35 @@ import GeofenceSQL
 
 struct Export: ParsableCommand {
     static let configuration = CommandConfiguration(
-        abstract: "Write the areas as a GeoJSON FeatureCollection; importing it gives the same catalog.")
+        abstract: "Write the areas as GeoJSON (or GeoJSONSeq, GeoPackage); importing it gives the same catalog.")
     @Argument(help: "The database file.") var db: String
     @Option(name: .shortAndLong, help: "Output file; default: standard output.") var out: String?
+    @Option(help: "geojson (a FeatureCollection), geojsonseq (one feature per line), gpkg (a GeoPackage, layer 'areas', needs --out and GDAL's ogr2ogr).")
+    var format: ExportFormat = .geojson
+
+    func validate() throws {
+        if format == .gpkg && (out == nil || out == "-") { throw ValidationError("--format gpkg needs --out FILE") }
+    }
 
     func run() throws {
         try reporting {
             let conn = try openCatalog(db)
-            let output = try OutputFile(out, database: conn)
             let areas = try AreaStore(conn).all()
+            if format == .gpkg, let out {
+                var text = "{\"type\":\"FeatureCollection\""
+                if let t = try Settings(conn).get("import_updated_at") { text += ",\"updated_at\":"; JSONValue.writeString(t, to: &text) }
+                text += ",\"features\":[\n" + areas.map { GeoJSONArea.feature(for: $0).serialized }.joined(separator: ",\n") + "\n]}\n"
+                try writeGeoPackage(text, to: out, database: conn)
+                warn("exported \(areas.count) areas to \(out)")
+                return
+            }
+            let output = try OutputFile(out, database: conn)
+            if format == .geojsonseq {
+                for a in areas { try output.write(GeoJSONArea.feature(for: a).serialized + "\n") }
+                try output.commit()
+                if let out { warn("exported \(areas.count) areas to \(out)") }
+                return
+            }
             var head = "{\"type\":\"FeatureCollection\""
             if let t = try Settings(conn).get("import_updated_at") { head += ",\"updated_at\":"; JSONValue.writeString(t, to: &head) }
             try output.write(head + ",\"features\":[\n")

@@ -4,17 +4,23 @@ import GeofenceSQL
 
 struct Import: ParsableCommand {
     static let configuration = CommandConfiguration(
-        abstract: "Import areas from a GeoJSON FeatureCollection, all or nothing.",
+        abstract: "Import areas from a GeoJSON FeatureCollection or any vector source GDAL reads, all or nothing.",
         discussion: """
             Each feature becomes an area: Polygon and MultiPolygon as they are, a Point with a \
             radius_m property as a circle. Properties named like the area fields (area_id, group_id, \
             in_accuracy_max_m, in_confirm_count, out_accuracy_max_m, out_confirm_count, valid_from, \
             valid_until, confidence, timezone, name) set them; the rest are kept as free properties. \
             The file is streamed, and the whole import is one transaction.
+
+            Any other vector source GDAL reads (GeoPackage, Shapefile, FlatGeobuf, GeoJSONSeq / \
+            NDJSON, KML, …) is read through GDAL's ogr2ogr (package gdal-bin), reprojected to \
+            WGS 84, with the same checks: --layer names the layer of a source that has several. \
+            There a NULL column is a missing property.
             """)
 
     @Argument(help: "The database file.") var db: String
-    @Argument(help: "The GeoJSON FeatureCollection file.") var file: String
+    @Argument(help: "The GeoJSON FeatureCollection file, or any vector source GDAL reads.") var file: String
+    @Option(help: "The layer to read from a GDAL source with several (GeoPackage tables, …).") var layer: String?
     @Option(help: "Group id: areas get ids <group>#<area_id>.") var group: String?
     @Flag(help: "Replace the whole catalog (areas and conditions) with this set.") var replace = false
     @Flag(help: "Replace areas whose id already exists instead of failing.") var upsert = false
@@ -39,6 +45,13 @@ struct Import: ParsableCommand {
                 }
             }
             let bar = ProgressBar(label: "importing")
+            var gdal: GDALSource?
+            if GDALSource.isNeeded(path: file, layer: layer) {
+                let source = try GDALSource(path: file, layer: layer)
+                o.stream = source.stream(path: file)
+                gdal = source
+            }
+            defer { gdal?.finishReading() }
             let r = try AreaImporter(conn).run(path: file, options: o, progress: bar.update)
             for (index, id, reason) in r.repaired { warn("repaired feature \(index) (id \(Echo.quoted(id))): \(reason)") }
             for name in r.repairedTriggers {

@@ -11,13 +11,23 @@ struct Judge: ParsableCommand {
             --table (default gf_fixes, the inbox, which a run empties). Columns: subject_id, ts, lat, \
             lon, accuracy_m. Per subject, fixes are judged in time order (ties keep input order); \
             stale and invalid fixes are counted and skipped. The run is one transaction.
+
+            --out FILE writes this run's notifications, CSV columns subject_id, ts, area_id, \
+            condition_id, transition (IN, OUT, DWELL), lat, lon, accuracy_m (ts in UTC), in canonical \
+            order (subject, time, area, condition); --format ndjson writes one JSON object per line \
+            with the same fields and a GeoJSON Point geometry. --out - writes them to standard \
+            output and the summary to standard error; --fixes - reads standard input (CSV, or \
+            NDJSON with --format ndjson or --fixes-format ndjson).
             """)
 
     @Argument(help: "The database file.") var db: String
     @Option(help: "A CSV or NDJSON file of fixes to judge (the inbox is left alone).") var fixes: String?
     @Option(help: "A table or view of fixes to judge.") var table = "gf_fixes"
     @Flag(help: "Keep the judged rows in gf_fixes instead of emptying the inbox.") var keep = false
-    @Option(help: "Also write this run's notifications to a CSV file.") var out: String?
+    @Option(help: "Also write this run's notifications to a file (CSV, or see --format); - for standard output.") var out: String?
+    @Option(help: "Format of --out: csv or ndjson (one JSON object per notification); also of --fixes - unless --fixes-format.")
+    var format: EventFormat = .csv
+    @Option(help: "Format of --fixes - (standard input): csv or ndjson; default: --format.") var fixesFormat: EventFormat?
     @Flag(help: "Record why fixes did not count and transitions did not notify (table gf_explain).") var explain = false
     @Flag(help: "Drop the fixes a phone with the stored positioning settings would not have reported: worse than the accuracy tier, or closer than the distance filter to the subject's last fix.")
     var deviceFilter = false
@@ -28,27 +38,42 @@ struct Judge: ParsableCommand {
         try reporting {
             let conn = try openCatalog(db)
             // Opened first: a refused or unwritable --out fails before the run.
-            let output = try out.map { try OutputFile($0, database: conn) }
+            let output = try out.map { try OutputFile($0 == standardStream ? nil : $0, database: conn) }
             let bar = ProgressBar(label: "judging")
             let report = try conn.transaction { () -> Judgement.Report in
-                let rows: AnySequence<Judgement.Row> = try fixes.map { try FixSources.file($0) }
+                let rows: AnySequence<Judgement.Row> = try fixes.map { name in
+                    guard name == standardStream else { return try FixSources.file(name) }
+                    return (fixesFormat ?? format) == .ndjson ? try FixSources.ndjson("/dev/stdin", name: "standard input")
+                                                             : try FixSources.file("/dev/stdin")
+                }
                     ?? AnySequence(FixSources.table(conn, name: table))
                 let filter = deviceFilter ? FixFilter(try Settings(conn).positioning()) : nil
                 let judgement = try Judgement(conn, explain: explain, fixFilter: filter)
                 // This process ends after the run: its areas need not be freed.
                 defer { judgement.leaveAreasToExit() }
-                let report = try judgement.run(rows, source: fixes ?? table, expectedFixes: try fixes.map(FixSources.estimatedRows),
+                let report = try judgement.run(rows, source: fixes ?? table, expectedFixes: try fixes.flatMap { $0 == standardStream ? nil : try FixSources.estimatedRows($0) },
                                                progress: bar.update)
                 if fixes == nil && table == "gf_fixes" && !keep { try conn.execute("DELETE FROM gf_fixes") }
-                // Written and synced inside the transaction: a write error rolls the run back.
-                if let output { try writeNotificationsCSV(conn, run: report.runId, to: output) }
+                // A file is written and synced inside the transaction (a write error rolls the run
+                // back); standard output only once the run is committed, so a pipeline never
+                // receives the events of a run that was then rolled back.
+                if let output, out != standardStream {
+                    try writeNotifications(notificationRows(conn, run: report.runId), format: format, to: output)
+                }
                 return report
             }
-            do { try output?.commit() } catch var e as InputError {
+            do {
+                if let output, out == standardStream {
+                    try writeNotifications(notificationRows(conn, run: report.runId), format: format, to: output)
+                }
+                try output?.commit()
+            } catch var e as InputError {
                 e.message += "; the run (\(report.runId)) was committed: `geofence notifications \(db) --run \(report.runId) --csv` lists its notifications"
                 throw e
             }
             let c = report.counters
+            // With the events on standard output, the summary goes to standard error.
+            let print = out == standardStream ? warn : { Swift.print($0) }
             print("run \(report.runId): \(report.fixes) fixes: \(c.judged) judged, \(c.stale) stale, \(c.invalid) invalid; "
                   + "\(c.transitions) transitions, \(c.notifications) notifications, \(c.filtered) not notified (filters)"
                   + (deviceFilter ? "; device filter dropped \(c.droppedAccuracy) (accuracy), \(c.droppedDistance) (distance)" : ""))

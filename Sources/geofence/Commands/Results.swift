@@ -10,6 +10,8 @@ struct Notifications: ParsableCommand {
     @Option(name: .customLong("run"), parsing: .unconditional, help: "Only this run.") var runId: Int64?
     @Flag(help: "Print in the seed sample app's layout.") var seed = false
     @OptionGroup var output: OutputOptions
+    @Option(help: "For pipelines: csv, or ndjson (one JSON object per notification, with a GeoJSON Point geometry).")
+    var format: EventFormat?
     func run() throws {
         try reporting {
             let conn = try openCatalog(db)
@@ -17,6 +19,12 @@ struct Notifications: ParsableCommand {
             let rows = try notificationRows(conn, run: runId, subject: subject, since: sinceText)
             if seed {
                 for r in rows { print("[\(r[0] ?? "")] " + seedLine(r)) }
+                return
+            }
+            if let format {
+                let out = try OutputFile(nil, database: conn)
+                try writeNotifications(rows, format: format, to: out)
+                try out.commit()
                 return
             }
             output.print(columns: notificationColumns, rows: rows, numeric: ["condition_id", "lat", "lon", "accuracy_m"])

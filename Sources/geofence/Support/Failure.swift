@@ -19,6 +19,8 @@ func reporting(_ body: () throws -> Void) throws {
         // SQLITE_BUSY / SQLITE_LOCKED after the busy timeout: say who is in the way.
         fail("error: the database is busy: another process has been writing to it for over \(Database.busyTimeoutSeconds) s "
              + "(an import or judgement?); nothing was changed, try again when it has finished (\(e.message))", code: 3)
+    } catch let e as SQLiteError where ReadOnlyCatalog.writeRefused(e) != nil {
+        fail("error: " + (ReadOnlyCatalog.writeRefused(e) ?? ""), code: 2)
     } catch let e as SQLiteError {
         fail("error: database: \(e)", code: 2)
     } catch let e as Database.OpenError {
@@ -35,6 +37,7 @@ func warn(_ message: String) { fputs(message + "\n", stderr) }
 
 /// Opens the catalog: checks the schema version and upgrades an older one.
 func openCatalog(_ path: String) throws -> Connection {
+    if let reason = ReadOnlyCatalog.reason(path) { return try ReadOnlyCatalog.open(path, reason: reason) }
     let db = try Database.open(path)
     try Schema.open(db)
     return db

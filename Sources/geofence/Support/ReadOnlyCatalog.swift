@@ -1,0 +1,90 @@
+import GeofenceCore
+import GeofenceHost
+import GeofenceSQL
+#if canImport(Glibc)
+@preconcurrency import Glibc
+#endif
+
+/// A catalog this process cannot write: a file the user may only read, in a
+/// folder the user cannot write (where SQLite cannot create the -journal, -wal
+/// or -shm file), or a `file:…?mode=ro` URI. Every command that only reads
+/// (listings, export, locate, nearest, regions, …) works on it; a command
+/// that writes fails at its first write with a message saying why, and
+/// nothing is changed.
+enum ReadOnlyCatalog {
+    /// Why the catalog of this command was opened read-only, if it was.
+    nonisolated(unsafe) static var opened: (path: String, reason: String)?
+
+    /// Why `path` must be opened read-only, or nil when it can be written.
+    static func reason(_ path: String) -> String? {
+        if path.hasPrefix("file:") {
+            let query = path.split(separator: "?", maxSplits: 1).dropFirst().first.map(String.init) ?? ""
+            let params = query.split(separator: "&")
+            if params.contains("mode=ro") { return "it was named with mode=ro" }
+            if params.contains("immutable=1") { return "it was named with immutable=1" }
+            return nil
+        }
+        if access(path, F_OK) != 0 { return nil }        // missing: the open names it
+        if access(path, W_OK) != 0 { return "the file is not writable by this user" }
+        let slash = path.lastIndex(of: "/")
+        let folder = slash.map { $0 == path.startIndex ? "/" : String(path[..<$0]) } ?? "."
+        if access(folder, W_OK | X_OK) != 0 {
+            return "its folder \(folder) is not writable by this user (SQLite writes its journal files beside the database)"
+        }
+        return nil
+    }
+
+    /// Opens the catalog read-only and checks its schema without upgrading.
+    ///
+    /// A WAL catalog in a folder nobody may write has no -shm file, and SQLite
+    /// cannot read it even read-only without one unless told the file cannot
+    /// change (`immutable=1`): that second try is made only then.
+    static func open(_ path: String, reason: String) throws -> Connection {
+        opened = (path, reason)
+        let uri = path.hasPrefix("file:") ? path : "file:" + escaped(path) + "?mode=ro"
+        var db: Connection
+        do {
+            let first = try Database.open(uri, readOnly: true)
+            _ = try first.scalar("SELECT count(*) FROM sqlite_master")
+            db = first
+        } catch let e as SQLiteError where [8, 14].contains(e.code & 0xFF) {   // SQLITE_READONLY, SQLITE_CANTOPEN
+            db = try Database.open(uri + (uri.contains("?") ? "&" : "?") + "immutable=1", readOnly: true)
+        }
+        switch try Schema.state(of: db) {
+        case .older(let v):
+            throw CatalogError("\(path): the catalog has schema version \(v), and this geofence needs version \(Schema.currentVersion); "
+                               + "it cannot be upgraded here (\(reason)): upgrade it in place once as a user who can write it and its folder, "
+                               + "e.g. `geofence settings \(plainPath(path))`")
+        default:
+            try Schema.open(db)    // current: nothing to do; absent or newer: its error
+        }
+        return db
+    }
+
+    /// The message for a write refused by SQLite on a read-only catalog.
+    static func writeRefused(_ e: SQLiteError) -> String? {
+        guard e.code & 0xFF == 8 else { return nil }   // SQLITE_READONLY
+        let (path, reason) = opened ?? ("the database", "SQLite opened it read-only")
+        return "\(path): this command writes to the catalog, which is read-only here (\(reason)); nothing was changed"
+    }
+
+    private static func plainPath(_ path: String) -> String {
+        guard path.hasPrefix("file:") else { return path }
+        return String(path.dropFirst(5).split(separator: "?", maxSplits: 1).first ?? "")
+    }
+
+    /// `%`, `?` and `#` would end or change a URI's path.
+    private static func escaped(_ path: String) -> String {
+        var out = ""
+        for c in path {
+            switch c {
+            case "%": out += "%25"
+            case "?": out += "%3F"
+            case "#": out += "%23"
+            default: out.append(c)
+            }
+        }
+        // "file://x" would make x a host name.
+        return out.hasPrefix("//") ? "/" + String(out.drop(while: { $0 == "/" })) : out
+    }
+}

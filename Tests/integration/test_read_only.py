@@ -1,0 +1,129 @@
+"""Read-only catalogs, tried as an unprivileged user (CI runs as root, for whom
+every file is writable): a catalog file the user cannot write, one in a folder
+the user cannot write (a WAL catalog there has no -shm file), and a
+`file:…?mode=ro` URI. Listings, export, locate, nearest, regions and the SQL
+functions work; commands that write fail clearly and change nothing; an
+older schema is refused with the command that upgrades it."""
+import hashlib
+import shutil
+import tempfile
+from pathlib import Path
+
+import pytest
+
+from conftest import CLI, EXTENSION, SAMPLES, gf, run
+
+pytestmark = pytest.mark.skipif(shutil.which("runuser") is None, reason="needs runuser")
+
+READS = [
+    ["areas", "list", "--json"],
+    ["conditions", "list", "--json"],
+    ["export"],
+    ["locate", "--lat", "35.715", "--lon", "139.773", "--accuracy", "20", "--json"],
+    ["locate", "--fixes", str(SAMPLES / "fixes.csv")],
+    ["nearest", "--lat", "35.6812", "--lon", "139.7671", "-n", "3", "--json"],
+    ["regions", "--lat", "35.6812", "--lon", "139.7671", "-n", "2"],
+    ["settings", "--json"],
+    ["state", "--json"],
+    ["notifications", "--json"],
+]
+
+WRITES = [
+    ["import", str(SAMPLES / "areas.geojson"), "--upsert"],
+    ["settings", "default_confidence", "0.5"],
+    ["judge", "--fixes", str(SAMPLES / "fixes.csv")],
+    ["check", "--subject", "s", "--lat", "35.715", "--lon", "139.773", "--accuracy", "10", "--time", "2026-11-20T00:00:00Z"],
+    ["conditions", "remove", "1"],
+    ["clear"],
+]
+
+
+def as_nobody(*args, check=True):
+    return run("runuser", "-u", "nobody", "--", *args, check=check)
+
+
+def digest(path):
+    return hashlib.sha256(Path(path).read_bytes()).hexdigest()
+
+
+@pytest.fixture
+def places():
+    """(catalog in a folder nobody may write, catalog nobody may write in a folder anyone may)."""
+    root = Path(tempfile.mkdtemp(prefix="gf-ro-", dir="/tmp"))
+    root.chmod(0o755)
+    locked, open_folder = root / "locked", root / "open"
+    locked.mkdir(mode=0o755)
+    open_folder.mkdir()
+    open_folder.chmod(0o777)
+    source = root / "source.db"
+    gf("init", source)
+    gf("import", source, SAMPLES / "areas.geojson", "--with-default-conditions")
+    gf("judge", source, "--fixes", SAMPLES / "fixes.csv")
+    paths = []
+    for folder in (locked, open_folder):
+        db = folder / "catalog.db"
+        shutil.copy(source, db)
+        db.chmod(0o644)
+        paths.append(db)
+    yield paths
+    shutil.rmtree(root)
+
+
+def test_reads_work_and_writes_are_refused_as_an_unprivileged_user(places):
+    locked, in_open_folder = places
+    for db, name in [(locked, str(locked)), (in_open_folder, str(in_open_folder)),
+                     (in_open_folder, f"file:{in_open_folder}?mode=ro"), (locked, f"file:{locked}?mode=ro")]:
+        for cmd in READS:
+            expected = gf(*cmd[:2], locked, *cmd[2:]) if cmd[0] in ("areas", "conditions") else gf(cmd[0], locked, *cmd[1:])
+            args = [*cmd[:2], name, *cmd[2:]] if cmd[0] in ("areas", "conditions") else [cmd[0], name, *cmd[1:]]
+            got = as_nobody(CLI, *args, check=False)
+            assert got.returncode == 0, (name, cmd, got.stderr)
+            assert got.stdout == expected.stdout, (name, cmd)
+        before = digest(db)
+        for cmd in WRITES:
+            args = [*cmd[:2], name, *cmd[2:]] if cmd[0] in ("conditions",) else [cmd[0], name, *cmd[1:]]
+            p = as_nobody(CLI, *args, check=False)
+            assert p.returncode == 2, (name, cmd, p.stdout, p.stderr)
+            assert "this command writes to the catalog, which is read-only here" in p.stderr, (name, cmd, p.stderr)
+            assert "Traceback" not in p.stderr and "PRAGMA" not in p.stderr
+        assert digest(db) == before
+    # Export to a file the user may write works too.
+    out = in_open_folder.parent / "export.geojson"
+    as_nobody(CLI, "export", locked, "--out", out)
+    assert out.read_text() == gf("export", locked).stdout
+
+
+def test_sql_functions_on_read_only_catalogs(places):
+    locked, in_open_folder = places
+    query = ("SELECT gf_area_contains('AREA_ID_001', 35.715, 139.773, 10), "
+             "(SELECT count(*) FROM gf_areas WHERE gf_contains(geom, 35.715, 139.773, 10) = 1), "
+             "(SELECT area_id FROM gf_nearest(35.6812, 139.7671, 1)), "
+             "json_array_length(gf_regions(35.6812, 139.7671, 2), '$.ios');")
+    load = [".load mod_spatialite", f".load {EXTENSION.with_suffix('')}"]
+    # In a folder nobody may write, SQLite reads a WAL database only when told it cannot change.
+    for uri in [f"file:{locked}?immutable=1", f"file:{in_open_folder}?mode=ro", str(in_open_folder)]:
+        p = as_nobody("sqlite3", "-bail", uri, *load, query, check=False)
+        assert p.returncode == 0, (uri, p.stderr)
+        assert p.stdout.strip().startswith("1|1|AREA_ID_002|"), (uri, p.stdout)
+
+
+def test_an_older_schema_is_refused_with_the_command_that_upgrades_it(places):
+    locked, _ = places
+    db = locked.parent / "older" / "catalog.db"
+    db.parent.mkdir(mode=0o755)
+    shutil.copy(locked, db)
+    run("sqlite3", db, "UPDATE gf_meta SET value = '4' WHERE key = 'schema_version'")
+    db.chmod(0o644)
+    before = digest(db)
+    p = as_nobody(CLI, "areas", "list", db, check=False)
+    assert p.returncode == 2
+    assert "schema version 4" in p.stderr and f"geofence settings {db}" in p.stderr, p.stderr
+    assert digest(db) == before
+
+
+def test_swapped_arguments_name_the_file_that_is_not_a_database(tmp_path):
+    db = tmp_path / "c.db"
+    gf("init", db)
+    p = gf("import", SAMPLES / "areas.geojson", db, check=False)
+    assert p.returncode == 2
+    assert f"{SAMPLES / 'areas.geojson'}: not a SQLite database" in p.stderr and "PRAGMA" not in p.stderr
