@@ -37,7 +37,8 @@ extension Edge {
 ///   boundary when a boundary edge ends there.
 /// - An edge crosses the point's parallel half-open in latitude (an edge
 ///   counts when one end is above the point and the other is not), so a
-///   vertex on the ray counts once.
+///   vertex on the ray counts once; at latitude +90 the other way round
+///   (`crossesParallel`), so a cap over either pole holds its pole.
 struct PointLocator {
     let q: LonLat
     /// The point spelled +180, when it lies on the antimeridian.
@@ -71,7 +72,7 @@ struct PointLocator {
             // On the edge's line and within its latitude span: on the edge,
             // once the longitude span is checked too (for edges along a parallel).
             if isBoundary && Self.withinLongitudes(e, q.lon) { onBoundary = true }
-        } else if (e.lat1 > q.lat) != (e.lat2 > q.lat) && (o > 0) == (e.lat2 > e.lat1) {
+        } else if crossesParallel(e) && (o > 0) == (e.lat2 > e.lat1) {
             // Left of an edge going north, or right of one going south: the edge is east of the point.
             parity.toggle()
         }
@@ -81,6 +82,15 @@ struct PointLocator {
             onBoundary = true
         }
         if atPole && (e.lat1 == q.lat || e.lat2 == q.lat) { onBoundary = true }
+    }
+
+    /// Half-open: one end above the point's latitude and the other not, so
+    /// the point counts as just above its parallel (a vertex on the ray
+    /// counts once); at the North Pole, where nothing is above, as just below.
+    @inline(__always)
+    private func crossesParallel(_ e: Edge) -> Bool {
+        if q.lat == 90 { return (e.lat1 >= 90) != (e.lat2 >= 90) }
+        return (e.lat1 > q.lat) != (e.lat2 > q.lat)
     }
 
     @inline(__always)
