@@ -174,10 +174,11 @@ public final class PreparedShape: @unchecked Sendable {
         return locator.parity && inBox(locator.q) ? .inside : .outside
     }
 
+    /// At latitude ±90 every longitude is the pole: only the latitude counts.
     @inline(__always)
     private func inBox(_ p: LonLat) -> Bool {
         let b = boundingBox
-        return p.lat >= b.minLat && p.lat <= b.maxLat && p.lon >= b.minLon && p.lon <= b.maxLon
+        return p.lat >= b.minLat && p.lat <= b.maxLat && (abs(p.lat) == 90 || (p.lon >= b.minLon && p.lon <= b.maxLon))
     }
 
     /// Clear cases without Vincenty: within a degree of the centre, a flat

@@ -49,22 +49,23 @@ public struct UnpreparedPolygons: AreaGeometry {
         guard var view = SpatiaLiteBlob.FlatView(structureOf: bytes, maxVertices: maxVertices) else { return nil }
         return EdgeDistance.withCandidates { near -> Double? in
             var extremes = SpatiaLiteBlob.FlatView.Extremes()
-            var location = UnpreparedPolygons(view).walkEdges(fix, &near, countingCrossings: true, folding: false,
+            var locator = UnpreparedPolygons(view).walkEdges(fix, &near, countingCrossings: true, folding: false,
                                                             checking: &extremes, isChecking: true)
-            if location != nil {
+            if locator != nil {
                 guard view.accept(extremes) else { return nil }
             } else {
                 guard view.checkVertices() else { return nil }
                 near = EdgeDistance.Candidates(near.buffer)
-                location = UnpreparedPolygons(view).walkEdges(fix, &near, countingCrossings: true, folding: true)
+                locator = UnpreparedPolygons(view).walkEdges(fix, &near, countingCrossings: true, folding: true)
             }
-            return UnpreparedPolygons(view).resolve(near, fix, signed: true, location: location!)
+            // The box is known only once the view has accepted the vertices: the location is finished here.
+            return UnpreparedPolygons(view).resolve(near, fix, signed: true, location: UnpreparedPolygons(view).finish(locator!))
         }
     }
 
     private func distance(_ fix: FixFrame, signed: Bool) -> Double {
         EdgeDistance.withCandidates { near in
-            let location = offerEdges(fix, &near, countingCrossings: signed)
+            let location = finish(offerEdges(fix, &near, countingCrossings: signed))
             return resolve(near, fix, signed: signed, location: location)
         }
     }
@@ -82,7 +83,7 @@ public struct UnpreparedPolygons: AreaGeometry {
     }
 
     /// Offers every edge to the search, each vertex put into the frame once;
-    /// returns the point's location (PointLocator) when asked to count crossings.
+    /// returns the point's locator (crossings and boundary) when asked to count crossings.
     ///
     /// Two walks: the first takes only edges within ±180° of the fix's
     /// longitude (nearly every edge of every area) and has no call in its
@@ -90,14 +91,14 @@ public struct UnpreparedPolygons: AreaGeometry {
     /// the first other edge, and the second walk, with the folding and the
     /// ±360° route of `EdgeDistance.frame`, starts over.
     @inline(__always)
-    private func offerEdges(_ fix: FixFrame, _ near: inout EdgeDistance.Candidates, countingCrossings: Bool) -> PointLocation {
-        if let location = walkEdges(fix, &near, countingCrossings: countingCrossings, folding: false) { return location }
+    private func offerEdges(_ fix: FixFrame, _ near: inout EdgeDistance.Candidates, countingCrossings: Bool) -> PointLocator {
+        if let locator = walkEdges(fix, &near, countingCrossings: countingCrossings, folding: false) { return locator }
         near = EdgeDistance.Candidates(near.buffer)
         return walkEdges(fix, &near, countingCrossings: countingCrossings, folding: true)!
     }
 
     @inline(__always)
-    private func walkEdges(_ fix: FixFrame, _ near: inout EdgeDistance.Candidates, countingCrossings: Bool, folding: Bool) -> PointLocation? {
+    private func walkEdges(_ fix: FixFrame, _ near: inout EdgeDistance.Candidates, countingCrossings: Bool, folding: Bool) -> PointLocator? {
         var unused = SpatiaLiteBlob.FlatView.Extremes()
         return walkEdges(fix, &near, countingCrossings: countingCrossings, folding: folding, checking: &unused, isChecking: false)
     }
@@ -106,7 +107,7 @@ public struct UnpreparedPolygons: AreaGeometry {
     /// vertex it reads, for `FlatView.accept` (all of them, unless it gives up).
     @inline(__always)
     private func walkEdges(_ fix: FixFrame, _ near: inout EdgeDistance.Candidates, countingCrossings: Bool, folding: Bool,
-                           checking extremes: inout SpatiaLiteBlob.FlatView.Extremes, isChecking: Bool) -> PointLocation? {
+                           checking extremes: inout SpatiaLiteBlob.FlatView.Extremes, isChecking: Bool) -> PointLocator? {
         let p = fix.p, k = fix.k
         var locator = PointLocator(p)
         var gaveUp = false
@@ -151,7 +152,7 @@ public struct UnpreparedPolygons: AreaGeometry {
                 id = id &+ 16
             }
         }
-        return gaveUp ? nil : finish(locator)
+        return gaveUp ? nil : locator
     }
 
     /// Whether the box holds the point in either spelling of ±180.
@@ -167,10 +168,11 @@ public struct UnpreparedPolygons: AreaGeometry {
         return locator.parity && inBox(locator.q) ? .inside : .outside
     }
 
+    /// At latitude ±90 every longitude is the pole: only the latitude counts.
     @inline(__always)
     private func inBox(_ p: LonLat) -> Bool {
         let b = view.boundingBox
-        return p.lat >= b.minLat && p.lat <= b.maxLat && p.lon >= b.minLon && p.lon <= b.maxLon
+        return p.lat >= b.minLat && p.lat <= b.maxLat && (abs(p.lat) == 90 || (p.lon >= b.minLon && p.lon <= b.maxLon))
     }
 
     /// Every edge, named by the byte offset of its first vertex.
