@@ -13,6 +13,7 @@ vertices on them are left out of the GEOS comparison: GEOS sees a plane,
 where they are boundary; on the Earth they are not."""
 import csv
 import glob
+import json
 import math
 import random
 import subprocess
@@ -254,6 +255,16 @@ def test_plus_and_minus_180_give_the_same_answers(datasets):
             assert east == west, (name, lat, east, west)
             checked += 1
     assert checked > 30
+    # The nearest areas and a phone's regions (less the echoed position) too.
+    for lat in (66.0, 70.9, -16.3, -16.555216566639196, -86.0, -90.0):
+        near = [conn.execute("SELECT rank, area_id, distance_m FROM gf_nearest(?, ?, 4)", (lat, lon)).fetchall() for lon in (180.0, -180.0)]
+        assert near[0] == near[1], (lat, near)
+        regions = [json.loads(conn.execute("SELECT gf_regions(?, ?, 4)", (lat, lon)).fetchone()[0]) for lon in (180.0, -180.0)]
+        for r in regions:
+            r.pop("position")
+            r["ios"].pop("resync")
+            r["android"].pop("resync")
+        assert regions[0] == regions[1], lat
 
 
 def test_inside_a_split_shape_on_the_meridian(datasets):
@@ -299,8 +310,10 @@ def test_judgement_across_the_antimeridian(datasets, tmp_path):
         rows.append(("still-fj", t, -16.3, -180.0 if k % 2 == 0 else 180.0, 20))
         rows.append(("walk-ru", t, 66.0, [179.9, 179.95, 179.999, 180.0, -180.0, -179.999, -179.95, -179.9][k], 5))
         rows.append(("walk-fj", t, -16.3, [-179.98, -179.99, -180.0, 180.0, 179.999, 179.995, 179.99, 179.985][k], 5))
+        rows.append(("pole", t, -90.0, [0.0, 180.0, -180.0, 90.0, -45.0, 180.0, 0.0, -180.0][k], 30))
     _, got = judge_rows(db, tmp_path, rows, "batch")
-    expected = [("still-ru", "Russia", "IN"), ("still-fj", "Fiji", "IN"), ("walk-ru", "Russia", "IN"), ("walk-fj", "Fiji", "IN")]
+    expected = [("still-ru", "Russia", "IN"), ("still-fj", "Fiji", "IN"), ("walk-ru", "Russia", "IN"), ("walk-fj", "Fiji", "IN"),
+                ("pole", "Antarctica", "IN")]
     assert sorted(got) == sorted(expected)
     one = tmp_path / "one.db"
     one.write_bytes(Path(db).read_bytes())
