@@ -158,11 +158,7 @@ public final class PreparedShape: @unchecked Sendable {
     /// Interior, exterior or boundary (PointLocator's rules). The band of the
     /// point's latitude lists every edge whose latitude span holds it.
     public func location(of p: LonLat) -> PointLocation {
-        if let c = circle {
-            let q = p.canonical
-            if Self.circleContains(c, q, centreSinCos: centreSinCos) { return .inside }
-            return Geodesy.distance(c.center, q) == c.radiusM ? .boundary : .outside
-        }
+        if let c = circle { return Self.circleLocation(c, p.canonical, centreSinCos: centreSinCos) }
         var locator = PointLocator(p)
         guard inBox(locator.q) || locator.east.map(inBox) == true else { return .outside }
         let band = clampedIndex((p.lat - bandMinLat) / bandHeight, bandCount)
@@ -192,6 +188,11 @@ public final class PreparedShape: @unchecked Sendable {
     /// h⁵ and h⁴, whose remainders (below 1e-17) vanish in rounding. A sin
     /// and a cos per call had been a quarter of judging against circles.
     static func circleContains(_ c: Circle, _ p: LonLat, centreSinCos sc: (sin: Double, cos: Double)) -> Bool {
+        circleLocation(c, p, centreSinCos: sc) == .inside
+    }
+
+    /// The same three ways: on the circle (distance exactly the radius) is boundary.
+    static func circleLocation(_ c: Circle, _ p: LonLat, centreSinCos sc: (sin: Double, cos: Double)) -> PointLocation {
         let dLat = p.lat - c.center.lat, dLon = Geodesy.wrapDegrees(p.lon - c.center.lon)
         if abs(dLat) < 1, abs(dLon) < 1, abs(c.center.lat) < 85 {
             let h = dLat / 2 * .pi / 180, h2 = h * h
@@ -200,10 +201,11 @@ public final class PreparedShape: @unchecked Sendable {
             let x = dLon * m.lon, y = dLat * m.lat
             let d = (x * x + y * y).squareRoot()
             let slack = 0.005 * d + 0.5
-            if d < c.radiusM - slack { return true }
-            if d > c.radiusM + slack { return false }
+            if d < c.radiusM - slack { return .inside }
+            if d > c.radiusM + slack { return .outside }
         }
-        return Geodesy.distance(c.center, p) < c.radiusM
+        let d = Geodesy.distance(c.center, p)
+        return d < c.radiusM ? .inside : (d == c.radiusM ? .boundary : .outside)
     }
 
     // MARK: Probability support
