@@ -60,11 +60,13 @@ def datasets(tmp_path_factory):
     return out
 
 
-def rings(geom):
+def rings(geom, holes=False):
+    """Each ring's coordinates; with holes=True, (is_hole, coordinates)."""
     polys = list(geom.geoms) if geom.geom_type == "MultiPolygon" else [geom]
     for p in polys:
-        for ring in [p.exterior, *p.interiors]:
-            yield np.asarray(ring.coords)[:, :2]
+        for k, ring in enumerate([p.exterior, *p.interiors]):
+            c = np.asarray(ring.coords)[:, :2]
+            yield (k > 0, c) if holes else c
 
 
 def on_the_seam_or_pole(lon, lat):
@@ -106,18 +108,22 @@ def points_on_edge(a, b):
 
 
 def boundary_points(shapes, rng, vertices_per_area=80, edges_per_area=150):
-    """(area_id, lon, lat, kind) with kind 'vertex', 'axis edge' or 'edge'."""
+    """(area_id, lon, lat, kind) with kind 'vertex', 'axis edge' or 'edge':
+    a sample of each area's, and every vertex and edge of its holes."""
     out = []
     for name, geom in shapes.items():
         verts, edges = [], []
-        for c in rings(geom):
+        for hole, c in rings(geom, holes=True):
             for (x, y) in c[:-1]:
                 if not on_the_seam_or_pole(x, y):
-                    verts.append((float(x), float(y)))
+                    (out.append((name, float(x), float(y), "vertex")) if hole else verts.append((float(x), float(y))))
             for a, b in zip(c[:-1], c[1:]):
                 if on_the_seam_or_pole(*a) and on_the_seam_or_pole(*b):
                     continue
-                edges.append((tuple(a), tuple(b)))
+                if hole:
+                    out += [(name, p[0], p[1], "edge") for p in points_on_edge(tuple(a), tuple(b)) if exactly_on(a, b, p)]
+                else:
+                    edges.append((tuple(a), tuple(b)))
         for v in rng.sample(verts, min(len(verts), vertices_per_area)):
             out.append((name, v[0], v[1], "vertex"))
         axis = [e for e in edges if e[0][0] == e[1][0] or e[0][1] == e[1][1]]
@@ -156,6 +162,8 @@ def test_points_exactly_on_vertices_and_edges_are_outside(datasets, name):
     assert kinds["vertex"] >= 400 and kinds["edge"] > 150, kinds
     if name == "countries":
         assert kinds["axis edge"] > 20, kinds  # 49°N, 22°N, 20°E, ...
+        # Lesotho, South Africa's hole: its vertices and points on its edges.
+        assert sum(1 for p in points if p[0] == "South Africa" and 27 < p[1] < 29.5 and -30.7 < p[2] < -28.6) > 12
     wrong = []
     for i, c0, c90, d, ac, ad, geos in sql_answers(db, points):
         area, lon, lat, kind = points[i]
@@ -164,6 +172,10 @@ def test_points_exactly_on_vertices_and_edges_are_outside(datasets, name):
         if (c0, c90, d, ac, ad) != (0, None, 0.0, 0, 0.0):
             wrong.append((points[i], c0, c90, d, ac, ad))
     assert not wrong, f"{len(wrong)} of {len(points)} boundary points: {wrong[:5]}"
+    # `geofence locate` at one position: outside, at distance 0.
+    for area, lon, lat, _ in points[:: max(1, len(points) // 6)]:
+        rows = gf("locate", db, f"--lat={lat!r}", f"--lon={lon!r}", "--csv").stdout.splitlines()
+        assert f"{area},,outside,0.0,0.0" in [r.replace('"', "") for r in rows], (area, lon, lat, rows)
 
 
 def locate_pairs(db, points, tmp_path, tag):
