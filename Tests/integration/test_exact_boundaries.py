@@ -411,6 +411,8 @@ def test_unmatched_seam_pieces_stay_boundary(tmp_path):
     features = [
         {"type": "Feature", "properties": {"area_id": "half"}, "geometry": {"type": "MultiPolygon", "coordinates": [[east], [west]]}},
         {"type": "Feature", "properties": {"area_id": "east-only"}, "geometry": {"type": "Polygon", "coordinates": [only]}},
+        {"type": "Feature", "properties": {"area_id": "west-only"},
+         "geometry": {"type": "Polygon", "coordinates": [[[-x, y] for x, y in only]]}},
     ]
     import_areas(db, write_collection(tmp_path / "seam.geojson", features))
     conn = connect(db)
@@ -437,3 +439,13 @@ def test_unmatched_seam_pieces_stay_boundary(tmp_path):
     # Just across the meridian, west of an unmatched piece: outside, as near.
     c, d = ask("half", 1.0, -179.999)
     assert c == 0 and abs(-d - meridian_distance(-179.999, 1.0, 180.0, 0.0, 2.0)) <= 0.01, d
+    # Two areas, one touching only +180 and one only -180: `locate` lists both
+    # for either spelling (its window wraps), each on its boundary.
+    outs = [gf("locate", db, "--lat=25", f"--lon={lon}", "--accuracy=10", "--csv").stdout for lon in (180, -180)]
+    assert outs[0] == outs[1]
+    assert "east-only,,outside,0.0," in outs[0].replace('"', "") and "west-only,,outside,0.0," in outs[0].replace('"', "")
+    fixes = tmp_path / "meridian.csv"
+    fixes.write_text("subject_id,ts,lat,lon,accuracy_m\np,1,25,180,10\np,2,25,-180,10\np,3,25,179.99999,10\n")
+    pairs = gf("locate", db, "--fixes", fixes, "--confidence=0.9").stdout.splitlines()
+    assert pairs[1:] == ["1,east-only,undecided", "1,west-only,undecided", "2,east-only,undecided", "2,west-only,undecided",
+                         "3,east-only,undecided"], pairs
