@@ -55,7 +55,8 @@ def cut_edges(geom):
 
 
 def edges(geom):
-    """All boundary edges as (lon1, lat1, lon2, lat2), without antimeridian cut edges."""
+    """All boundary edges as (lon1, lat1, lon2, lat2), without antimeridian cut
+    edges and without edges along latitude ±90 (the pole: a point, not boundary)."""
     polys = list(geom.geoms) if geom.geom_type == "MultiPolygon" else [geom]
     skip_cut = cut_edges(geom)
     out = []
@@ -64,6 +65,8 @@ def edges(geom):
             c = np.asarray(ring.coords)[:, :2]
             for a, b in zip(c[:-1], c[1:]):
                 if skip_cut and a[0] == b[0] and abs(a[0]) == 180:
+                    continue
+                if a[1] == b[1] and abs(a[1]) == 90:
                     continue
                 out.append((a[0], a[1], b[0], b[1]))
     return np.array(out)

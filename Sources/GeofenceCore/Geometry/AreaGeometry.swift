@@ -8,18 +8,24 @@
 public protocol AreaGeometry {
     /// True when the point is in the interior (boundary points are outside, as in GEOS).
     func contains(_ p: LonLat) -> Bool
+    /// Interior, exterior or boundary, exactly (PointLocator).
+    func location(of p: LonLat) -> PointLocation
     /// Unsigned geodesic distance in metres from the fix to the boundary.
     func boundaryDistance(from fix: FixFrame) -> Double
     /// Whether the fix is at least `threshold` metres from the boundary.
     func isAtLeast(_ threshold: Double, from fix: FixFrame) -> Bool
-    /// Signed geodesic distance in metres to the boundary: positive inside.
+    /// Signed geodesic distance in metres to the boundary: positive inside,
+    /// exactly 0 on it.
     func signedDistance(from fix: FixFrame) -> Double
 }
 
 extension AreaGeometry {
     public func signedDistance(from fix: FixFrame) -> Double {
-        let d = boundaryDistance(from: fix)
-        return contains(fix.p) ? d : -d
+        switch location(of: fix.p) {
+        case .boundary: return 0
+        case .inside: return boundaryDistance(from: fix)
+        case .outside: return -boundaryDistance(from: fix)
+        }
     }
 
     public func signedDistance(_ p: LonLat) -> Double { signedDistance(from: FixFrame(p)) }

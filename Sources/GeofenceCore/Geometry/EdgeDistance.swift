@@ -12,15 +12,6 @@ struct Edge {
     init(_ lon1: Double, _ lat1: Double, _ lon2: Double, _ lat2: Double) {
         self.lon1 = lon1; self.lat1 = lat1; self.lon2 = lon2; self.lat2 = lat2
     }
-
-    /// Whether the ray from p towards +longitude crosses the edge: one step of
-    /// the even-odd containment test, half-open in latitude so that a vertex
-    /// on the ray counts once. Every holder of polygons uses this one.
-    @inline(__always)
-    func crossesRay(from p: LonLat) -> Bool {
-        guard (lat1 > p.lat) != (lat2 > p.lat) else { return false }
-        return p.lon < lon1 + (p.lat - lat1) * (lon2 - lon1) / (lat2 - lat1)
-    }
 }
 
 /// Geodesic distance from a fix to polygon edges, shared by every way of

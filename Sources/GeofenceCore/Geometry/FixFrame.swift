@@ -19,7 +19,10 @@ public struct FixFrame: Sendable {
     let arcFactor: Double
     let sinLat, cosLat, sinLon, cosLon: Double
 
+    /// `p` is kept as `p.canonical` (+180 written −180), so both spellings
+    /// of the antimeridian give the same answers to the last bit.
     public init(_ p: LonLat) {
+        let p = p.canonical
         self.p = p
         let phi = p.lat * .pi / 180, lambda = p.lon * .pi / 180
         let sp = sin(phi), cp = cos(phi), sl = sin(lambda), cl = cos(lambda)

@@ -16,7 +16,11 @@ import Darwin
 /// - Distances are geodesic metres on WGS 84 from the fix to the nearest point
 ///   of the boundary.
 /// - A shape cut at the antimeridian (parts touching both +180 and -180) is one
-///   area: its edges lying along ±180 are not boundary.
+///   area: the stretches of its edges along ±180 that meet across are not
+///   boundary (AntimeridianSeam; an edge partly matched is stored as its
+///   pieces); nor are edges along latitude ±90, which are the pole.
+/// - A point on a boundary edge or vertex is outside, whatever the edge's
+///   direction (PointLocator, exact).
 ///
 /// Memory: the edges, the band index and the cut flags live in one block, so
 /// a query on a shape that is not in the CPU cache pays for one block, not for
@@ -39,7 +43,7 @@ public final class PreparedShape: @unchecked Sendable {
     let bandHeight: Double
     let bandStarts: UnsafeMutablePointer<Int32>
     let bandEdges: UnsafeMutablePointer<Int32>
-    // Edges that lie along a cut at ±180° and are not boundary; nil when there are none.
+    // Edges that are not boundary (the matched cut at ±180°, polar edges); nil when there are none.
     let cutEdges: UnsafeMutablePointer<Bool>?
     private let block: UnsafeMutableRawPointer
 
@@ -54,9 +58,19 @@ public final class PreparedShape: @unchecked Sendable {
         var e: [Double] = []
         var starts: [Int] = []
         var exterior: [Bool] = []
-        var touchesEast = false, touchesWest = false
+        // Per edge, whether it is not boundary: the matched cut at ±180
+        // (AntimeridianSeam) and polar edges (Edge.isPolar).
+        var notBoundary: [Bool] = []
+        var anyNotBoundary = false
         if case .polygons(let polygons) = shape {
             circle = nil
+            let seam = AntimeridianSeam(polygons)
+            func append(_ a: LonLat, _ b: LonLat, cut: Bool) {
+                e.append(a.lon); e.append(a.lat); e.append(b.lon); e.append(b.lat)
+                let skip = cut || Edge(a.lon, a.lat, b.lon, b.lat).isPolar
+                notBoundary.append(skip)
+                if skip { anyNotBoundary = true }
+            }
             for poly in polygons {
                 for (ri, ring) in poly.rings.enumerated() {
                     starts.append(e.count / 4)
@@ -64,11 +78,12 @@ public final class PreparedShape: @unchecked Sendable {
                     let pts = ring.points
                     guard pts.count >= 2 else { continue }
                     for i in 0..<(pts.count - 1) {
-                        e.append(pts[i].lon); e.append(pts[i].lat); e.append(pts[i + 1].lon); e.append(pts[i + 1].lat)
-                    }
-                    for p in pts {
-                        if p.lon == 180 { touchesEast = true }
-                        if p.lon == -180 { touchesWest = true }
+                        let a = pts[i], b = pts[i + 1]
+                        if seam.hasCut && AntimeridianSeam.isAlongAntimeridian(a, b) {
+                            for piece in seam.pieces(a, b) { append(piece.a, piece.b, cut: piece.cut) }
+                        } else {
+                            append(a, b, cut: false)
+                        }
                     }
                 }
             }
@@ -83,12 +98,7 @@ public final class PreparedShape: @unchecked Sendable {
         ringStarts = starts; ringIsExterior = exterior
         let n = e.count / 4
         edgeCount = n
-        var cut: [Bool]? = nil
-        if touchesEast && touchesWest {
-            var c = [Bool](repeating: false, count: n)
-            for i in 0..<n where e[4 * i] == e[4 * i + 2] && abs(e[4 * i]) == 180 { c[i] = true }
-            cut = c
-        }
+        let cut: [Bool]? = anyNotBoundary ? notBoundary : nil
 
         // Bands: about four edges per band, at most 4096; fewer when long edges
         // would put one edge into many bands (a comb of tall teeth), so the
@@ -136,22 +146,35 @@ public final class PreparedShape: @unchecked Sendable {
 
     deinit { block.deallocate() }
 
+    /// Whether edge i is not boundary (a matched cut at ±180, a polar edge).
     @inline(__always)
     func isCut(_ i: Int) -> Bool { cutEdges?[i] ?? false }
 
     // MARK: Containment
 
     /// True when the point is in the interior (boundary points are outside, as in GEOS).
-    public func contains(_ p: LonLat) -> Bool {
-        if let c = circle { return Self.circleContains(c, p, centreSinCos: centreSinCos) }
-        let b = boundingBox
-        guard p.lat >= b.minLat, p.lat <= b.maxLat, p.lon >= b.minLon, p.lon <= b.maxLon else { return false }
+    public func contains(_ p: LonLat) -> Bool { location(of: p) == .inside }
+
+    /// Interior, exterior or boundary (PointLocator's rules). The band of the
+    /// point's latitude lists every edge whose latitude span holds it.
+    public func location(of p: LonLat) -> PointLocation {
+        if let c = circle { return Self.circleLocation(c, p.canonical, centreSinCos: centreSinCos) }
+        var locator = PointLocator(p)
+        guard inBox(locator.q) || locator.east.map(inBox) == true else { return .outside }
         let band = clampedIndex((p.lat - bandMinLat) / bandHeight, bandCount)
-        var inside = false
-        for k in Int(bandStarts[band])..<Int(bandStarts[band + 1]) where edge(Int(bandEdges[k])).crossesRay(from: p) {
-            inside.toggle()
+        for k in Int(bandStarts[band])..<Int(bandStarts[band + 1]) {
+            let i = Int(bandEdges[k])
+            locator.visit(edge(i), isBoundary: !isCut(i))
+            if locator.onBoundary { return .boundary }
         }
-        return inside
+        return locator.parity && inBox(locator.q) ? .inside : .outside
+    }
+
+    /// At latitude ±90 every longitude is the pole: only the latitude counts.
+    @inline(__always)
+    private func inBox(_ p: LonLat) -> Bool {
+        let b = boundingBox
+        return p.lat >= b.minLat && p.lat <= b.maxLat && (abs(p.lat) == 90 || (p.lon >= b.minLon && p.lon <= b.maxLon))
     }
 
     /// Clear cases without Vincenty: within a degree of the centre, a flat
@@ -165,6 +188,11 @@ public final class PreparedShape: @unchecked Sendable {
     /// h⁵ and h⁴, whose remainders (below 1e-17) vanish in rounding. A sin
     /// and a cos per call had been a quarter of judging against circles.
     static func circleContains(_ c: Circle, _ p: LonLat, centreSinCos sc: (sin: Double, cos: Double)) -> Bool {
+        circleLocation(c, p, centreSinCos: sc) == .inside
+    }
+
+    /// The same three ways: on the circle (distance exactly the radius) is boundary.
+    static func circleLocation(_ c: Circle, _ p: LonLat, centreSinCos sc: (sin: Double, cos: Double)) -> PointLocation {
         let dLat = p.lat - c.center.lat, dLon = Geodesy.wrapDegrees(p.lon - c.center.lon)
         if abs(dLat) < 1, abs(dLon) < 1, abs(c.center.lat) < 85 {
             let h = dLat / 2 * .pi / 180, h2 = h * h
@@ -173,10 +201,11 @@ public final class PreparedShape: @unchecked Sendable {
             let x = dLon * m.lon, y = dLat * m.lat
             let d = (x * x + y * y).squareRoot()
             let slack = 0.005 * d + 0.5
-            if d < c.radiusM - slack { return true }
-            if d > c.radiusM + slack { return false }
+            if d < c.radiusM - slack { return .inside }
+            if d > c.radiusM + slack { return .outside }
         }
-        return Geodesy.distance(c.center, p) < c.radiusM
+        let d = Geodesy.distance(c.center, p)
+        return d < c.radiusM ? .inside : (d == c.radiusM ? .boundary : .outside)
     }
 
     // MARK: Probability support

@@ -14,13 +14,13 @@ public struct UnpreparedPolygons: AreaGeometry {
 
     public init(_ view: SpatiaLiteBlob.FlatView) { self.view = view }
 
-    public func contains(_ p: LonLat) -> Bool {
-        guard inBox(p) else { return false }
-        var inside = false
-        forEachEdge { _, e in
-            if e.crossesRay(from: p) { inside.toggle() }
-        }
-        return inside
+    public func contains(_ p: LonLat) -> Bool { location(of: p) == .inside }
+
+    public func location(of p: LonLat) -> PointLocation {
+        var locator = PointLocator(p)
+        guard mayHold(locator) else { return .outside }
+        forEachEdge { _, e in locator.visit(e, isBoundary: !e.isPolar) }
+        return finish(locator)
     }
 
     public func boundaryDistance(from fix: FixFrame) -> Double { distance(fix, signed: false) }
@@ -49,37 +49,41 @@ public struct UnpreparedPolygons: AreaGeometry {
         guard var view = SpatiaLiteBlob.FlatView(structureOf: bytes, maxVertices: maxVertices) else { return nil }
         return EdgeDistance.withCandidates { near -> Double? in
             var extremes = SpatiaLiteBlob.FlatView.Extremes()
-            var parity = UnpreparedPolygons(view).walkEdges(fix, &near, countingCrossings: true, folding: false,
+            var locator = UnpreparedPolygons(view).walkEdges(fix, &near, countingCrossings: true, folding: false,
                                                             checking: &extremes, isChecking: true)
-            if parity != nil {
+            if locator != nil {
                 guard view.accept(extremes) else { return nil }
             } else {
                 guard view.checkVertices() else { return nil }
                 near = EdgeDistance.Candidates(near.buffer)
-                parity = UnpreparedPolygons(view).walkEdges(fix, &near, countingCrossings: true, folding: true)
+                locator = UnpreparedPolygons(view).walkEdges(fix, &near, countingCrossings: true, folding: true)
             }
-            return UnpreparedPolygons(view).resolve(near, fix, signed: true, parity: parity!)
+            // The box is known only once the view has accepted the vertices: the location is finished here.
+            return UnpreparedPolygons(view).resolve(near, fix, signed: true, location: UnpreparedPolygons(view).finish(locator!))
         }
     }
 
     private func distance(_ fix: FixFrame, signed: Bool) -> Double {
         EdgeDistance.withCandidates { near in
-            let parity = offerEdges(fix, &near, countingCrossings: signed)
-            return resolve(near, fix, signed: signed, parity: parity)
+            let location = finish(offerEdges(fix, &near, countingCrossings: signed))
+            return resolve(near, fix, signed: signed, location: location)
         }
     }
 
     @inline(__always)
-    private func resolve(_ near: EdgeDistance.Candidates, _ fix: FixFrame, signed: Bool, parity: Bool) -> Double {
-        let inside = parity && inBox(fix.p)
+    private func resolve(_ near: EdgeDistance.Candidates, _ fix: FixFrame, signed: Bool, location: PointLocation) -> Double {
+        if signed && location == .boundary { return 0 }
+        let inside = location == .inside
         // Closures, not method references: a reference to a method of this
         // (large) struct is a context on the heap, twice per call.
-        let d = EdgeDistance.resolve(near, fix, edge: { edge(at: $0) }, all: { forEachEdge($0) })
+        let d = EdgeDistance.resolve(near, fix, edge: { edge(at: $0) }, all: { visit in
+            forEachEdge { id, e in if !e.isPolar { visit(id, e) } }
+        })
         return inside ? d : (signed ? -d : d)
     }
 
     /// Offers every edge to the search, each vertex put into the frame once;
-    /// returns the even-odd parity when asked to count crossings.
+    /// returns the point's locator (crossings and boundary) when asked to count crossings.
     ///
     /// Two walks: the first takes only edges within ±180° of the fix's
     /// longitude (nearly every edge of every area) and has no call in its
@@ -87,14 +91,14 @@ public struct UnpreparedPolygons: AreaGeometry {
     /// the first other edge, and the second walk, with the folding and the
     /// ±360° route of `EdgeDistance.frame`, starts over.
     @inline(__always)
-    private func offerEdges(_ fix: FixFrame, _ near: inout EdgeDistance.Candidates, countingCrossings: Bool) -> Bool {
-        if let inside = walkEdges(fix, &near, countingCrossings: countingCrossings, folding: false) { return inside }
+    private func offerEdges(_ fix: FixFrame, _ near: inout EdgeDistance.Candidates, countingCrossings: Bool) -> PointLocator {
+        if let locator = walkEdges(fix, &near, countingCrossings: countingCrossings, folding: false) { return locator }
         near = EdgeDistance.Candidates(near.buffer)
         return walkEdges(fix, &near, countingCrossings: countingCrossings, folding: true)!
     }
 
     @inline(__always)
-    private func walkEdges(_ fix: FixFrame, _ near: inout EdgeDistance.Candidates, countingCrossings: Bool, folding: Bool) -> Bool? {
+    private func walkEdges(_ fix: FixFrame, _ near: inout EdgeDistance.Candidates, countingCrossings: Bool, folding: Bool) -> PointLocator? {
         var unused = SpatiaLiteBlob.FlatView.Extremes()
         return walkEdges(fix, &near, countingCrossings: countingCrossings, folding: folding, checking: &unused, isChecking: false)
     }
@@ -103,9 +107,10 @@ public struct UnpreparedPolygons: AreaGeometry {
     /// vertex it reads, for `FlatView.accept` (all of them, unless it gives up).
     @inline(__always)
     private func walkEdges(_ fix: FixFrame, _ near: inout EdgeDistance.Candidates, countingCrossings: Bool, folding: Bool,
-                           checking extremes: inout SpatiaLiteBlob.FlatView.Extremes, isChecking: Bool) -> Bool? {
+                           checking extremes: inout SpatiaLiteBlob.FlatView.Extremes, isChecking: Bool) -> PointLocator? {
         let p = fix.p, k = fix.k
-        var inside = false, gaveUp = false
+        var locator = PointLocator(p)
+        var gaveUp = false
         view.forEachRing { offset, count in
             guard count >= 1, !gaveUp else { return }
             var (lon1, lat1) = view.vertex(at: offset)
@@ -126,15 +131,19 @@ public struct UnpreparedPolygons: AreaGeometry {
                 // with the latitude part shared by neighbouring edges; wide
                 // edges take its ±360° route.
                 let reach = near.reach
+                // Polar edges are not boundary: counted (they never cross a
+                // parallel) but not offered.
                 if !((y1 > reach && y2 > reach) || (y1 < -reach && y2 < -reach)) {
-                    if countingCrossings && Edge(lon1, lat1, lon2, lat2).crossesRay(from: p) { inside.toggle() }
+                    let e = Edge(lon1, lat1, lon2, lat2)
+                    if countingCrossings { locator.visit(e, isBoundary: !e.isPolar) }
+                    if e.isPolar { lon1 = lon2; lat1 = lat2; y1 = y2; id = id &+ 16; continue }
                     let dLon = lon1 - p.lon
                     if !folding && dLon.magnitude > 180 { gaveUp = true; return }
                     let ax = folding ? Geodesy.wrapDegrees(dLon) : dLon
                     let bx = ax + (lon2 - lon1)
                     if abs(bx - ax) > 180 {
                         if !folding { gaveUp = true; return }
-                        near.offer(Edge(lon1, lat1, lon2, lat2), id: id, fix)
+                        near.offer(e, id: id, fix)
                     } else {
                         near.offerOnce(ax * k.lon, y1, bx * k.lon, y2, id: id, fix)
                     }
@@ -143,13 +152,27 @@ public struct UnpreparedPolygons: AreaGeometry {
                 id = id &+ 16
             }
         }
-        return gaveUp ? nil : inside
+        return gaveUp ? nil : locator
     }
 
+    /// Whether the box holds the point in either spelling of ±180.
+    @inline(__always)
+    private func mayHold(_ locator: PointLocator) -> Bool {
+        inBox(locator.q) || locator.east.map(inBox) == true
+    }
+
+    /// The location once every edge that may meet the point's parallel has been visited.
+    @inline(__always)
+    private func finish(_ locator: PointLocator) -> PointLocation {
+        if locator.onBoundary { return .boundary }
+        return locator.parity && inBox(locator.q) ? .inside : .outside
+    }
+
+    /// At latitude ±90 every longitude is the pole: only the latitude counts.
     @inline(__always)
     private func inBox(_ p: LonLat) -> Bool {
         let b = view.boundingBox
-        return p.lat >= b.minLat && p.lat <= b.maxLat && p.lon >= b.minLon && p.lon <= b.maxLon
+        return p.lat >= b.minLat && p.lat <= b.maxLat && (abs(p.lat) == 90 || (p.lon >= b.minLon && p.lon <= b.maxLon))
     }
 
     /// Every edge, named by the byte offset of its first vertex.

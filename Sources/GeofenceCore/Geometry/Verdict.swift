@@ -38,12 +38,14 @@ public struct VerdictRule: Equatable, Sendable {
     public func verdict(_ shape: some AreaGeometry, at p: LonLat, accuracy: Double, knownInside: Bool = false, knownOutside: Bool = false,
                         frame: () -> FixFrame) -> Verdict {
         let margin = CEP.factor(confidence) * accuracy
-        let inside = knownInside || (!knownOutside && shape.contains(p))
-        if inside {
+        let location: PointLocation = knownInside ? .inside : (knownOutside ? .outside : shape.location(of: p))
+        if location == .inside {
             guard inAccuracyMax.map({ accuracy <= $0 }) ?? true else { return .undecided }
             return margin <= 0 || shape.isAtLeast(margin, from: frame()) ? .inside : .undecided
         } else {
             guard outAccuracyMax.map({ accuracy <= $0 }) ?? true else { return .undecided }
+            // On the boundary the distance is exactly 0: outside only with no margin.
+            if location == .boundary { return margin <= 0 ? .outside : .undecided }
             return margin <= 0 || shape.isAtLeast(margin, from: frame()) ? .outside : .undecided
         }
     }

@@ -11,8 +11,10 @@ public enum AreaQueries {
     }
 
     /// The SQL behind `geofence locate`: R*Tree candidates whose box meets the
-    /// fix's error circle (a degree box a little larger than k·accuracy), then
-    /// the verdict per area. A user can run the same statement in the shell.
+    /// fix's error circle (a degree box a little larger than k·accuracy, which
+    /// wraps across ±180: the second and third scans find boxes on the other
+    /// side of the antimeridian, and nothing elsewhere), then the verdict per
+    /// area. A user can run the same statement in the shell.
     public static let locateSQL = """
         SELECT a.area_id, a.name,
                CASE ?5 IS NULL WHEN 1 THEN gf_area_contains(a.area_id, ?1, ?2, ?3)
@@ -21,7 +23,13 @@ public enum AreaQueries {
                gf_area_inside_probability(a.area_id, ?1, ?2, ?3) AS inside_probability
         FROM gf_areas AS a
         WHERE a.id IN (SELECT pkid FROM idx_gf_areas_geom
-                       WHERE xmax >= ?2 - ?4 AND xmin <= ?2 + ?4 AND ymax >= ?1 - ?4 AND ymin <= ?1 + ?4)
+                       WHERE xmax >= ?2 - ?4 AND xmin <= ?2 + ?4 AND ymax >= ?1 - ?4 AND ymin <= ?1 + ?4
+                       UNION ALL
+                       SELECT pkid FROM idx_gf_areas_geom
+                       WHERE xmin <= ?2 + ?4 - 360 AND ymax >= ?1 - ?4 AND ymin <= ?1 + ?4
+                       UNION ALL
+                       SELECT pkid FROM idx_gf_areas_geom
+                       WHERE xmax >= ?2 - ?4 + 360 AND ymax >= ?1 - ?4 AND ymin <= ?1 + ?4)
         ORDER BY a.area_id
         """
 

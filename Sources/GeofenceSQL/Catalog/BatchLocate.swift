@@ -107,11 +107,25 @@ public enum BatchLocate {
                 var mine: [Found] = []
                 for k in order[range] {
                     let point = points[k]
-                    catalog.forEachCandidateIndex(at: point.p) { index, area in
+                    func judge(_ index: Int, _ area: JudgedArea) {
                         var rule = area.rule
                         if let c = confidence { rule.confidence = c }
                         let v = rule.verdict(area.shape, at: point.p, accuracy: point.accuracy)
                         if v != .outside { mine.append(Found(point: Int32(k), area: Int32(index), verdict: v)) }
+                    }
+                    if abs(point.p.lon) == 180 {
+                        // +180 and -180 are one meridian, and a shape touching only one
+                        // side holds only that spelling in its box: both are asked, each
+                        // area once, in area_id order.
+                        var both: [(index: Int, area: JudgedArea)] = []
+                        for lon in [-180.0, 180.0] {
+                            catalog.forEachCandidateIndex(at: LonLat(lon: lon, lat: point.p.lat)) { i, a in
+                                if !both.contains(where: { $0.index == i }) { both.append((i, a)) }
+                            }
+                        }
+                        for c in both.sorted(by: { $0.index < $1.index }) { judge(c.index, c.area) }
+                    } else {
+                        catalog.forEachCandidateIndex(at: point.p, judge)
                     }
                 }
                 out.buffer[w] = mine

@@ -25,7 +25,7 @@ enum CatalogFunctions {
         try db.createFunction("gf_area_inside_probability", arities: [4], argumentNames: names, flags: FunctionFlags.reading) { a in
             if (0..<4).contains(where: a.isNull) { return .null }
             let shape = try lookup(a, cache).0
-            return .real(InsideProbability.of(shape, at: try GeometryFunctions.position(a, lat: 1, lon: 2),
+            return .real(InsideProbability.of(shape, at: try GeometryFunctions.position(a, lat: 1, lon: 2).canonical,
                                               accuracy: try GeometryFunctions.accuracy(a, 3)))
         }
     }
