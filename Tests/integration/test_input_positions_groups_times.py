@@ -5,7 +5,7 @@ import json
 
 import pytest
 
-from conftest import gf, snapshot, sql, square, write_collection
+from conftest import gf, run, snapshot, sql, square, write_collection
 
 
 @pytest.mark.parametrize("args,fragment", [
@@ -85,3 +85,48 @@ def test_second_60_only_as_a_leap_second(tmp_path):
     path = write_collection(tmp_path / "a.geojson", [square("V", 139.0, 35.0, valid_from="2026-01-01T00:00:60Z")])
     p = gf("import", db, path, check=False)
     assert p.returncode == 1 and "properties.valid_from" in p.stderr and "second 60" in p.stderr, p.stderr
+
+
+def test_number_options_are_decimal_only(catalog):
+    """`--lat 0x10` would be 16 to strtod; every number option reads decimals only,
+    as the data files do."""
+    for args in (["locate", catalog, "--lat", "0x10", "--lon", "139"],
+                 ["check", catalog, "--subject", "s", "--lat", "35.7", "--lon", "0xB4", "--accuracy", "10",
+                  "--time", "2026-01-01T00:00:00Z"],
+                 ["nearest", catalog, "--lat", "35.7", "--lon", "139.7e0x"]):
+        p = gf(*args, check=False)
+        assert p.returncode != 0 and "is not a decimal number" in p.stderr, (args, p.stderr)
+    assert run("sqlite3", catalog, "SELECT count(*) FROM gf_subjects;").stdout.strip() == "0"
+    gf("locate", catalog, "--lat", "-35.7", "--lon", "1e2", "--accuracy", ".5")
+
+
+def test_an_id_that_begins_with_its_group_twice_survives_export_and_import(tmp_path):
+    db = tmp_path / "a.db"
+    gf("init", db)
+    src = write_collection(tmp_path / "g.geojson", [square("D", 139.70, 35.70, group_id="G"),
+                                                   square("G#G#D", 139.72, 35.70, group_id="G")])
+    gf("import", db, src)
+    ids = run("sqlite3", db, "SELECT area_id FROM gf_areas ORDER BY 1;").stdout.split()
+    assert ids == ["G#D", "G#G#D"]
+    gf("export", db, "--out", tmp_path / "out.geojson")
+    again = tmp_path / "b.db"
+    gf("init", again)
+    gf("import", again, tmp_path / "out.geojson")
+    assert run("sqlite3", again, "SELECT area_id FROM gf_areas ORDER BY 1;").stdout.split() == ids
+
+
+def test_locate_near_a_pole_asks_every_longitude(tmp_path):
+    """A window that reaches a pole takes every longitude: a wedge ending at the
+    North Pole is a candidate of a fix at the pole written at any longitude, and
+    of a fix beside the pole whose error circle reaches it."""
+    db = tmp_path / "pole.db"
+    gf("init", db)
+    wedge = {"type": "Polygon", "coordinates": [[[100, 89.9], [170, 89.9], [170, 90], [100, 90], [100, 89.9]]]}
+    gf("areas", "add", db, "--id", "wedge", "--geometry", json.dumps(wedge))
+    for lon in ("0", "-45", "135", "180"):
+        rows = json.loads(gf("locate", db, "--lat", "90", "--lon", lon, "--accuracy", "1", "--confidence", "0.9",
+                             "--json").stdout)
+        assert [(r["area_id"], r["verdict"]) for r in rows] == [("wedge", "undecided")], (lon, rows)
+    rows = json.loads(gf("locate", db, "--lat", "89.99999", "--lon", "0", "--accuracy", "50", "--confidence", "0.9",
+                         "--json").stdout)
+    assert [(r["area_id"], r["verdict"]) for r in rows] == [("wedge", "undecided")]

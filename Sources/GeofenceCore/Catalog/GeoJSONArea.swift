@@ -148,13 +148,16 @@ public enum GeoJSONArea {
     // MARK: Export
 
     /// The feature for an area, such that `area(from:)` gives the same area back.
-    /// A grouped id `<group>#<id>` is written with group_id and the bare id.
+    /// A grouped id `<group>#<id>` is written with group_id and the bare id,
+    /// unless the bare id itself begins with `<group>#` (`G#G#D`): importing
+    /// keeps such an id as written, so it is written whole.
     public static func feature(for a: AreaDefinition) -> JSONValue {
         var props: [(String, JSONValue)] = []
         var id = a.areaId
         if let g = a.groupId {
             props.append(("group_id", .string(g)))
-            if id.hasPrefix(g + "#") { id.removeFirst(g.count + 1) }
+            let prefix = g + "#"
+            if id.hasPrefix(prefix) && !id.dropFirst(prefix.count).hasPrefix(prefix) { id.removeFirst(prefix.count) }
         }
         props.append(("area_id", .string(id)))
         if let n = a.name { props.append(("name", .string(n))) }

@@ -11,10 +11,11 @@ public enum AreaQueries {
     }
 
     /// The SQL behind `geofence locate`: R*Tree candidates whose box meets the
-    /// fix's error circle (a degree box a little larger than k·accuracy, which
-    /// wraps across ±180: the second and third scans find boxes on the other
-    /// side of the antimeridian, and nothing elsewhere), then the verdict per
-    /// area. A user can run the same statement in the shell.
+    /// fix's error circle (a degree box a little larger than k·accuracy: ?4
+    /// degrees of latitude, ?6 of longitude, which wraps across ±180: the
+    /// second and third scans find boxes on the other side of the
+    /// antimeridian, and nothing elsewhere), then the verdict per area. A user
+    /// can run the same statement in the shell.
     public static let locateSQL = """
         SELECT a.area_id, a.name,
                CASE ?5 IS NULL WHEN 1 THEN gf_area_contains(a.area_id, ?1, ?2, ?3)
@@ -23,21 +24,25 @@ public enum AreaQueries {
                gf_area_inside_probability(a.area_id, ?1, ?2, ?3) AS inside_probability
         FROM gf_areas AS a
         WHERE a.id IN (SELECT pkid FROM idx_gf_areas_geom
-                       WHERE xmax >= ?2 - ?4 AND xmin <= ?2 + ?4 AND ymax >= ?1 - ?4 AND ymin <= ?1 + ?4
+                       WHERE xmax >= ?2 - ?6 AND xmin <= ?2 + ?6 AND ymax >= ?1 - ?4 AND ymin <= ?1 + ?4
                        UNION ALL
                        SELECT pkid FROM idx_gf_areas_geom
-                       WHERE xmin <= ?2 + ?4 - 360 AND ymax >= ?1 - ?4 AND ymin <= ?1 + ?4
+                       WHERE xmin <= ?2 + ?6 - 360 AND ymax >= ?1 - ?4 AND ymin <= ?1 + ?4
                        UNION ALL
                        SELECT pkid FROM idx_gf_areas_geom
-                       WHERE xmax >= ?2 - ?4 + 360 AND ymax >= ?1 - ?4 AND ymin <= ?1 + ?4)
+                       WHERE xmax >= ?2 - ?6 + 360 AND ymax >= ?1 - ?4 AND ymin <= ?1 + ?4)
         ORDER BY a.area_id
         """
 
     public static func locate(_ db: Connection, lat: Double, lon: Double, accuracy: Double, confidence: Double?) throws -> [Located] {
-        // Degrees that surely cover 3·accuracy (CEP99 is 2.01×), at any latitude below 89.
-        let m = WGS84.metresPerDegree(atLat: min(abs(lat), 89))
-        let pad = 3 * accuracy / min(m.lat, m.lon) + 1e-9
-        return try db.query(locateSQL, [.real(lat), .real(lon), .real(accuracy), .real(pad), confidence.sqlValue]).map { r in
+        // Degrees that surely cover 3·accuracy (CEP99 is 2.01×). Longitude
+        // degrees shrink towards the poles: the window's longitude half-width
+        // is taken where the window comes nearest a pole, and a window that
+        // reaches a pole takes every longitude (they all meet there).
+        let latPad = 3 * accuracy / 110_000 + 1e-9  // a degree of latitude is 110.57-111.69 km
+        let nearest = abs(lat) + latPad
+        let lonPad = nearest >= 89.999 ? 360 : min(360, 3 * accuracy / WGS84.metresPerDegree(atLat: nearest).lon + 1e-9)
+        return try db.query(locateSQL, [.real(lat), .real(lon), .real(accuracy), .real(latPad), confidence.sqlValue, .real(lonPad)]).map { r in
             let verdict: String
             switch r[2] { case .integer(1): verdict = "inside"; case .integer(0): verdict = "outside"; default: verdict = "undecided" }
             return Located(areaId: r[0].string ?? "", name: r[1].string, verdict: verdict,

@@ -9,9 +9,9 @@ struct Check: ParsableCommand {
 
     @Argument(help: "The database file.") var db: String
     @Option(help: "The subject (device or person).") var subject: String
-    @Option(parsing: .unconditional, help: "Latitude in degrees.") var lat: Double
-    @Option(parsing: .unconditional, help: "Longitude in degrees.") var lon: Double
-    @Option(parsing: .unconditional, help: "Horizontal accuracy (CEP68 radius) in metres.") var accuracy: Double
+    @Option(parsing: .unconditional, help: "Latitude in degrees.", transform: decimalOption) var lat: Double
+    @Option(parsing: .unconditional, help: "Longitude in degrees.", transform: decimalOption) var lon: Double
+    @Option(parsing: .unconditional, help: "Horizontal accuracy (CEP68 radius) in metres.", transform: decimalOption) var accuracy: Double
     @Option(parsing: .unconditional, help: "Time of the fix: ISO 8601 with an offset, or Unix seconds.") var time: String
     @Flag(help: "Print in the seed sample app's layout.") var seed = false
     @Flag(help: "Record why the fix did not count or a transition did not notify (gf_explain).") var explain = false

@@ -11,10 +11,10 @@ struct Locate: ParsableCommand {
             gf_area_contains: inside, outside or undecided, with the area's thresholds and confidence.
             """)
     @Argument(help: "The database file.") var db: String
-    @Option(parsing: .unconditional, help: "Latitude in degrees.") var lat: Double?
-    @Option(parsing: .unconditional, help: "Longitude in degrees.") var lon: Double?
-    @Option(parsing: .unconditional, help: "Horizontal accuracy (CEP68 radius) in metres.") var accuracy: Double = 0
-    @Option(parsing: .unconditional, help: "CEP confidence p in [0, 1) for every area, instead of each area's own.") var confidence: Double?
+    @Option(parsing: .unconditional, help: "Latitude in degrees.", transform: decimalOption) var lat: Double?
+    @Option(parsing: .unconditional, help: "Longitude in degrees.", transform: decimalOption) var lon: Double?
+    @Option(parsing: .unconditional, help: "Horizontal accuracy (CEP68 radius) in metres.", transform: decimalOption) var accuracy: Double = 0
+    @Option(parsing: .unconditional, help: "CEP confidence p in [0, 1) for every area, instead of each area's own.", transform: decimalOption) var confidence: Double?
     @Option(help: "Locate every fix of this CSV or NDJSON file (columns as for judge) instead of one position; writes CSV rows row,area_id,verdict for every inside or undecided pair.")
     var fixes: String?
     @Option(help: "With --fixes: write the pairs to this file instead of standard output.") var out: String?

@@ -7,8 +7,8 @@ struct Nearest: ParsableCommand {
         abstract: "The areas nearest to a position, by distance to their boundary (0 inside).",
         discussion: "The same answer as SELECT * FROM gf_nearest(lat, lon, n [, at]).")
     @Argument(help: "The database file.") var db: String
-    @Option(parsing: .unconditional, help: "Latitude in degrees.") var lat: Double
-    @Option(parsing: .unconditional, help: "Longitude in degrees.") var lon: Double
+    @Option(parsing: .unconditional, help: "Latitude in degrees.", transform: decimalOption) var lat: Double
+    @Option(parsing: .unconditional, help: "Longitude in degrees.", transform: decimalOption) var lon: Double
     @Option(name: .short, parsing: .unconditional, help: "How many areas.") var n: Int = 20
     @Option(parsing: .unconditional, help: "Only areas valid at this time (ISO 8601 with offset, or Unix seconds).") var at: String?
     @OptionGroup var output: OutputOptions
@@ -39,10 +39,10 @@ struct Regions: ParsableCommand {
             """)
     enum Platform: String, ExpressibleByArgument, CaseIterable { case both, ios, android }
     @Argument(help: "The database file.") var db: String
-    @Option(parsing: .unconditional, help: "Latitude in degrees.") var lat: Double
-    @Option(parsing: .unconditional, help: "Longitude in degrees.") var lon: Double
+    @Option(parsing: .unconditional, help: "Latitude in degrees.", transform: decimalOption) var lat: Double
+    @Option(parsing: .unconditional, help: "Longitude in degrees.", transform: decimalOption) var lon: Double
     @Option(name: .short, parsing: .unconditional, help: "How many areas (iOS watches 20 regions per app, Android 100; one goes to re-sync).") var n: Int = 19
-    @Option(parsing: .unconditional, help: "The device's speed in m/s.") var speed: Double?
+    @Option(parsing: .unconditional, help: "The device's speed in m/s.", transform: decimalOption) var speed: Double?
     @Option(parsing: .unconditional, help: "Plan for this time: only areas valid then, expirations counted from it.") var at: String?
     @Option(help: "Which payload to print: both (with the distances), ios or android.") var platform: Platform = .both
 
@@ -68,8 +68,8 @@ struct Positioning: ParsableCommand {
         abstract: "What a phone should run now: standard or significant-change positioning, accuracy tier, wake-up radius.",
         discussion: "Uses the positioning_* , power_saving and monitor_* settings (see `geofence settings`). Same JSON as gf_positioning(speed, battery).")
     @Argument(help: "The database file.") var db: String
-    @Option(parsing: .unconditional, help: "The device's speed in m/s.") var speed: Double?
-    @Option(parsing: .unconditional, help: "Battery level in percent.") var battery: Double?
+    @Option(parsing: .unconditional, help: "The device's speed in m/s.", transform: decimalOption) var speed: Double?
+    @Option(parsing: .unconditional, help: "Battery level in percent.", transform: decimalOption) var battery: Double?
 
     func run() throws {
         try reporting {
