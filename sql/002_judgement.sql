@@ -1,4 +1,4 @@
--- Schema version 2: judgement state and output (SPEC §2, §4, §5).
+-- Schema version 2: judgement state and output (behaviour §2, §4, §5).
 -- State is per subject: nothing here relates two subjects, so the rows of a
 -- share of subjects can be judged, stored and merged on their own.
 

@@ -1,5 +1,5 @@
 -- Schema version 3: counts of fixes the device filter dropped
--- (`geofence judge --device-filter`, the positioning settings of seed 001 §4.5).
+-- (`geofence judge --device-filter`, the positioning settings a phone location library offers).
 
 ALTER TABLE gf_runs ADD COLUMN dropped_accuracy INTEGER NOT NULL DEFAULT 0;  -- worse than the accuracy tier
 ALTER TABLE gf_runs ADD COLUMN dropped_distance INTEGER NOT NULL DEFAULT 0;  -- closer than the distance filter

@@ -1,5 +1,5 @@
 -- Schema version 4: stays that a long streak does not rewrite at every fix.
--- SPEC §4 counts every inside fix of a stay, so a subject staying in eight
+-- behaviour §4 counts every inside fix of a stay, so a subject staying in eight
 -- areas used to rewrite eight rows per fix. Now each subject counts its
 -- judged fixes, and a stay row holds its streaks as of one of them: the
 -- streak under way (an inside streak, or else an outside one) has grown by

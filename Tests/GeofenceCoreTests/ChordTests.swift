@@ -2,7 +2,7 @@ import XCTest
 @testable import GeofenceCore
 
 /// The short-range chord path must agree with Vincenty (the exact method it
-/// replaces) far inside the SPEC's 0.01 m, at every latitude, across the
+/// replaces) far inside the promised 0.01 m, at every latitude, across the
 /// antimeridian, and on edges as well as between points.
 final class ChordTests: XCTestCase {
     struct Random {

@@ -1,7 +1,7 @@
 import XCTest
 @testable import GeofenceCore
 
-/// Scenario tests of SPEC §4–§6 on the pure core: a MemoryCatalog, real time zones.
+/// Scenario tests of behaviour §4–§6 on the pure core: a MemoryCatalog, real time zones.
 final class JudgementTests: XCTestCase {
     // A 0.01° square near Tokyo Station: inside at lat 35.685, outside at 35.70.
     static func square(_ id: String, lon: Double = 139.76, lat: Double = 35.68, size: Double = 0.01) -> AreaDefinition {

@@ -177,7 +177,7 @@ extension JudgementSQLTests {
 extension JudgementSQLTests {
     /// A stay row holds its streaks as of one judged fix and is not written
     /// while the streak under way grows by one per fix; `gf_stays` must still
-    /// show SPEC §4's counts after every fix, and a judgement that loads the
+    /// show behaviour §4's counts after every fix, and a judgement that loads the
     /// row (a new `Judgement`, or gf_check's session) must count on from them.
     func testStreaksReadRightWhileRowsAreNotRewritten() throws {
         let db = try newCatalog()
@@ -194,7 +194,7 @@ extension JudgementSQLTests {
             (inside, 5, ("INSIDE", 5, 0)),
             (outside, 5, ("INSIDE", 0, 1)),
             (outside, 5, nil),                  // EXIT: OUTSIDE without a streak is not stored
-            (inside, 5, ("UNKNOWN", 1, 0)),     // which behaves as OUTSIDE (SPEC §4)
+            (inside, 5, ("UNKNOWN", 1, 0)),     // which behaves as OUTSIDE (behaviour §4)
             (inside, 5, ("INSIDE", 2, 0)),
         ]
         for viaSQL in [false, true] {

@@ -210,7 +210,7 @@ def test_generated_distances_and_verdicts(generated):
             ref = reference_boundary_distance(g, lon, lat, spacing_m=200.0)
             sign = 1 if g.contains(Point(lon, lat)) else -1
             assert abs(got - sign * ref) <= 0.01 + 1e-6 * ref, (name, lat, lon, got, sign * ref)
-            # The CEP verdict is the sign test of SPEC §3 on that same distance.
+            # The CEP verdict is the sign test of behaviour §3 on that same distance.
             acc = rng.uniform(1, 0.5 * ref + 1)
             k = 1.62
             v = conn.execute("SELECT gf_contains(geom, ?, ?, ?, 0.95) FROM gf_areas WHERE area_id = ?", (lat, lon, acc, name)).fetchone()[0]

@@ -1,4 +1,4 @@
-/// An area as the catalog stores it (SPEC §1), validated.
+/// An area as the catalog stores it (behaviour §1), validated.
 public struct AreaDefinition: Equatable, Sendable {
     public var areaId: String
     public var groupId: String?
@@ -32,7 +32,7 @@ public struct AreaDefinition: Equatable, Sendable {
         "out_confirm_count", "valid_from", "valid_until", "confidence", "timezone", "radius_m",
     ]
 
-    /// Checks every field rule of SPEC §1; throws naming the field.
+    /// Checks every field rule of behaviour §1; throws naming the field.
     public func validate() throws {
         if areaId.isEmpty { throw InputError("must not be empty", field: "area_id") }
         if let v = inAccuracyMaxM, !(v.isFinite && v >= 0) { throw InputError("must be a number >= 0, got \(v)", field: "in_accuracy_max_m") }

@@ -1,4 +1,4 @@
-/// A notification condition (SPEC §5), validated.
+/// A notification condition (behaviour §5), validated.
 public struct ConditionDefinition: Equatable, Sendable {
     public enum Timing: String, Sendable, CaseIterable { case IN, OUT, DWELL }
 

@@ -1,6 +1,6 @@
 /// GeoJSON (RFC 7946) features to and from area definitions.
 ///
-/// A feature's properties carry the area fields under SPEC's names; a circle
+/// A feature's properties carry the area fields under the behaviour contract's names; a circle
 /// is a Point feature with `radius_m`. The id is `properties.area_id`, else the
 /// feature's `id`. Everything else in `properties` is kept as free properties.
 public enum GeoJSONArea {

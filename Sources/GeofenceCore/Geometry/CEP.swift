@@ -4,7 +4,7 @@ import Glibc
 import Darwin
 #endif
 
-/// Accuracy as a CEP68 radius and its rescaling to other confidences (SPEC §3).
+/// Accuracy as a CEP68 radius and its rescaling to other confidences (behaviour §3).
 ///
 /// A fix's `accuracy_m` is the radius that holds the true position with 68 %
 /// probability under a circular Gaussian error. For confidence p the radius

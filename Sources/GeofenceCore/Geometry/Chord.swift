@@ -13,7 +13,7 @@ import Darwin
 /// geodesic's curvature in space is the ellipsoid's normal curvature along it,
 /// which lies between 1/M and 1/N; taking κ² = 1/(M·N) at the line's mean
 /// latitude leaves an error under e²·c³/(24 M N) plus the s⁵ term: 0.03 mm at
-/// 20 km, against the 10 mm the SPEC allows. Beyond `reachM` callers use
+/// 20 km, against the 10 mm the README promises. Beyond `reachM` callers use
 /// Vincenty. (Checked against Vincenty at every latitude in GeometryTests and
 /// against GeographicLib in the integration tests.)
 ///

@@ -5,7 +5,7 @@ import Darwin
 #endif
 
 /// The probability that the true position lies inside an area, when the fix
-/// is the mean of a circular Gaussian with σ = CEP.sigma(accuracy) (SPEC §3).
+/// is the mean of a circular Gaussian with σ = CEP.sigma(accuracy) (behaviour §3).
 ///
 /// How it works, for polygons: in the fix's local metric frame, the Gaussian
 /// mass of a ring's interior is the sum over its edges of the mass of the

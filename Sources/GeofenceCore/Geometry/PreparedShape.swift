@@ -9,7 +9,7 @@ import Darwin
 /// the edges that cross the fix's latitude, and a distance only the bands
 /// near the fix (PreparedShape+Distance.swift).
 ///
-/// Semantics (SPEC §1, §3):
+/// Semantics (behaviour §1, §3):
 /// - Edges are straight lines in lon/lat, as in RFC 7946, GEOS and SpatiaLite.
 ///   Containment is the even-odd rule over all rings, which for a valid
 ///   (multi)polygon is GEOS's interior: a point on the boundary is outside.

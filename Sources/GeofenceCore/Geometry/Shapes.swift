@@ -1,4 +1,4 @@
-// The shapes an area can have (SPEC §1): polygons with holes, multipolygons,
+// The shapes an area can have (behaviour §1): polygons with holes, multipolygons,
 // and circles given by a centre and a radius on the WGS 84 ellipsoid.
 // Coordinates are degrees, longitude first as in GeoJSON and SpatiaLite.
 

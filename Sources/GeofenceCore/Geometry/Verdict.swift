@@ -1,4 +1,4 @@
-/// The three-valued verdict of one fix against one area (SPEC §3).
+/// The three-valued verdict of one fix against one area (behaviour §3).
 public enum Verdict: Equatable, Sendable {
     case inside      // counts towards entering
     case outside     // counts towards exiting

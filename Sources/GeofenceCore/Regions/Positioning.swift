@@ -1,4 +1,4 @@
-/// The positioning settings of the seed's location library (seed 001 §4.5)
+/// The positioning settings of the seed's location library (as a phone location library decides)
 /// and the decision it makes with them: which location service a phone runs,
 /// how accurately and how often it asks, and, in power-saving mode, how large
 /// a wake-up region it watches at a given speed.

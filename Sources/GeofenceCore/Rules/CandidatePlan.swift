@@ -4,7 +4,7 @@
 /// verdicts already known (SubjectJudge+Plan.swift).
 ///
 /// Why: a verdict depends on the fix and the area only, never on the
-/// subject's state (SPEC §3, §4), so it need not be worked out in the
+/// subject's state (behaviour §3, §4), so it need not be worked out in the
 /// subject's order. Judged subject by subject, a moving subject meets areas
 /// that are not in the CPU cache at nearly every fix: on the medium
 /// benchmark the candidates' areas and shapes were read cold ~7 times per

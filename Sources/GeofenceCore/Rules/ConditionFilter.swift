@@ -1,4 +1,4 @@
-/// Whether a condition may notify at a fix's local time (SPEC §5): weekday,
+/// Whether a condition may notify at a fix's local time (behaviour §5): weekday,
 /// daily window, date period and re-notification suppression, all in the
 /// condition's zone (its own, else the area's, else the database default).
 public enum ConditionFilter {

@@ -1,4 +1,4 @@
-/// One location fix (SPEC §2).
+/// One location fix (behaviour §2).
 public struct Fix: Equatable, Sendable {
     public var subjectId: String
     public var ts: Timestamp
@@ -10,7 +10,7 @@ public struct Fix: Equatable, Sendable {
         self.subjectId = subjectId; self.ts = ts; self.position = LonLat(lon: lon, lat: lat); self.accuracy = accuracy
     }
 
-    /// Builds a fix from raw fields, or says why it is invalid (SPEC §2): it
+    /// Builds a fix from raw fields, or says why it is invalid (behaviour §2): it
     /// then changes no state, and batch work counts it.
     public static func validated(subjectId: String?, time: String?, lat: Double?, lon: Double?, accuracy: Double?) -> Result<Fix, InvalidFix> {
         guard let subjectId, !subjectId.isEmpty else { return .failure(InvalidFix("missing subject_id")) }

@@ -79,7 +79,7 @@ public final class JudgedArea: @unchecked Sendable {
     public let conditions: [(ConditionDefinition, TimeZone)]
     /// No validity period, no IN accuracy limit, confidence 0 and no
     /// conditions: a fix inside it only lengthens the streak of a stay that
-    /// is already INSIDE (SPEC §3, §4), whatever else the area says.
+    /// is already INSIDE (behaviour §3, §4), whatever else the area says.
     public let isPlain: Bool
 
     public init(definition: AreaDefinition, defaultConfidence: Double, conditions: [(ConditionDefinition, TimeZone)]) {

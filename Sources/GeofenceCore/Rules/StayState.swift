@@ -1,4 +1,4 @@
-/// The stay state of one subject in one area (SPEC §4).
+/// The stay state of one subject in one area (behaviour §4).
 public struct StayState: Equatable, Sendable {
     public enum Phase: String, Sendable { case unknown = "UNKNOWN", inside = "INSIDE", outside = "OUTSIDE" }
     public enum Transition: Equatable, Sendable { case enter, exit }

@@ -1,5 +1,5 @@
 /// An instant, as whole microseconds since 1970-01-01T00:00:00Z: integers, so
-/// ordering and equality are exact (SPEC §6).
+/// ordering and equality are exact (behaviour §6).
 public struct Timestamp: Comparable, Hashable, Sendable, CustomStringConvertible {
     public var microseconds: Int64
     public init(microseconds: Int64) { self.microseconds = microseconds }

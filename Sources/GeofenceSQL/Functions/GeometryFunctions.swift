@@ -1,6 +1,6 @@
 import GeofenceCore
 
-/// The containment SQL functions (SPEC §3). `area` is a SpatiaLite geometry
+/// The containment SQL functions (behaviour §3). `area` is a SpatiaLite geometry
 /// BLOB (Polygon or MultiPolygon, SRID 4326 or 0) or a gf_circle() value.
 /// Any NULL argument gives NULL. Contracts are in README.md, "SQL functions".
 enum GeometryFunctions {

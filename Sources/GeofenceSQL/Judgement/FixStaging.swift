@@ -1,7 +1,7 @@
 import GeofenceCore
 
 /// The valid fixes of a batch, handed back ordered by subject, time and input
-/// order: the order judgement needs (SPEC §4), whatever order they came in.
+/// order: the order judgement needs (behaviour §4), whatever order they came in.
 ///
 /// Up to `inMemoryLimit` fixes are kept in memory (~52 bytes a fix) and
 /// ordered there; past that they spill to a temporary table and SQLite sorts

@@ -3,7 +3,7 @@ enum EmbeddedSQL {
     /// (version, file name, script), in version order.
     static let migrations: [(Int, String, String)] = [
         (1, "001_catalog.sql", #"""
--- Schema version 1: the fence catalog (SPEC §1, §5) and settings.
+-- Schema version 1: the fence catalog (behaviour §1, §5) and settings.
 -- Applied by `geofence init` in one transaction, after SpatiaLite's
 -- InitSpatialMetadata(1). Every later version is a file NNN_*.sql that
 -- upgrades the one before it in place.
@@ -85,7 +85,7 @@ BEGIN
 END;
 """#),
         (2, "002_judgement.sql", #"""
--- Schema version 2: judgement state and output (SPEC §2, §4, §5).
+-- Schema version 2: judgement state and output (behaviour §2, §4, §5).
 -- State is per subject: nothing here relates two subjects, so the rows of a
 -- share of subjects can be judged, stored and merged on their own.
 
@@ -181,14 +181,14 @@ END;
 """#),
         (3, "003_fix_filter.sql", #"""
 -- Schema version 3: counts of fixes the device filter dropped
--- (`geofence judge --device-filter`, the positioning settings of seed 001 §4.5).
+-- (`geofence judge --device-filter`, the positioning settings a phone location library offers).
 
 ALTER TABLE gf_runs ADD COLUMN dropped_accuracy INTEGER NOT NULL DEFAULT 0;  -- worse than the accuracy tier
 ALTER TABLE gf_runs ADD COLUMN dropped_distance INTEGER NOT NULL DEFAULT 0;  -- closer than the distance filter
 """#),
         (4, "004_streak_rows.sql", #"""
 -- Schema version 4: stays that a long streak does not rewrite at every fix.
--- SPEC §4 counts every inside fix of a stay, so a subject staying in eight
+-- behaviour §4 counts every inside fix of a stay, so a subject staying in eight
 -- areas used to rewrite eight rows per fix. Now each subject counts its
 -- judged fixes, and a stay row holds its streaks as of one of them: the
 -- streak under way (an inside streak, or else an outside one) has grown by
