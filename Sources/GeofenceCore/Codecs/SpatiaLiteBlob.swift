@@ -60,6 +60,34 @@ public enum SpatiaLiteBlob {
         return Areal(srid: srid, polygons: polygons)
     }
 
+    /// A POINT geometry (class 1, or 1001/2001/3001 with Z and M, which are
+    /// dropped): its SRID and position, for the functions' point forms
+    /// (`MakePoint(lon, lat, 4326)`). Any other class is an error.
+    public static func decodePoint(_ bytes: UnsafeRawBufferPointer) throws -> (srid: Int32, point: LonLat) {
+        var r = Reader(bytes: bytes)
+        guard bytes.count >= 60 else { throw DecodeError(message: "BLOB too short for a SpatiaLite point (\(bytes.count) bytes)", offset: 0) }
+        guard try r.byte() == 0x00 else { throw DecodeError(message: "not a SpatiaLite geometry BLOB: first byte is not 0x00", offset: 0) }
+        let order = try r.byte()
+        guard order == 0 || order == 1 else { throw DecodeError(message: "bad byte-order marker \(order)", offset: 1) }
+        r.little = order == 1
+        let srid = try r.int32()
+        for _ in 0..<4 { _ = try r.double() }
+        guard try r.byte() == 0x7C else { throw DecodeError(message: "missing MBR end marker 0x7C", offset: 38) }
+        let cls = try r.int32()
+        guard [1, 1001, 2001, 3001].contains(cls) else {
+            throw DecodeError(message: "geometry class \(cls) is not a Point", offset: 39)
+        }
+        let x = try r.double(), y = try r.double()
+        if cls != 1 { _ = try r.double() }
+        if cls == 3001 { _ = try r.double() }
+        guard x.isFinite, y.isFinite, abs(x) <= 180, abs(y) <= 90 else {
+            throw DecodeError(message: "point (\(x), \(y)) is not a longitude/latitude", offset: 43)
+        }
+        guard try r.byte() == 0xFE else { throw DecodeError(message: "missing end marker 0xFE", offset: r.offset - 1) }
+        guard r.offset == bytes.count else { throw DecodeError(message: "\(bytes.count - r.offset) trailing bytes after the geometry", offset: r.offset) }
+        return (srid, LonLat(lon: x, lat: y))
+    }
+
     private static func readPolygon(_ r: inout Reader, _ cls: Int32) throws -> Polygon {
         let compressed = cls >= 1_000_000
         let dims = Int(cls % 1_000_000 / 1000)  // 0 XY, 1 XYZ, 2 XYM, 3 XYZM

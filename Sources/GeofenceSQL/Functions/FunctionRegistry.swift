@@ -38,6 +38,7 @@ public struct Arguments {
     func raw(_ i: Int) -> OpaquePointer { argv![i]! }
 
     public func isNull(_ i: Int) -> Bool { sqlite.pointee.value_type!(raw(i)) == SQLITE_NULL }
+    public func isBlob(_ i: Int) -> Bool { sqlite.pointee.value_type!(raw(i)) == SQLITE_BLOB }
 
     func name(_ i: Int) -> String {
         let names = signature.argumentNames

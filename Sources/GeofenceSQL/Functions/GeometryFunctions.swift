@@ -2,7 +2,14 @@ import GeofenceCore
 
 /// The containment SQL functions (behaviour §3). `area` is a SpatiaLite geometry
 /// BLOB (Polygon or MultiPolygon, SRID 4326 or 0) or a gf_circle() value.
-/// Any NULL argument gives NULL. Contracts are in README.md, "SQL functions".
+/// Any NULL argument gives NULL. Contracts are in docs/sql.md.
+///
+/// The fix is `lat, lon` (numbers) or one point geometry in PostGIS and
+/// SpatiaLite's lon-first order, as GIS users write it:
+///
+///     SELECT gf_contains(geom, 35.715, 139.773, 20);                          -- lat, lon, accuracy
+///     SELECT gf_contains(geom, MakePoint(139.773, 35.715, 4326), 20, 0.9);    -- point, accuracy, p
+///     SELECT gf_contains(geom, MakePoint(139.773, 35.715, 4326));             -- GEOS-style, accuracy 0
 enum GeometryFunctions {
     static func register(_ db: Connection) throws {
         let cache = ShapeCache()
@@ -22,9 +29,9 @@ enum GeometryFunctions {
             return .blob(CircleBlob.encode(Circle(center: p, radiusM: r)))
         }
 
-        try db.createFunction("gf_distance_m", arities: [3], argumentNames: shapeNames, flags: FunctionFlags.pure) { a in
-            if (0..<3).contains(where: a.isNull) { return .null }
-            let fix = frames.frame(try position(a, lat: 1, lon: 2))
+        try db.createFunction("gf_distance_m", arities: [2, 3], argumentNames: shapeNames, flags: FunctionFlags.pure) { a in
+            if (0..<a.count).contains(where: a.isNull) { return .null }
+            let fix = frames.frame(try fixArguments(a, optional: 0).position)
             // Not through `geometry`: straight from the BLOB, the vertex check
             // rides on the edge walk (UnpreparedPolygons.signedDistance(blob:)).
             return .real(try a.withBlob(0) { bytes in
@@ -35,23 +42,77 @@ enum GeometryFunctions {
             })
         }
 
-        try db.createFunction("gf_contains", arities: [4, 5], argumentNames: shapeNames, flags: FunctionFlags.pure) { a in
+        try db.createFunction("gf_contains", arities: [2, 3, 4, 5], argumentNames: shapeNames, flags: FunctionFlags.pure) { a in
             if (0..<a.count).contains(where: a.isNull) { return .null }
-            let p = try position(a, lat: 1, lon: 2)
-            let rule = VerdictRule(confidence: a.count > 4 ? try confidence(a, 4) : 0)
-            let acc = try accuracy(a, 3)
+            let f = try fixArguments(a, optional: 2)
+            let p = f.position
+            let rule = VerdictRule(confidence: f.confidence ?? 0)
+            let acc = f.accuracy ?? 0
             let v = try geometry(a, 0, cache) { rule.verdict($0, at: p, accuracy: acc) { frames.frame(p) } }
             // An area with no interior holds no point: outside, not undecided near its boundary.
             if v == .undecided, try !a.withBlob(0, { try shape(from: $0, a, 0) }).hasInterior { return .integer(0) }
             return verdictValue(v)
         }
 
-        try db.createFunction("gf_inside_probability", arities: [4], argumentNames: shapeNames, flags: FunctionFlags.pure) { a in
-            if (0..<4).contains(where: a.isNull) { return .null }
+        try db.createFunction("gf_inside_probability", arities: [3, 4], argumentNames: shapeNames, flags: FunctionFlags.pure) { a in
+            if (0..<a.count).contains(where: a.isNull) { return .null }
+            let f = try fixArguments(a, optional: 1, required: 1)
             let shape = try prepared(a, 0, cache)
             // +180 asked as -180: the same meridian, the same answer to the last bit.
-            return .real(InsideProbability.of(shape, at: try position(a, lat: 1, lon: 2).canonical, accuracy: try accuracy(a, 3)))
+            return .real(InsideProbability.of(shape, at: f.position.canonical, accuracy: f.accuracy ?? 0))
         }
+    }
+
+    /// The fix of a call, from argument 2 on: `lat, lon` or a point geometry,
+    /// then up to `optional` of (accuracy_m, p), the first `required` of them
+    /// needed. With `lat, lon` the accuracy is required where the function
+    /// takes one (as it always was); the point form follows GEOS, where a
+    /// point alone is a point (accuracy 0).
+    static func fixArguments(_ a: Arguments, optional: Int, required: Int = 0)
+        throws -> (position: LonLat, accuracy: Double?, confidence: Double?) {
+        let pointForm = a.isBlob(1)
+        let names = pointForm ? ["area", "point", "accuracy_m", "p"] : ["area", "lat", "lon", "accuracy_m", "p"]
+        let first = pointForm ? 2 : 3
+        let given = a.count - first
+        let needed = pointForm ? required : (optional > 0 ? max(required, 1) : 0)
+        guard given >= needed, given <= optional else {
+            let forms = pointForm ? "(area, point\(optional > 0 ? ", accuracy_m" : "")\(optional > 1 ? " [, p]" : ""))"
+                                  : "(area, lat, lon\(optional > 0 ? ", accuracy_m" : "")\(optional > 1 ? " [, p]" : ""))"
+            throw FunctionError("\(a.function): \(a.count) arguments, but with a \(pointForm ? "point geometry" : "latitude and longitude") it takes \(forms)")
+        }
+        func fail(_ i: Int, _ message: String) -> FunctionError {
+            FunctionError("\(a.function): argument \(i + 1) (\(names[i])) \(message)")
+        }
+        let p: LonLat
+        if pointForm {
+            p = try a.withBlob(1) { bytes in
+                do {
+                    let (srid, point) = try SpatiaLiteBlob.decodePoint(bytes)
+                    guard srid == 4326 || srid == 0 else { throw fail(1, "has SRID \(srid); only 4326 (WGS 84 lon/lat) is supported") }
+                    return point
+                } catch let e as SpatiaLiteBlob.DecodeError {
+                    throw fail(1, "is not a usable point geometry: \(e)")
+                }
+            }
+        } else {
+            p = try position(a, lat: 1, lon: 2)
+        }
+        // The signature's names are the lat/lon form's: say the point form's own.
+        func number(_ i: Int) throws -> Double {
+            do { return try a.double(i) } catch { throw pointForm ? fail(i, "must be a finite number") : error }
+        }
+        var acc: Double?, conf: Double?
+        if given >= 1 {
+            let v = try number(first)
+            guard v >= 0 else { throw fail(first, "must be >= 0 metres, got \(v)") }
+            acc = v
+        }
+        if given >= 2 {
+            let v = try number(first + 1)
+            guard v >= 0, v < 1 else { throw fail(first + 1, "must be a confidence in [0, 1), got \(v)") }
+            conf = v
+        }
+        return (p, acc, conf)
     }
 
     static func verdictValue(_ v: Verdict) -> SQLiteValue { v.sqlValue.map { .integer(Int64($0)) } ?? .null }
