@@ -44,7 +44,7 @@ struct Import: ParsableCommand {
                     throw InputError(e.description, field: "--updated-at")
                 }
             }
-            let bar = ProgressBar(label: "importing")
+            let bar = ProgressBar(label: "importing", unit: "MB", divisor: 1_000_000)
             var gdal: GDALSource?
             if GDALSource.isNeeded(path: file, layer: layer) {
                 let source = try GDALSource(path: file, layer: layer)

@@ -39,7 +39,7 @@ struct Judge: ParsableCommand {
             let conn = try openCatalog(db)
             // Opened first: a refused or unwritable --out fails before the run.
             let output = try out.map { try OutputFile($0 == standardStream ? nil : $0, database: conn) }
-            let bar = ProgressBar(label: "judging")
+            let bar = ProgressBar(label: "judging", unit: "fixes")
             let report = try conn.transaction { () -> Judgement.Report in
                 let rows: AnySequence<Judgement.Row> = try fixes.map { name in
                     guard name == standardStream else { return try FixSources.file(name) }

@@ -42,18 +42,3 @@ func openCatalog(_ path: String) throws -> Connection {
     try Schema.open(db)
     return db
 }
-
-/// A one-line progress bar on stderr, only when stderr is a terminal.
-struct ProgressBar {
-    let label: String
-    let enabled = isatty(2) != 0
-    func update(_ done: Int, _ total: Int) {
-        guard enabled, total > 0 else { return }
-        let fraction = min(1, Double(done) / Double(total))
-        let width = 30
-        let filled = Int(fraction * Double(width))
-        fputs("\r\(label) [" + String(repeating: "#", count: filled) + String(repeating: " ", count: width - filled)
-              + "] \(Int(fraction * 100))%", stderr)
-        if done >= total { fputs("\n", stderr) }
-    }
-}
