@@ -28,15 +28,7 @@ public enum SpatiaLiteBlob {
 
     public static func decodeAreal(_ bytes: UnsafeRawBufferPointer) throws -> Areal {
         var r = Reader(bytes: bytes)
-        guard bytes.count >= 44 else { throw DecodeError(message: "BLOB too short for a SpatiaLite geometry (\(bytes.count) bytes)", offset: 0) }
-        guard try r.byte() == 0x00 else { throw DecodeError(message: "not a SpatiaLite geometry BLOB: first byte is not 0x00", offset: 0) }
-        let order = try r.byte()
-        guard order == 0 || order == 1 else { throw DecodeError(message: "bad byte-order marker \(order)", offset: 1) }
-        r.little = order == 1
-        let srid = try r.int32()
-        for _ in 0..<4 { _ = try r.double() }
-        guard try r.byte() == 0x7C else { throw DecodeError(message: "missing MBR end marker 0x7C", offset: 38) }
-        let cls = try r.int32()
+        let (srid, cls) = try readHeader(&r, atLeast: 44, "geometry")
         var polygons: [Polygon] = []
         switch cls % 1000 {
         case 3:
@@ -65,15 +57,7 @@ public enum SpatiaLiteBlob {
     /// (`MakePoint(lon, lat, 4326)`). Any other class is an error.
     public static func decodePoint(_ bytes: UnsafeRawBufferPointer) throws -> (srid: Int32, point: LonLat) {
         var r = Reader(bytes: bytes)
-        guard bytes.count >= 60 else { throw DecodeError(message: "BLOB too short for a SpatiaLite point (\(bytes.count) bytes)", offset: 0) }
-        guard try r.byte() == 0x00 else { throw DecodeError(message: "not a SpatiaLite geometry BLOB: first byte is not 0x00", offset: 0) }
-        let order = try r.byte()
-        guard order == 0 || order == 1 else { throw DecodeError(message: "bad byte-order marker \(order)", offset: 1) }
-        r.little = order == 1
-        let srid = try r.int32()
-        for _ in 0..<4 { _ = try r.double() }
-        guard try r.byte() == 0x7C else { throw DecodeError(message: "missing MBR end marker 0x7C", offset: 38) }
-        let cls = try r.int32()
+        let (srid, cls) = try readHeader(&r, atLeast: 60, "point")
         guard [1, 1001, 2001, 3001].contains(cls) else {
             throw DecodeError(message: "geometry class \(cls) is not a Point", offset: 39)
         }
@@ -86,6 +70,22 @@ public enum SpatiaLiteBlob {
         guard try r.byte() == 0xFE else { throw DecodeError(message: "missing end marker 0xFE", offset: r.offset - 1) }
         guard r.offset == bytes.count else { throw DecodeError(message: "\(bytes.count - r.offset) trailing bytes after the geometry", offset: r.offset) }
         return (srid, LonLat(lon: x, lat: y))
+    }
+
+    /// The start every geometry BLOB shares: 0x00, byte order, SRID, MBR,
+    /// 0x7C, class. Returns the SRID and the class, `r` just after them.
+    private static func readHeader(_ r: inout Reader, atLeast minimum: Int, _ what: String) throws -> (srid: Int32, cls: Int32) {
+        guard r.bytes.count >= minimum else {
+            throw DecodeError(message: "BLOB too short for a SpatiaLite \(what) (\(r.bytes.count) bytes)", offset: 0)
+        }
+        guard try r.byte() == 0x00 else { throw DecodeError(message: "not a SpatiaLite geometry BLOB: first byte is not 0x00", offset: 0) }
+        let order = try r.byte()
+        guard order == 0 || order == 1 else { throw DecodeError(message: "bad byte-order marker \(order)", offset: 1) }
+        r.little = order == 1
+        let srid = try r.int32()
+        for _ in 0..<4 { _ = try r.double() }
+        guard try r.byte() == 0x7C else { throw DecodeError(message: "missing MBR end marker 0x7C", offset: 38) }
+        return (srid, try r.int32())
     }
 
     private static func readPolygon(_ r: inout Reader, _ cls: Int32) throws -> Polygon {
