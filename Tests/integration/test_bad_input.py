@@ -3,7 +3,7 @@ import json
 
 import pytest
 
-from conftest import gf, snapshot, square
+from conftest import gf, snapshot, square, write_collection
 
 BOWTIE = {"type": "Polygon", "coordinates": [[[139, 35], [139.01, 35.01], [139.01, 35], [139, 35.01], [139, 35]]]}
 
@@ -119,3 +119,20 @@ def test_a_byte_order_mark_before_the_geojson_is_skipped(catalog, tmp_path):
     p = gf("import", catalog, path)
     assert "imported 1 areas" in p.stderr + p.stdout
     assert "BOM" in gf("areas", "list", catalog).stdout
+
+
+@pytest.mark.parametrize("name,accepted", [("urn:ogc:def:crs:EPSG::3857", False), ("EPSG:2263", False),
+                                           ("urn:ogc:def:crs:OGC:1.3:CRS84", True), ("EPSG:4326", True)])
+def test_a_legacy_crs_member_must_be_lon_lat(catalog, tmp_path, name, accepted):
+    """A 2008-style `crs` naming another system would make every coordinate mean
+    something else: refused with the way to reproject, never ignored."""
+    path = write_collection(tmp_path / "crs.geojson", [square("sq", 10, 10, size=70)],
+                            crs={"type": "name", "properties": {"name": name}})
+    before = snapshot(catalog)
+    p = gf("import", catalog, path, check=False)
+    if accepted:
+        assert p.returncode == 0, p.stderr
+    else:
+        assert p.returncode == 1 and "crs: " in p.stderr and "is not WGS 84 longitude/latitude" in p.stderr
+        assert "ogr2ogr -t_srs EPSG:4326" in p.stderr
+        assert snapshot(catalog) == before

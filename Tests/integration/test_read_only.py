@@ -127,3 +127,29 @@ def test_swapped_arguments_name_the_file_that_is_not_a_database(tmp_path):
     p = gf("import", SAMPLES / "areas.geojson", db, check=False)
     assert p.returncode == 2
     assert f"{SAMPLES / 'areas.geojson'}: not a SQLite database" in p.stderr and "PRAGMA" not in p.stderr
+
+
+def test_committed_changes_in_a_wal_that_cannot_be_read_are_refused_not_ignored(places):
+    """In a folder nobody may write, a WAL catalog without its -shm file can only
+    be read as immutable, which ignores the -wal: a committed change there would
+    silently not be seen. The tool refuses, saying how to checkpoint."""
+    locked = places[0]
+    folder = locked.parent
+    folder.chmod(0o777)
+    # A writer commits into the -wal and leaves without checkpointing.
+    run("python3", "-c", f"""
+import sqlite3, os
+c = sqlite3.connect({str(locked)!r}, isolation_level=None)
+c.execute("PRAGMA wal_autocheckpoint = 0")
+c.execute("UPDATE gf_areas SET name = 'CHANGED-IN-WAL'")
+os._exit(0)
+""")
+    Path(f"{locked}-shm").unlink(missing_ok=True)
+    assert Path(f"{locked}-wal").stat().st_size > 0
+    for p in (locked, Path(f"{locked}-wal")):
+        p.chmod(0o644)
+    folder.chmod(0o755)
+    p = as_nobody(CLI, "areas", "list", locked, "--csv", check=False)
+    assert p.returncode == 2, (p.returncode, p.stdout, p.stderr)
+    assert "committed changes in its -wal file" in p.stderr and "wal_checkpoint" in p.stderr
+    assert "CHANGED-IN-WAL" not in p.stdout

@@ -132,3 +132,30 @@ def test_clear_error_when_sqlite3_cannot_load_extensions(wheel, tmp_path):
             cwd=target)
     assert p.returncode != 0
     assert "cannot load extensions" in p.stderr and "/usr/bin/python3" in p.stderr
+
+
+def test_judge_warns_of_skipped_fixes_and_takes_any_catalog_name(venv, tmp_path):
+    """Fixes without an offset are invalid: judge() returns no notification for
+    them, but says so (a warning with the run's summary) instead of an empty
+    frame alone. A catalog named '-x.db' is a file, not an option."""
+    db = tmp_path / "-x.db"
+    gf("init", tmp_path / "x.db")
+    gf("import", tmp_path / "x.db", SAMPLES / "areas.geojson", "--with-default-conditions")
+    shutil.copy(tmp_path / "x.db", db)
+    script = f"""
+import warnings, pandas, geofence, os
+os.chdir({str(tmp_path)!r})
+fixes = pandas.DataFrame({{"subject_id": ["a", "a"], "ts": [pandas.Timestamp("2026-11-20 09:05"), pandas.NA],
+                          "lat": [35.7098, 35.7098], "lon": [139.774, 139.774], "accuracy_m": [15, pandas.NA]}})
+with warnings.catch_warnings(record=True) as caught:
+    warnings.simplefilter("always")
+    notes = geofence.judge("-x.db", fixes, explain=True)
+print(len(notes), notes.attrs["summary"])
+print([type(w.message).__name__ for w in caught], str(caught[0].message) if caught else "")
+"""
+    p = run(venv / "bin" / "python", "-c", script)
+    first, second = p.stdout.splitlines()
+    assert first.startswith("0 run 1: 2 fixes: 0 judged, 0 stale, 2 invalid")
+    assert second.startswith("['GeofenceWarning']") and "2 invalid" in second
+    reasons = run("sqlite3", db, "SELECT reason FROM gf_explain;").stdout
+    assert "no UTC offset" in reasons and "missing time" in reasons, reasons  # pandas.NA written as a missing value

@@ -20,8 +20,10 @@ what the command gives.
 """
 import csv
 import os
+import re
 import subprocess
 import tempfile
+import warnings
 from pathlib import Path
 
 __version__ = "0.1.0"
@@ -34,6 +36,11 @@ FIX_COLUMNS = ("subject_id", "ts", "lat", "lon", "accuracy_m")
 
 class GeofenceError(RuntimeError):
     """The geofence command or the extension refused the input; the message says why."""
+
+
+class GeofenceWarning(UserWarning):
+    """A run judged fewer fixes than it was given (invalid or stale ones were
+    counted and skipped); the message is the run's summary line."""
 
 
 def extension_path() -> str:
@@ -98,13 +105,22 @@ def judge(catalog_path, fixes, *, explain: bool = False, device_filter: bool = F
     lon, accuracy_m; ts ISO 8601 with an offset or Unix seconds) against the
     catalog, updating its stay state as ``geofence judge`` does, and returns this
     run's notifications as a DataFrame in canonical order (the columns of
-    ``geofence judge --out``)."""
+    ``geofence judge --out``). The run's summary line is in
+    ``frame.attrs["summary"]``; when some fixes were invalid (a time without an
+    offset, say) or stale, a GeofenceWarning says so (their reasons are in the
+    catalog's gf_explain table with ``explain=True``)."""
     extra = (["--explain"] if explain else []) + (["--device-filter"] if device_filter else [])
     with tempfile.TemporaryDirectory(prefix="geofence-") as tmp:
         fixes_csv = _write_fixes(fixes, Path(tmp) / "fixes.csv")
         out = Path(tmp) / "notifications.csv"
-        run("judge", catalog_path, "--fixes", fixes_csv, "--out", out, "--quiet", *extra)
-        return _read_csv(out)
+        done = run("judge", _path(catalog_path), "--fixes", fixes_csv, "--out", out, "--quiet", *extra)
+        frame = _read_csv(out)
+    summary = (done.stdout.strip() or done.stderr.strip()).splitlines()[-1:] or [""]
+    frame.attrs["summary"] = summary[0]
+    skipped = re.search(r"(\d+) stale, (\d+) invalid", summary[0])
+    if skipped and (int(skipped.group(1)) or int(skipped.group(2))):
+        warnings.warn(GeofenceWarning(summary[0]), stacklevel=2)
+    return frame
 
 
 def locate(catalog_path, fixes, *, confidence=None):
@@ -116,7 +132,7 @@ def locate(catalog_path, fixes, *, confidence=None):
     with tempfile.TemporaryDirectory(prefix="geofence-") as tmp:
         fixes_csv = _write_fixes(fixes, Path(tmp) / "fixes.csv")
         out = Path(tmp) / "pairs.csv"
-        run("locate", catalog_path, "--fixes", fixes_csv, "--out", out, *extra)
+        run("locate", _path(catalog_path), "--fixes", fixes_csv, "--out", out, *extra)
         return _read_csv(out)
 
 
@@ -132,8 +148,19 @@ def _write_fixes(fixes, path: Path) -> Path:
     return path
 
 
+def _path(p) -> str:
+    """An absolute path, so a name beginning with '-' is never read as an option."""
+    return os.path.abspath(os.fspath(p))
+
+
 def _missing(v) -> bool:
-    return v is None or (isinstance(v, float) and v != v)
+    if v is None or (isinstance(v, float) and v != v):
+        return True
+    try:  # pandas' NA and NaT
+        import pandas
+        return bool(pandas.isna(v))
+    except (ImportError, TypeError, ValueError):
+        return False
 
 
 def _read_csv(path: Path):

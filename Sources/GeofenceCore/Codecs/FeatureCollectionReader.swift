@@ -65,9 +65,25 @@ public struct FeatureCollectionReader {
             }
             sawType = true
         } else {
+            if name == "crs" { try Self.checkCRS(value) }
             foreignMembers.append((name, value))
         }
         phase = .members
+    }
+
+    /// RFC 7946 GeoJSON is WGS 84 longitude/latitude, and has no `crs`; the
+    /// 2008 format's `crs` member is still written by older tools. One that
+    /// names WGS 84 lon/lat is fine; any other would make every coordinate
+    /// mean something else (a Web Mercator square read as degrees), so it is
+    /// refused rather than ignored.
+    static func checkCRS(_ crs: JSONValue) throws {
+        var name = ""
+        if case .string(let n)? = crs["properties"]?["name"] { name = n }
+        let upper = String(name.uppercased().filter { !$0.isWhitespace })
+        let lonLat = ["CRS84", "CRS:84", "EPSG:4326", "EPSG::4326"]
+        if crs == .null || lonLat.contains(where: { upper.hasSuffix($0) }) { return }
+        throw InputError("\(Echo.plain(crs.serialized)) is not WGS 84 longitude/latitude, which GeoJSON (RFC 7946) always is: "
+                         + "reproject the file first (ogr2ogr -t_srs EPSG:4326 out.geojson in.geojson)", field: "crs")
     }
 
     private mutating func finish() throws {

@@ -91,7 +91,7 @@ struct FeatureParser {
                 stop((error as? JSONSyntaxError).map {
                     InputError("malformed GeoJSON at \($0)", file: path,
                                item: index >= 0 ? ImportStream.item(index, layer: stream?.layer) : nil)
-                } ?? error)
+                } ?? (error as? InputError)?.located(file: path) ?? error)
                 return
             }
             guard var f = feature else {

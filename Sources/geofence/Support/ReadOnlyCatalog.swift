@@ -48,6 +48,16 @@ enum ReadOnlyCatalog {
             _ = try first.scalar("SELECT count(*) FROM sqlite_master")
             db = first
         } catch let e as SQLiteError where [8, 14].contains(e.code & 0xFF) {   // SQLITE_READONLY, SQLITE_CANTOPEN
+            // immutable=1 reads the main file alone: committed changes still in
+            // the -wal would silently not be seen. Then refuse instead.
+            let file = path.hasPrefix("file:") ? nil : path
+            var st = stat()
+            if let file, stat(file + "-wal", &st) == 0, st.st_size > 0 {
+                throw CatalogError("\(path): the catalog has committed changes in its -wal file that SQLite cannot read here "
+                                   + "(\(reason), so no -shm file can be made beside it): ask its owner to checkpoint it "
+                                   + "(`sqlite3 \(plainPath(path)) 'PRAGMA wal_checkpoint(TRUNCATE)'`), or copy the catalog "
+                                   + "with its -wal to a folder you can write")
+            }
             db = try Database.open(uri + (uri.contains("?") ? "&" : "?") + "immutable=1", readOnly: true)
         }
         switch try Schema.state(of: db) {
