@@ -95,3 +95,26 @@ print(ok, err)
     assert p.returncode == 0, p.stderr
     ok, err = map(int, p.stdout.split())
     assert ok > 0 and err > 0
+
+
+def test_a_second_sqlite_library_in_one_process_is_refused_not_a_crash():
+    """Python's sqlite3 module and apsw each carry a SQLite: the engine keeps the
+    first one's routines, so loading it through the second is refused with an
+    error, never driven through the wrong library (which crashed)."""
+    script = f"""
+import sqlite3, apsw
+c = sqlite3.connect(':memory:'); c.enable_load_extension(True); c.load_extension({str(EXTENSION)!r})
+print(c.execute('SELECT gf_version()').fetchone()[0])
+a = apsw.Connection(':memory:'); a.enable_load_extension(True)
+try:
+    a.load_extension({str(EXTENSION)!r})
+    print(list(a.execute('SELECT gf_version()')))
+except apsw.Error as e:
+    print('refused:', e)
+print(c.execute('SELECT gf_contains(gf_circle(35, 139, 100), 35, 139, 0)').fetchone()[0])
+"""
+    p = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120)
+    assert p.returncode == 0, (p.returncode, p.stderr)
+    lines = p.stdout.splitlines()
+    assert lines[1].startswith("refused:") and "already loaded by another SQLite library" in lines[1], p.stdout
+    assert lines[2] == "1"
