@@ -52,7 +52,11 @@ def test_ndjson_fixes_from_standard_input(tmp_path):
     reference = fresh(tmp_path, "ref.db")
     expected = gf("judge", reference, "--fixes", SAMPLES / "fixes.csv", "--out", "-", "--format", "ndjson").stdout
     db = fresh(tmp_path)
-    p = run(CLI, "judge", db, "--fixes", "-", "--format", "ndjson", "--out", "-", input=ndjson)
+    p = run(CLI, "judge", db, "--fixes", "-", "--fixes-format", "ndjson", "--format", "ndjson", "--out", "-", input=ndjson)
+    assert p.stdout == expected and "11 judged" in p.stderr
+    # --format is the output's: CSV on standard input stays CSV.
+    db3 = fresh(tmp_path, "csv_in.db")
+    p = run(CLI, "judge", db3, "--fixes", "-", "--format", "ndjson", "--out", "-", input=(SAMPLES / "fixes.csv").read_text())
     assert p.stdout == expected and "11 judged" in p.stderr
     db2 = fresh(tmp_path, "csv_out.db")
     p = run(CLI, "judge", db2, "--fixes", "-", "--fixes-format", "ndjson", "--out", "-", input=ndjson)
@@ -95,3 +99,12 @@ def test_help_lists_exit_codes_and_out_columns():
     judge = " ".join(gf("judge", "--help").stdout.split())
     assert "subject_id, ts, area_id, condition_id, transition (IN, OUT, DWELL), lat, lon, accuracy_m" in judge
     assert "--format" in judge and "standard output" in judge
+
+
+def test_export_and_locate_use_the_standard_streams_for_dash(tmp_path):
+    db = fresh(tmp_path)
+    p = run(CLI, "export", db, "--out", "-", cwd=tmp_path)
+    assert json.loads(p.stdout)["type"] == "FeatureCollection" and not (tmp_path / "-").exists()
+    p = run(CLI, "locate", db, "--fixes", "-", "--out", "-", input=(SAMPLES / "fixes.csv").read_text(), cwd=tmp_path)
+    assert p.stdout == gf("locate", db, "--fixes", SAMPLES / "fixes.csv").stdout and p.stdout.count("\n") > 2
+    assert not (tmp_path / "-").exists()

@@ -6,7 +6,7 @@ struct Export: ParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Write the areas as GeoJSON (or GeoJSONSeq, GeoPackage); importing it gives the same catalog.")
     @Argument(help: "The database file.") var db: String
-    @Option(name: .shortAndLong, help: "Output file; default: standard output.") var out: String?
+    @Option(name: .shortAndLong, help: "Output file (- or none: standard output).") var out: String?
     @Option(help: "geojson (a FeatureCollection), geojsonseq (one feature per line), gpkg (a GeoPackage, layer 'areas', needs --out and GDAL's ogr2ogr).")
     var format: ExportFormat = .geojson
 
@@ -26,7 +26,7 @@ struct Export: ParsableCommand {
                 warn("exported \(areas.count) areas to \(out)")
                 return
             }
-            let output = try OutputFile(out, database: conn)
+            let output = try OutputFile(out == standardStream ? nil : out, database: conn)
             if format == .geojsonseq {
                 for a in areas { try output.write(GeoJSONArea.feature(for: a).serialized + "\n") }
                 try output.commit()

@@ -27,7 +27,7 @@ struct Judge: ParsableCommand {
     @Option(help: "Also write this run's notifications to a file (CSV, or see --format); - for standard output.") var out: String?
     @Option(help: "Format of --out: csv or ndjson (one JSON object per notification); also of --fixes - unless --fixes-format.")
     var format: EventFormat = .csv
-    @Option(help: "Format of --fixes - (standard input): csv or ndjson; default: --format.") var fixesFormat: EventFormat?
+    @Option(help: "Format of --fixes - (standard input): csv or ndjson; default: csv (--format is the output's).") var fixesFormat: EventFormat?
     @Flag(help: "Record why fixes did not count and transitions did not notify (table gf_explain).") var explain = false
     @Flag(help: "Drop the fixes a phone with the stored positioning settings would not have reported: worse than the accuracy tier, or closer than the distance filter to the subject's last fix.")
     var deviceFilter = false
@@ -43,7 +43,7 @@ struct Judge: ParsableCommand {
             let report = try conn.transaction { () -> Judgement.Report in
                 let rows: AnySequence<Judgement.Row> = try fixes.map { name in
                     guard name == standardStream else { return try FixSources.file(name) }
-                    return (fixesFormat ?? format) == .ndjson ? try FixSources.ndjson("/dev/stdin", name: "standard input")
+                    return fixesFormat == .ndjson ? try FixSources.ndjson("/dev/stdin", name: "standard input")
                                                              : try FixSources.file("/dev/stdin")
                 }
                     ?? AnySequence(FixSources.table(conn, name: table))

@@ -48,10 +48,10 @@ extension Locate {
     /// The batch form: pairs as CSV, to standard output or to the --out file
     /// (see `OutputFile`: never over the database, all or nothing).
     func locateBatch(_ conn: Connection, _ path: String) throws {
-        let output = try OutputFile(out, database: conn)
+        let output = try OutputFile(out == standardStream ? nil : out, database: conn)
         var buffer = "row,area_id,verdict\n"
         func flush() throws { try output.write(buffer); buffer.removeAll(keepingCapacity: true) }
-        let report = try BatchLocate.run(conn, fixes: try FixSources.file(path), confidence: confidence) { row, id, verdict in
+        let report = try BatchLocate.run(conn, fixes: try FixSources.file(path == standardStream ? "/dev/stdin" : path), confidence: confidence) { row, id, verdict in
             buffer += String(row); buffer += ","; buffer += csvField(id); buffer += verdict == .inside ? ",inside\n" : ",undecided\n"
             if buffer.utf8.count > 1 << 16 { try flush() }
         }
