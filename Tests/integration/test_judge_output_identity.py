@@ -24,23 +24,23 @@ from conftest import gf, run, sql
 
 # Taken from the build the output path was rebuilt from (/work/base-dist).
 EXPECTED = {
-    "batch_explain.notifications": "5cfbda10c43ddcc0",
-    "batch_explain.explain": "37c19d7568408e74",
-    "batch_explain.out_csv": "5b689d43d3255edb",
-    "batch_explain.state": "3a1613fe6f9ef953",
-    "batch_explain.queue": "d8d718310395c9e7",
-    "batch_explain.runs": "3da5565fd9d3081d",
-    "batch.notifications": "5cfbda10c43ddcc0",
-    "batch.state": "3a1613fe6f9ef953",
-    "chunks.notifications": "777b6d24b464ade5",
-    "chunks.explain": "1ac8e7b84b4acc57",
-    "chunks.state": "3a1613fe6f9ef953",
-    "chunks.queue": "d4dbbb81f2c09cd0",
-    "check.notifications": "7f8b90b3b279eeaf",
-    "check.state": "aba3e9c2f566fcf5",
+    "batch_explain.notifications": "76b5eae5d77152b9",
+    "batch_explain.explain": "9ae75b189af1dbc8",
+    "batch_explain.out_csv": "86140eabeb4baf61",
+    "batch_explain.state": "4aeabd9d7f649ed2",
+    "batch_explain.queue": "daa92cdf7ead1e90",
+    "batch_explain.runs": "b91a364930001030",
+    "batch.notifications": "76b5eae5d77152b9",
+    "batch.state": "4aeabd9d7f649ed2",
+    "chunks.notifications": "8319c5493533b5c1",
+    "chunks.explain": "f4a750eb14325882",
+    "chunks.state": "4aeabd9d7f649ed2",
+    "chunks.queue": "305190a8fcc7ca16",
+    "check.notifications": "71cde18831c51faa",
+    "check.state": "02a36a154088764c",
 }
 
-AREAS, SUBJECTS, PER_SUBJECT = 40, 9, 90
+AREAS, SUBJECTS, PER_SUBJECT = 40, 12, 1000
 ORIGIN = (139.772, 35.712)
 
 
@@ -193,7 +193,9 @@ def test_every_way_of_judging_writes_the_same_bytes_as_before(tmp_path):
     got["batch_explain.queue"] = rows_of(dbs["batch_explain"], "SELECT * FROM my_queue ORDER BY n")
     got["batch_explain.runs"] = runs(dbs["batch_explain"])
     whole = rows_of(dbs["batch_explain"], CANONICAL)
-    assert len(whole) > 300, summary
+    # Enough rows per subject for several rows per statement, and a batch
+    # large enough to build the empty table's index at the end.
+    assert len(whole) > 3000, summary
     assert {n[4] for n in whole} == {"IN", "OUT", "DWELL"}
     assert {n[3] for n in whole if n[3] >= 1000}, "filtered and DWELL conditions notify too"
     assert len(got["batch_explain.explain"]) > 100
@@ -207,7 +209,7 @@ def test_every_way_of_judging_writes_the_same_bytes_as_before(tmp_path):
 
     # Chunks of several sizes: fewer fixes than areas (the R*Tree asked per
     # fix), and more (every area prepared, judged by a plan); some with --explain.
-    k, sizes, n = 0, [7, 150, 23, 61], 0
+    k, sizes, n = 0, [7, 1500, 23, 610, 3000], 0
     while k < len(rows):
         size = sizes[n % len(sizes)]
         part = tmp_path / f"part{n}.csv"
@@ -225,13 +227,22 @@ def test_every_way_of_judging_writes_the_same_bytes_as_before(tmp_path):
     got["chunks.queue"] = rows_of(dbs["chunks"], "SELECT * FROM my_queue ORDER BY n")
     assert rows_of(dbs["chunks"], CANONICAL) == whole
 
-    # Fix by fix, gf_check in the sqlite3 shell, in one transaction.
+    # Fix by fix, gf_check in the sqlite3 shell, in one transaction. The
+    # numbers go in as integers and are divided in SQL: SQLite's own text to
+    # REAL conversion can land one unit in the last place away from the
+    # nearest double (139.781447 read as 139.78144700000001), while an
+    # integer is exact and a division is correctly rounded.
+    scaled = tmp_path / "scaled.csv"
+    with open(fixes) as f, scaled.open("w", newline="") as g:
+        w = csv.writer(g)
+        for r in list(csv.reader(f))[1:]:
+            w.writerow([r[0], r[1], round(float(r[2]) * 1e6), round(float(r[3]) * 1e6), round(float(r[4]) * 10)])
     sql(dbs["check"], f"""
-CREATE TEMP TABLE fixes (subject_id TEXT, ts TEXT, lat REAL, lon REAL, accuracy_m REAL);
-.import --csv --skip 1 {fixes} fixes
+CREATE TEMP TABLE fixes (subject_id TEXT, ts TEXT, lat INTEGER, lon INTEGER, accuracy INTEGER);
+.import --csv {scaled} fixes
 CREATE TEMP TABLE ordered AS SELECT * FROM fixes ORDER BY gf_time(ts), rowid;
 BEGIN IMMEDIATE;
-SELECT count(gf_check(subject_id, ts, lat, lon, accuracy_m)) FROM ordered;
+SELECT count(gf_check(subject_id, ts, lat / 1000000.0, lon / 1000000.0, accuracy / 10.0)) FROM ordered;
 COMMIT;
 """)
     got["check.notifications"] = rows_of(dbs["check"], NOTIFICATIONS)
@@ -245,9 +256,14 @@ COMMIT;
     # A user's trigger saw every row, in id order, and the index is there.
     for k in ("batch_explain", "chunks"):
         assert [q[1:] for q in got[f"{k}.queue"]] == [(n[0], n[2], n[3], n[4], n[6]) for n in got[f"{k}.notifications"]]
-        assert rows_of(dbs[k], "SELECT name FROM sqlite_master WHERE type = 'index' AND tbl_name = 'gf_notifications'") \
-            == [("gf_notifications_by_subject",)]
-        assert rows_of(dbs[k], "PRAGMA integrity_check") == [("ok",)]
+    # Every database has the index, as defined, and uses it.
+    for k, db in dbs.items():
+        assert rows_of(db, "SELECT name, sql FROM sqlite_master WHERE type = 'index' AND tbl_name = 'gf_notifications'") \
+            == rows_of(base, "SELECT name, sql FROM sqlite_master WHERE type = 'index' AND tbl_name = 'gf_notifications'") \
+            == [("gf_notifications_by_subject", "CREATE INDEX gf_notifications_by_subject ON gf_notifications (subject_id, ts)")], k
+        plan = rows_of(db, "EXPLAIN QUERY PLAN SELECT * FROM gf_notifications WHERE subject_id = 'dev-1' AND ts > '2026'")
+        assert "gf_notifications_by_subject" in str(plan), (k, plan)
+        assert rows_of(db, "PRAGMA integrity_check") == [("ok",)], k
 
     hashes = {k: digest(v) for k, v in got.items()}
     print(json.dumps(hashes, indent=1))
