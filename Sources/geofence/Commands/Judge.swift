@@ -22,9 +22,19 @@ struct Judge: ParsableCommand {
     @Flag(help: "Drop the fixes a phone with the stored positioning settings would not have reported: worse than the accuracy tier, or closer than the distance filter to the subject's last fix.")
     var deviceFilter = false
     @Flag(help: "Print only the summary line.") var quiet = false
+    @Option(help: ArgumentHelp("Judging threads (1–256). Default: the CPUs this process may use (its affinity mask and cgroup CPU quota), at most 8.",
+                               valueName: "N"))
+    var threads: Int?
+
+    func validate() throws {
+        if let threads, !(1...256).contains(threads) {
+            throw ValidationError("--threads must be a whole number from 1 to 256, got \(threads)")
+        }
+    }
 
     func run() throws {
         HugePages.adviseForThisProcess()
+        Parallel.threads = threads
         try reporting {
             let conn = try openCatalog(db)
             // Opened first: a refused or unwritable --out fails before the run.
