@@ -4,7 +4,10 @@ the R*Tree with gf_contains), by SpatiaLite SQL alone (R*Tree + ST_Contains,
 circles by ST_Distance(..., 1) < radius), and by shapely 2 (STRtree, vectorised
 contains_xy; circles by pyproj's vectorised geodesic distance). Every engine
 must report the same number of (fix, fence) pairs and the same
-order-independent checksum, or the script stops.
+order-independent checksum, or the script stops. DuckDB's spatial join
+(benchmarks/duckdb_peer.py) answers from its own stored catalog, timed end
+to end (open, load the extension, read the fixes' CSV, join) and for its
+query alone.
 
     .venv-test/bin/python benchmarks/peers.py --fences 1000 --fixes 100000   # "small"
 
@@ -58,6 +61,14 @@ ENGINE = "engine (SQL: R*Tree + gf_contains)"
 ENGINE_BATCH = "engine batch (geofence locate --fixes: in-memory grid, both cores)"
 ENGINE_BATCH_LOCATING = "engine batch, locating only (catalog already loaded, as the peers)"
 ENGINE_BATCH_COMMAND = "engine batch, the command alone (load, locate, write the CSV)"
+DUCKDB = "DuckDB 1.4.4 spatial (SPATIAL_JOIN, all threads), end to end"
+DUCKDB_QUERY = "DuckDB 1.4.4 spatial, the query alone (catalog opened, extension loaded)"
+
+try:  # benchmarks/install-peers.sh puts it in .venv-test
+    import duckdb_peer
+    duckdb = True
+except ImportError:
+    duckdb = False
 
 
 def main():
@@ -153,6 +164,17 @@ def containment_peers(db, fences_path, fixes, postgis=True, runs=3):
 
     peers = [(ENGINE, engine), (ENGINE_BATCH, engine_batch), ("SpatiaLite SQL (R*Tree + ST_Contains)", spatialite),
              ("shapely 2 STRtree (vectorised)", shapely_peer)]
+    duck_queries = []  # DuckDB's query alone, after opening its catalog and loading the extension
+    if duckdb:
+        duck_db = Path(db).with_suffix(".duckdb")
+        duckdb_peer.build_catalog(duck_db, features)
+        assert "SPATIAL_JOIN" in duckdb_peer.plan(duck_db, fixes_csv), "DuckDB did not plan a SPATIAL_JOIN"
+
+        def duckdb_end_to_end():
+            fi, ai, q = duckdb_peer.containment(duck_db, fixes_csv)
+            duck_queries.append(q)
+            return checksum(fi, ai)
+        peers.append((DUCKDB, duckdb_end_to_end))
     pg = None
     if postgis:
         from postgis import PostGIS
@@ -190,6 +212,9 @@ def containment_peers(db, fences_path, fixes, postgis=True, runs=3):
                 print(f"{ENGINE_BATCH_LOCATING:52s} {statistics.median(locating):8.3f} s", flush=True)
                 results[ENGINE_BATCH_COMMAND] = (statistics.median(commands), r)
                 print(f"{ENGINE_BATCH_COMMAND:52s} {statistics.median(commands):8.3f} s", flush=True)
+            if name == DUCKDB:
+                results[DUCKDB_QUERY] = (statistics.median(duck_queries), r)
+                print(f"{DUCKDB_QUERY:52s} {statistics.median(duck_queries):8.3f} s", flush=True)
     finally:
         if pg:
             pg.__exit__(None, None, None)
