@@ -144,7 +144,7 @@ public final class Judgement {
         var indexChecked = false
         var deferredIndex: DeferredIndex?
         func writeRunExplanations() throws {
-            for e in explanations ?? [] { try write(e, run: report.runId) }
+            try output.write(explanations ?? [], run: report.runId)
             explanations = nil
         }
         // The chunk's fixes, subject after subject, and each subject's run of them.
@@ -174,7 +174,7 @@ public final class Judgement {
                 if let error = r.error { throw error }
                 try state.save(states[i], before: before[i])
                 try output.write(r.notifications, run: report.runId)
-                for e in r.explanations { try write(e, run: report.runId) }
+                try output.write(r.explanations, run: report.runId)
                 counters.add(r.counters)
             }
             done += fixes.count

@@ -19,14 +19,17 @@ final class RunOutput {
     /// one multi-row VALUES in their order, firing triggers row by row, for
     /// one statement's start and end instead of one per row.
     static let rowsPerStatement = 64
-    private let notifications: Statement
+    private let notifications, explanations: Statement
 
     init(_ db: Connection) throws {
         let columns = "INSERT INTO gf_notifications (run_id, subject_id, ts, area_id, condition_id, transition, lat, lon, accuracy_m) VALUES "
         notification = try db.prepare(columns + "(?, ?, ?, ?, ?, ?, ?, ?, ?)")
         notifications = try db.prepare(columns + Array(repeating: "(?, ?, ?, ?, ?, ?, ?, ?, ?)", count: Self.rowsPerStatement)
             .joined(separator: ", "))
-        explanation = try db.prepare("INSERT INTO gf_explain (run_id, subject_id, ts, area_id, condition_id, kind, reason) VALUES (?, ?, ?, ?, ?, ?, ?)")
+        let explain = "INSERT INTO gf_explain (run_id, subject_id, ts, area_id, condition_id, kind, reason) VALUES "
+        explanation = try db.prepare(explain + "(?, ?, ?, ?, ?, ?, ?)")
+        explanations = try db.prepare(explain + Array(repeating: "(?, ?, ?, ?, ?, ?, ?)", count: Self.rowsPerStatement)
+            .joined(separator: ", "))
     }
 
     func write(_ n: Notification, run: Int64) throws {
@@ -74,14 +77,29 @@ final class RunOutput {
     private static let transitions: [ConditionDefinition.Timing: StaticString] = [.IN: "IN", .OUT: "OUT", .DWELL: "DWELL"]
 
     func write(_ e: Explanation, run: Int64) throws {
-        let s = explanation
-        try s.bind(integer: run, at: 1)
-        try s.bind(text: e.subjectId, at: 2)
-        if e.ts.microseconds == 0 { try s.bindNull(at: 3) } else { try s.bind(text: e.ts.storageText, at: 3) }
-        if let a = e.areaId { try s.bind(text: a, at: 4) } else { try s.bindNull(at: 4) }
-        if let c = e.conditionId { try s.bind(integer: c, at: 5) } else { try s.bindNull(at: 5) }
-        try s.bind(text: e.kind, at: 6)
-        try s.bind(text: e.reason, at: 7)
-        try s.runBound()
+        try bind(e, run: run, in: explanation, at: 0)
+        try explanation.runBound()
+    }
+
+    /// Writes `all` in order, as many rows at a time as a statement holds.
+    func write(_ all: [Explanation], run: Int64) throws {
+        let n = Self.rowsPerStatement
+        var start = 0
+        while all.count - start >= n {
+            for k in 0..<n { try bind(all[start + k], run: run, in: explanations, at: Int32(7 * k)) }
+            try explanations.runBound()
+            start += n
+        }
+        for k in start..<all.count { try write(all[k], run: run) }
+    }
+
+    private func bind(_ e: Explanation, run: Int64, in s: Statement, at p: Int32) throws {
+        try s.bind(integer: run, at: p + 1)
+        try s.bind(text: e.subjectId, at: p + 2)
+        if e.ts.microseconds == 0 { try s.bindNull(at: p + 3) } else { try s.bind(text: e.ts.storageText, at: p + 3) }
+        if let a = e.areaId { try s.bind(text: a, at: p + 4) } else { try s.bindNull(at: p + 4) }
+        if let c = e.conditionId { try s.bind(integer: c, at: p + 5) } else { try s.bindNull(at: p + 5) }
+        try s.bind(text: e.kind, at: p + 6)
+        try s.bind(text: e.reason, at: p + 7)
     }
 }
