@@ -216,7 +216,7 @@ def markdown(r):
             if name.startswith("engine"):  # the engine's other paths: times, not ratios
                 lines.append(f"| containment question, {name} | {v['s']:.2f} s | | |")
             else:
-                lines.append(f"| containment question ({r['containment_fixes']:,} fixes, {c[ENGINE]['pairs']:,} pairs) | {base:.2f} s | {name} {v['s']:.2f} s | {v['s'] / base:.2f}× |")
+                lines.append(f"| containment question ({r['containment_fixes']:,} fixes, {c[base_name]['pairs']:,} pairs) | {base:.2f} s | {name} {v['s']:.2f} s | {v['s'] / base:.2f}× |")
     j = r["judgement"]
     for key, label in (("with_conditions", "full judgement, with conditions (notifications written)"),
                        ("no_conditions", "full judgement, no conditions (nothing notified)")):

@@ -16,7 +16,15 @@ final class StateStore {
         loadStays = try db.prepare("""
             SELECT area_id, state, in_base, out_base, base_judged, entered_at, dwell_spent FROM gf_stay_rows WHERE subject_id = ?
             """)
-        loadNotified = try db.prepare("SELECT condition_id, local_date FROM gf_last_notified WHERE subject_id = ?")
+        // Only the days a rule reads: those of conditions with a suppression
+        // (SPEC §5). A subject notified by a thousand plain IN/OUT conditions
+        // would otherwise read a thousand rows at every single check. Every
+        // notification still records its day, which then rewrites the row
+        // with the same or a later day, as before.
+        loadNotified = try db.prepare("""
+            SELECT n.condition_id, n.local_date FROM gf_last_notified AS n JOIN gf_conditions AS c ON c.condition_id = n.condition_id
+            WHERE n.subject_id = ? AND c.renotify_suppress_days > 0
+            """)
         saveSubject = try db.prepare("""
             INSERT INTO gf_subjects (subject_id, last_ts, last_lat, last_lon, last_accuracy_m, judged_fixes) VALUES (?, ?, ?, ?, ?, ?)
             ON CONFLICT(subject_id) DO UPDATE SET last_ts = excluded.last_ts, last_lat = excluded.last_lat,
