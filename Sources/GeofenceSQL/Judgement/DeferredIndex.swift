@@ -17,11 +17,17 @@ final class DeferredIndex {
     /// Drops the index if all of the above holds; nil when it stays.
     static func dropIfUnseen(_ db: Connection) throws -> DeferredIndex? {
         let name = "gf_notifications_by_subject"
-        guard try db.scalar("SELECT count(*) FROM sqlite_master WHERE type = 'trigger' AND tbl_name = 'gf_notifications'").int64 == 0,
+        guard try db.scalar("""
+                SELECT (SELECT count(*) FROM sqlite_master WHERE type = 'trigger' AND tbl_name = 'gf_notifications')
+                     + (SELECT count(*) FROM sqlite_temp_master WHERE type = 'trigger' AND tbl_name = 'gf_notifications')
+                """).int64 == 0,
               try db.scalar("SELECT NOT EXISTS (SELECT 1 FROM gf_notifications)").int64 == 1,
               let sql = try db.scalar("SELECT sql FROM sqlite_master WHERE type = 'index' AND name = ?", [.text(name)]).string
         else { return nil }
-        try db.execute("DROP INDEX \(name)")
+        // SQLite refuses to drop while a statement of the connection is
+        // still reading (a batch spilled to a temporary table is read by one
+        // while it is judged): the index then simply stays, kept up to date.
+        do { try db.execute("DROP INDEX \(name)") } catch is SQLiteError { return nil }
         return DeferredIndex(db, sql: sql)
     }
 
