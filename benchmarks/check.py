@@ -109,6 +109,29 @@ def latencies(db, label, calls=3000, runs=3):
             for key, rs in per_run.items()}
 
 
+def interleaved(db, fixes, warmup=20_000, measured=20_000):
+    """gf_check on the user's kind of stream: the workload's fixes as they
+    come (each subject's in time order, all subjects interleaved: a
+    thousand active at once), on a catalog with conditions, from Python's sqlite3, `warmup`
+    calls and then `measured` timed calls, all in one transaction. The
+    database's judgement state should be empty (geofence reset)."""
+    conn = connect(db)
+    conn.execute("PRAGMA cache_size = -262144")
+    calls = fixes[:warmup + measured]   # as generated: step by step, every subject in turn
+    conn.execute("BEGIN")
+    out = []
+    for k, c in enumerate(calls):
+        t = time.perf_counter()
+        conn.execute("SELECT gf_check(?, ?, ?, ?, ?)", c).fetchone()
+        if k >= warmup:
+            out.append(time.perf_counter() - t)
+    conn.rollback()
+    conn.close()
+    out.sort()
+    return {"subjects": len({c[0] for c in calls}), "warmup": warmup, "measured": len(out),
+            "p50_us": out[len(out) // 2] * 1e6, "p99_us": out[int(len(out) * 0.99)] * 1e6, "p999_us": out[int(len(out) * 0.999)] * 1e6}
+
+
 if __name__ == "__main__":
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("db")

@@ -4,7 +4,10 @@ the R*Tree with gf_contains), by SpatiaLite SQL alone (R*Tree + ST_Contains,
 circles by ST_Distance(..., 1) < radius), and by shapely 2 (STRtree, vectorised
 contains_xy; circles by pyproj's vectorised geodesic distance). Every engine
 must report the same number of (fix, fence) pairs and the same
-order-independent checksum, or the script stops.
+order-independent checksum, or the script stops. DuckDB's spatial join
+(benchmarks/duckdb_peer.py) answers from its own stored catalog, timed end
+to end (open, load the extension, read the fixes' CSV, join) and for its
+query alone.
 
     .venv-test/bin/python benchmarks/peers.py --fences 1000 --fixes 100000   # "small"
 
@@ -58,6 +61,14 @@ ENGINE = "engine (SQL: R*Tree + gf_contains)"
 ENGINE_BATCH = "engine batch (geofence locate --fixes: in-memory grid, both cores)"
 ENGINE_BATCH_LOCATING = "engine batch, locating only (catalog already loaded, as the peers)"
 ENGINE_BATCH_COMMAND = "engine batch, the command alone (load, locate, write the CSV)"
+DUCKDB = "DuckDB 1.4.4 spatial (SPATIAL_JOIN, all threads), end to end"
+DUCKDB_QUERY = "DuckDB 1.4.4 spatial, the query alone (catalog opened, extension loaded)"
+
+try:  # benchmarks/install-peers.sh puts it in .venv-test
+    import duckdb_peer
+    duckdb = True
+except ImportError:
+    duckdb = False
 
 
 def main():
@@ -81,7 +92,7 @@ def main():
             print(f"{name} / engine locating: {t / base:.1f}x")
 
 
-def containment_peers(db, fences_path, fixes, postgis=True, runs=3):
+def containment_peers(db, fences_path, fixes, postgis=True, runs=3, sql_peers=True):
     """Times every peer on "which fences contain each fix"; returns
     {name: (median seconds, (checksum, pairs))} and stops if any disagree."""
     features = json.loads(Path(fences_path).read_text())["features"]
@@ -136,7 +147,7 @@ def containment_peers(db, fences_path, fixes, postgis=True, runs=3):
         f.write("subject_id,ts,lat,lon,accuracy_m\n")
         for i, (y, x) in enumerate(zip(lat, lon)):
             f.write(f"s,{i},{float(y)!r},{float(x)!r},0\n")
-    index_of = {ft["properties"]["area_id"]: i for i, ft in enumerate(features)}
+    index_of = {str(ft["properties"]["area_id"]): i for i, ft in enumerate(features)}
     pairs_csv = Path(db).with_suffix(".pairs.csv")
 
     locating = []  # the CLI's own timing of its locate phase, as the peers are timed
@@ -153,6 +164,19 @@ def containment_peers(db, fences_path, fixes, postgis=True, runs=3):
 
     peers = [(ENGINE, engine), (ENGINE_BATCH, engine_batch), ("SpatiaLite SQL (R*Tree + ST_Contains)", spatialite),
              ("shapely 2 STRtree (vectorised)", shapely_peer)]
+    if not sql_peers:   # one call per (fix, candidate) pair: ~1 ms a fix on medium
+        peers = [p for p in peers if p[0] not in (ENGINE, "SpatiaLite SQL (R*Tree + ST_Contains)")]
+    duck_queries = []  # DuckDB's query alone, after opening its catalog and loading the extension
+    if duckdb:
+        duck_db = Path(db).with_suffix(".duckdb")
+        duckdb_peer.build_catalog(duck_db, features)
+        assert "SPATIAL_JOIN" in duckdb_peer.plan(duck_db, fixes_csv), "DuckDB did not plan a SPATIAL_JOIN"
+
+        def duckdb_end_to_end():
+            fi, ai, q = duckdb_peer.containment(duck_db, fixes_csv)
+            duck_queries.append(q)
+            return checksum(fi, ai)
+        peers.append((DUCKDB, duckdb_end_to_end))
     pg = None
     if postgis:
         from postgis import PostGIS
@@ -190,6 +214,9 @@ def containment_peers(db, fences_path, fixes, postgis=True, runs=3):
                 print(f"{ENGINE_BATCH_LOCATING:52s} {statistics.median(locating):8.3f} s", flush=True)
                 results[ENGINE_BATCH_COMMAND] = (statistics.median(commands), r)
                 print(f"{ENGINE_BATCH_COMMAND:52s} {statistics.median(commands):8.3f} s", flush=True)
+            if name == DUCKDB:
+                results[DUCKDB_QUERY] = (statistics.median(duck_queries), r)
+                print(f"{DUCKDB_QUERY:52s} {statistics.median(duck_queries):8.3f} s", flush=True)
     finally:
         if pg:
             pg.__exit__(None, None, None)

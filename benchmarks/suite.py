@@ -20,6 +20,7 @@ out/bench-<size>.json and out/bench-<size>.png.
 """
 import argparse
 import csv
+import hashlib
 import json
 import os
 import sqlite3
@@ -33,8 +34,9 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "benchmarks"))
 import workload  # noqa: E402
+import workload2  # noqa: E402
 import check  # noqa: E402
-from peers import ENGINE, ENGINE_BATCH_LOCATING, containment_peers  # noqa: E402
+from peers import DUCKDB, DUCKDB_QUERY, ENGINE, ENGINE_BATCH_COMMAND, ENGINE_BATCH_LOCATING, containment_peers  # noqa: E402
 
 CLI = ROOT / "dist" / "geofence"
 SIZES = {"small": (1_000, 100_000), "medium": (100_000, 1_000_000), "large": (1_000_000, 10_000_000)}
@@ -64,16 +66,27 @@ def main():
     ap.add_argument("--no-postgis", action="store_true")
     ap.add_argument("--skip-containment", action="store_true", help="skip the peers (their slowest take hours on large)")
     ap.add_argument("--containment-fixes", type=int, help="ask the containment question of only the first N fixes (SpatiaLite SQL needs ~1 ms per fix on medium)")
+    ap.add_argument("--no-sql-peers", action="store_true",
+                    help="leave out the two SQL joins (engine's gf_contains, SpatiaLite's ST_Contains), which take ~1 ms a fix on medium")
+    ap.add_argument("--workload", choices=("city", "three-cities"), default="city",
+                    help="city: workload.py (one dense city); three-cities: workload2.py (three cities and the country between)")
+    ap.add_argument("--condition-share", type=float, default=0.10,
+                    help="share of areas with a filtered IN and a DWELL condition besides the default IN and OUT")
+    ap.add_argument("--skip-import-peer", action="store_true", help="skip ogr2ogr")
+    ap.add_argument("--skip-check", action="store_true", help="skip the single-subject gf_check walks (the interleaved stream still runs)")
+    ap.add_argument("--compare-dist", type=Path, help="another build's dist/: its judgement's output hashes are reported beside")
     args = ap.parse_args()
     n_fences, n_fixes = SIZES[args.size]
     n_fences, n_fixes = args.fences or n_fences, args.fixes or n_fixes
-    work = Path(tempfile.mkdtemp(prefix=f"gf-suite-{args.size}-"))
-    report = {"size": args.size, "fences": n_fences, "fixes": n_fixes, "runs": args.runs,
+    work = Path(tempfile.mkdtemp(prefix=f"gf-suite-{args.size}-{args.workload}-"))
+    report = {"size": args.size, "workload": args.workload, "fences": n_fences, "fixes": n_fixes, "runs": args.runs,
               "date": time.strftime("%Y-%m-%d"), "machine": f"{os.cpu_count()} cores"}
-    print(f"workload: {n_fences:,} fences, {n_fixes:,} fixes of {args.subjects:,} subjects in {work}", flush=True)
+    print(f"workload ({args.workload}): {n_fences:,} fences, {n_fixes:,} fixes of {args.subjects:,} subjects in {work}", flush=True)
     fences = work / "fences.geojson"
-    workload.write_fences(fences, n_fences)
-    fixes = list(workload.fixes(n_fixes, args.subjects))
+    generator = workload if args.workload == "city" else workload2
+    generator.write_fences(fences, n_fences)
+    fixes = list(generator.fixes(n_fixes, args.subjects))
+    area_ids = [f"F{i:07d}" for i in range(n_fences)] if args.workload == "city" else [str(100000 + i) for i in range(n_fences)]
     fixes_csv = work / "fixes.csv"
     with open(fixes_csv, "w", newline="") as f:
         w = csv.writer(f)
@@ -95,45 +108,97 @@ def main():
         return timed_command(["ogr2ogr", "-f", "SQLite", "-dsco", "SPATIALITE=YES", "-nln", "fences",
                               "-lco", "SPATIAL_INDEX=YES", ogr, fences])
     e_t, e_rss = median_of(args.runs, engine_import)
-    o_t, o_rss = median_of(args.runs, ogr_import)
+    o_t, o_rss = median_of(args.runs, ogr_import) if not args.skip_import_peer else (float("nan"), float("nan"))
     subprocess.run(["sqlite3", db, "VACUUM;"], check=True)
     report["import"] = {"engine_s": e_t, "engine_rss_mib": e_rss, "engine_db_mib": db.stat().st_size / 2**20,
-                        "ogr2ogr_s": o_t, "ogr2ogr_rss_mib": o_rss, "ogr2ogr_db_mib": ogr.stat().st_size / 2**20}
+                        "ogr2ogr_s": o_t, "ogr2ogr_rss_mib": o_rss,
+                        "ogr2ogr_db_mib": ogr.stat().st_size / 2**20 if ogr.exists() else float("nan")}
     print(json.dumps(report["import"]), flush=True)
 
     # 2. The containment question against the peers.
     if not args.skip_containment:
         asked = fixes[:args.containment_fixes] if args.containment_fixes else fixes
         report["containment_fixes"] = len(asked)
-        peers = containment_peers(db, fences, asked, postgis=not args.no_postgis, runs=args.runs)
+        peers = containment_peers(db, fences, asked, postgis=not args.no_postgis, runs=args.runs, sql_peers=not args.no_sql_peers)
         report["containment"] = {name: {"s": t, "pairs": r[1], "checksum": str(r[0])} for name, (t, r) in peers.items()}
 
-    # 3. Full judgement: fresh state each run (the reset is not timed).
-    def judge():
-        subprocess.run([CLI, "reset", db, "--notifications"], check=True, capture_output=True)
-        return timed_command([CLI, "judge", db, "--fixes", fixes_csv, "--quiet"])
-    j_t, j_rss = median_of(args.runs, judge)
-    summary = subprocess.run(["sqlite3", db, "SELECT judged, transitions, notifications FROM gf_runs ORDER BY run_id DESC LIMIT 1"],
+    # 3. Full judgement: fresh state each run (the reset is not timed), on the
+    # catalog without conditions and on the same catalog with the default IN
+    # and OUT per area plus a filtered IN and a DWELL on a share of areas,
+    # which writes notifications. The two alternate, run after run.
+    cond_db = work / "engine-conditions.db"
+    subprocess.run([CLI, "init", cond_db], check=True, capture_output=True)
+    subprocess.run([CLI, "import", cond_db, fences, "--with-default-conditions"], check=True, capture_output=True)
+    extra = work / "conditions.csv"
+    n_extra = workload2.write_conditions(extra, area_ids, 2 * n_fences + 1, share=args.condition_share)
+    subprocess.run([CLI, "conditions", "import", cond_db, extra], check=True, capture_output=True)
+    report["conditions"] = {"default_in_out": 2 * n_fences, "filtered_and_dwell": n_extra}
+
+    def judge(target, *extra_args, cli=CLI):
+        subprocess.run([cli, "reset", target, "--notifications"], check=True, capture_output=True)
+        t, rss = timed_command([cli, "judge", target, "--fixes", fixes_csv, "--quiet", *extra_args])
+        row = subprocess.run(["sqlite3", target, "SELECT judged, transitions, notifications FROM gf_runs ORDER BY run_id DESC LIMIT 1"],
                              capture_output=True, text=True).stdout.strip()
-    report["judgement"] = {"s": j_t, "fixes_per_s": n_fixes / j_t, "rss_mib": j_rss, "last_run": summary}
+        return t, rss, row
+    plain, conditioned = [], []
+    for _ in range(args.runs):
+        plain.append(judge(db))
+        conditioned.append(judge(cond_db))
+    def summary(runs):
+        t = statistics.median(r[0] for r in runs)
+        judged, transitions, notes = (int(x) for x in runs[-1][2].split("|"))
+        return {"s": t, "runs_s": [round(r[0], 2) for r in runs], "fixes_per_s": n_fixes / t, "rss_mib": max(r[1] for r in runs),
+                "transitions": transitions, "notifications": notes, "notifications_per_s": notes / t, "notifications_per_fix": notes / n_fixes}
+    report["judgement"] = {"no_conditions": summary(plain), "with_conditions": summary(conditioned)}
+    j = report["judgement"]
+    j["marginal_us_per_notification"] = (j["with_conditions"]["s"] - j["no_conditions"]["s"]) / max(1, j["with_conditions"]["notifications"]) * 1e6
+    # One run each with --out and with --explain (their own output paths).
+    out_csv = work / "notifications.csv"
+    j["with_out_csv_s"] = judge(cond_db, "--out", out_csv)[0]
+    j["output_hashes"] = output_hashes(cond_db, out_csv)
+    j["with_explain_s"] = judge(cond_db, "--explain")[0]
+    j["explain_rows"] = int(subprocess.run(["sqlite3", cond_db, "SELECT count(*) FROM gf_explain"], capture_output=True, text=True).stdout)
+    if args.compare_dist:
+        other_csv = work / "notifications-compared.csv"
+        judge(cond_db, "--out", other_csv, cli=args.compare_dist / "geofence")
+        j["compared_dist"] = str(args.compare_dist)
+        j["compared_output_hashes"] = output_hashes(cond_db, other_csv)
     print(json.dumps(report["judgement"]), flush=True)
 
-    # 4. A single checkLocation, warm: one subject walking, one gf_check per fix (benchmarks/check.py).
-    latencies = check.latencies(db, args.size, runs=max(3, args.runs))
-    report["check"] = latencies
-    print(json.dumps(latencies), flush=True)
+    # 4. A single checkLocation, warm: one subject walking, one gf_check per fix (benchmarks/check.py);
+    # and an interleaved stream of every subject's fixes in time order, with conditions.
+    if not args.skip_check:
+        report["check"] = check.latencies(db, args.size, runs=max(3, args.runs))
+        print(json.dumps(report["check"]), flush=True)
+    subprocess.run([CLI, "reset", cond_db, "--notifications"], check=True, capture_output=True)
+    report["check_interleaved"] = check.interleaved(cond_db, fixes)
+    print(json.dumps(report["check_interleaved"]), flush=True)
 
     out_dir = ROOT / "out"
     out_dir.mkdir(exist_ok=True)
-    (out_dir / f"bench-{args.size}.json").write_text(json.dumps(report, indent=1))
+    name = f"bench-{args.size}" + ("" if args.workload == "city" else f"-{args.workload}")
+    (out_dir / f"{name}.json").write_text(json.dumps(report, indent=1))
     print(markdown(report))
-    chart(report, out_dir / f"bench-{args.size}.png")
-    print(f"chart: out/bench-{args.size}.png (copy it to benchmarks/ with the results)")
+    try:
+        chart(report, out_dir / f"{name}.png")
+        print(f"chart: out/{name}.png (copy it to benchmarks/ with the results)")
+    except ImportError:
+        print("no chart: matplotlib is not installed (benchmarks/install-peers.sh installs it)")
+
+
+def output_hashes(db, out_csv):
+    """SHA-256 (first 16 hex digits) of the notifications through the
+    documented SQL in canonical order, and of the --out file."""
+    rows = subprocess.run(["sqlite3", db, "SELECT subject_id, ts, area_id, condition_id, transition, lat, lon, accuracy_m "
+                           "FROM gf_notifications ORDER BY subject_id, ts, area_id, condition_id"],
+                          capture_output=True, check=True).stdout
+    return {"notifications_sql": hashlib.sha256(rows).hexdigest()[:16],
+            "out_csv": hashlib.sha256(Path(out_csv).read_bytes()).hexdigest()[:16]}
 
 
 def markdown(r):
     i = r["import"]
-    lines = [f"### {r['size']}: {r['fences']:,} fences, {r['fixes']:,} fixes ({r['date']}, {r['machine']}, medians of {r['runs']})", "",
+    lines = [f"### {r['size']}, {r.get('workload', 'city')} workload: {r['fences']:,} fences, {r['fixes']:,} fixes ({r['date']}, {r['machine']}, medians of {r['runs']})", "",
              "| measure | engine | peer | engine vs peer |", "|---|---:|---:|---:|",
              f"| import wall time | {i['engine_s']:.1f} s | ogr2ogr {i['ogr2ogr_s']:.1f} s | {i['ogr2ogr_s'] / i['engine_s']:.2f}× |",
              f"| import peak RSS | {i['engine_rss_mib']:.0f} MiB | ogr2ogr {i['ogr2ogr_rss_mib']:.0f} MiB | |",
@@ -146,14 +211,38 @@ def markdown(r):
         for name, v in c.items():
             if name == base_name:
                 continue
+            if name in (DUCKDB, DUCKDB_QUERY):
+                continue  # below, against the engine's figure of the same kind
             if name.startswith("engine"):  # the engine's other paths: times, not ratios
                 lines.append(f"| containment question, {name} | {v['s']:.2f} s | | |")
             else:
-                lines.append(f"| containment question ({r['containment_fixes']:,} fixes, {c[ENGINE]['pairs']:,} pairs) | {base:.2f} s | {name} {v['s']:.2f} s | {v['s'] / base:.2f}× |")
+                lines.append(f"| containment question ({r['containment_fixes']:,} fixes, {c[base_name]['pairs']:,} pairs) | {base:.2f} s | {name} {v['s']:.2f} s | {v['s'] / base:.2f}× |")
     j = r["judgement"]
-    lines.append(f"| full judgement | {j['fixes_per_s']:,.0f} fixes/s ({j['s']:.1f} s), peak RSS {j['rss_mib']:.0f} MiB | | |")
-    for mode, v in r["check"].items():
+    for key, label in (("with_conditions", "full judgement, with conditions (notifications written)"),
+                       ("no_conditions", "full judgement, no conditions (nothing notified)")):
+        v = j[key]
+        lines.append(f"| {label} | {v['fixes_per_s']:,.0f} fixes/s ({v['s']:.2f} s; runs {v['runs_s']}), "
+                     f"{v['notifications_per_s']:,.0f} notifications/s ({v['notifications']:,}, {v['notifications_per_fix']:.2f} per fix), "
+                     f"peak RSS {v['rss_mib']:.0f} MiB | | |")
+    lines.append(f"| marginal cost of a notification | {j['marginal_us_per_notification']:.2f} µs | | |")
+    lines.append(f"| with `--out` CSV / with `--explain` ({j['explain_rows']:,} rows) | {j['with_out_csv_s']:.2f} s / {j['with_explain_s']:.2f} s | | |")
+    h = j["output_hashes"]
+    lines.append(f"| output hashes (SQL canonical order / --out) | `{h['notifications_sql']}` / `{h['out_csv']}` | | |")
+    if "compared_output_hashes" in j:
+        c = j["compared_output_hashes"]
+        same = "identical" if c == h else "DIFFERENT"
+        lines.append(f"| output hashes of {j['compared_dist']} | `{c['notifications_sql']}` / `{c['out_csv']}` ({same}) | | |")
+    if "containment" in r and DUCKDB in r["containment"]:
+        c = r["containment"]
+        e2e, q = c[ENGINE_BATCH_COMMAND]["s"], c[ENGINE_BATCH_LOCATING]["s"]
+        lines.append(f"| containment, end to end: engine command vs DuckDB (each from its stored catalog) | {e2e:.2f} s | {c[DUCKDB]['s']:.2f} s | {c[DUCKDB]['s'] / e2e:.2f}× |")
+        lines.append(f"| containment, query phase: engine locating vs DuckDB's query | {q:.2f} s | {c[DUCKDB_QUERY]['s']:.2f} s | {c[DUCKDB_QUERY]['s'] / q:.2f}× |")
+    for mode, v in r.get("check", {}).items():
         lines.append(f"| single gf_check, {mode} | p50 {v['p50_us']:.0f} µs, p99 {v['p99_us']:.0f} µs | | |")
+    if "check_interleaved" in r:
+        v = r["check_interleaved"]
+        lines.append(f"| gf_check, {v['subjects']:,} subjects interleaved, with conditions, warm, one transaction ({v['measured']:,} calls) | "
+                     f"p50 {v['p50_us']:.0f} µs, p99 {v['p99_us']:.0f} µs, p999 {v['p999_us']:.0f} µs | | |")
     return "\n".join(lines)
 
 
@@ -163,12 +252,18 @@ def chart(r, path):
     import matplotlib.pyplot as plt
     names, ratios = [], []
     i = r["import"]
-    names.append("import vs ogr2ogr"); ratios.append(i["ogr2ogr_s"] / i["engine_s"])
+    if i["ogr2ogr_s"] == i["ogr2ogr_s"]:   # not NaN (skipped)
+        names.append("import vs ogr2ogr"); ratios.append(i["ogr2ogr_s"] / i["engine_s"])
     c = r.get("containment", {})
     base_name = ENGINE_BATCH_LOCATING if ENGINE_BATCH_LOCATING in c else ENGINE
     for name, v in c.items():
+        if name in (DUCKDB, DUCKDB_QUERY):
+            continue
         if name != base_name and not name.startswith("engine"):
             names.append(f"containment vs {name.split(' (')[0]}"); ratios.append(v["s"] / c[base_name]["s"])
+    if DUCKDB in c:
+        names.append("containment end to end vs DuckDB"); ratios.append(c[DUCKDB]["s"] / c[ENGINE_BATCH_COMMAND]["s"])
+        names.append("containment query vs DuckDB"); ratios.append(c[DUCKDB_QUERY]["s"] / c[ENGINE_BATCH_LOCATING]["s"])
     fig, ax = plt.subplots(figsize=(8, 0.6 * len(names) + 1.2))
     ax.barh(names, ratios, color=["tab:green" if x >= 1 else "tab:red" for x in ratios])
     ax.axvline(1, color="black", linewidth=0.8)

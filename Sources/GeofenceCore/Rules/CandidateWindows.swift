@@ -40,6 +40,9 @@ public struct CandidateWindows {
     private var pointOnly = 0
     /// How many windows were read, for tests and tuning.
     public private(set) var windowsRead = 0
+    /// How many lookups found no window holding the point (each read a
+    /// window or asked the index for the point).
+    public private(set) var misses = 0
 
     public init() {}
 
@@ -58,6 +61,7 @@ public struct CandidateWindows {
             return windows[k].items.compactMap { Self.holds($0.1, p) ? $0.0 : nil }
         }
         epochMisses += 1
+        misses += 1
         if pointOnly > 0 { return try pointQuery(p) }
         let half = Self.halfSideDegrees
         let widen = 1 / max(0.05, cos(p.lat * .pi / 180))

@@ -194,32 +194,44 @@ public struct SubjectJudge {
             if transition != nil { counters.transitions += 1 }
             return !stay.isNeutral
         }
-        var due: [(ConditionDefinition, TimeZone, ConditionDefinition.Timing)] = []
+        // Due conditions by their index in the area's list: a transition
+        // notifies at every fix that makes one, and copying each condition
+        // (its strings retained) cost more than deciding it.
+        let conditions = area.conditions
+        var due: [(index: Int, timing: ConditionDefinition.Timing)] = []
         if let transition {
             counters.transitions += 1
             let timing: ConditionDefinition.Timing = transition == .enter ? .IN : .OUT
-            for (c, tz) in area.conditions where c.timing == timing { due.append((c, tz, timing)) }
+            for k in conditions.indices where conditions[k].0.timing == timing { due.append((k, timing)) }
         }
         // DWELL after the fix's own transition: at T = 0 it fires with the ENTER.
         if stay.phase == .inside, let entered = stay.enteredAt {
-            for (c, tz) in area.conditions where c.timing == .DWELL && !stay.dwellSpent.contains(c.conditionId) {
+            for k in conditions.indices where conditions[k].0.timing == .DWELL && !stay.dwellSpent.contains(conditions[k].0.conditionId) {
                 // Checked: a catalog written by another tool may hold any dwell_s; one too long never comes due.
-                let (dwell, overflow) = (c.dwellSeconds ?? 0).multipliedReportingOverflow(by: 1_000_000)
+                let (dwell, overflow) = (conditions[k].0.dwellSeconds ?? 0).multipliedReportingOverflow(by: 1_000_000)
                 if !overflow, fix.ts.microseconds - entered.microseconds >= dwell {
-                    stay.dwellSpent.append(c.conditionId)
-                    due.append((c, tz, .DWELL))
+                    stay.dwellSpent.append(conditions[k].0.conditionId)
+                    due.append((k, .DWELL))
                 }
             }
         }
-        if !due.isEmpty { notifyDue(fix, id, due, &lastNotifiedDay, &out) }
+        if !due.isEmpty { notifyDue(fix, id, conditions, due, &lastNotifiedDay, &out) }
         return !stay.isNeutral
     }
 
     /// The due conditions of one area, by condition_id: each notifies unless a filter blocks it.
-    private mutating func notifyDue(_ fix: Fix, _ id: String, _ due: [(ConditionDefinition, TimeZone, ConditionDefinition.Timing)],
-                                 _ lastNotifiedDay: inout [Int64: Int], _ out: inout [Notification]) {
-        for (c, tz, timing) in due.sorted(by: { $0.0.conditionId < $1.0.conditionId }) {
-            let local = tz.local(fix.ts)
+    private mutating func notifyDue(_ fix: Fix, _ id: String, _ conditions: [(ConditionDefinition, TimeZone)],
+                                    _ due: [(index: Int, timing: ConditionDefinition.Timing)],
+                                    _ lastNotifiedDay: inout [Int64: Int], _ out: inout [Notification]) {
+        let ordered = due.count < 2 ? due : due.sorted { conditions[$0.index].0.conditionId < conditions[$1.index].0.conditionId }
+        // One local time per zone: an area's conditions mostly share its zone.
+        var zone: TimeZone?
+        var local = LocalTime?.none
+        for (k, timing) in ordered {
+            let tz = conditions[k].1
+            if zone !== tz || local == nil { zone = tz; local = tz.local(fix.ts) }
+            guard let local else { continue }
+            let c = conditions[k].0
             switch ConditionFilter.check(c, local: local, lastNotifiedDay: lastNotifiedDay[c.conditionId]) {
             case .pass:
                 lastNotifiedDay[c.conditionId] = local.day

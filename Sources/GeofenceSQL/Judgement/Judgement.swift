@@ -61,7 +61,7 @@ public final class Judgement {
     let state: StateStore
     let explain: Bool
     let fixFilter: FixFilter?
-    private let insertNotification, insertExplanation: Statement
+    private let output: RunOutput
 
     /// With `fixFilter`, a batch drops the fixes a device with those positioning settings would not have reported.
     public init(_ db: Connection, explain: Bool = false, fixFilter: FixFilter? = nil) throws {
@@ -71,11 +71,7 @@ public final class Judgement {
         try Schema.requireCurrent(db, for: "judgement")
         catalog = try SQLCatalog(db)
         state = try StateStore(db)
-        insertNotification = try db.prepare("""
-            INSERT INTO gf_notifications (run_id, subject_id, ts, area_id, condition_id, transition, lat, lon, accuracy_m)
-            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
-            """)
-        insertExplanation = try db.prepare("INSERT INTO gf_explain (run_id, subject_id, ts, area_id, condition_id, kind, reason) VALUES (?, ?, ?, ?, ?, ?, ?)")
+        output = try RunOutput(db)
     }
 
     func startRun(kind: String, source: String?) throws -> Int64 {
@@ -142,7 +138,15 @@ public final class Judgement {
         // A plan reads fewer areas cold the more fixes it holds per grid cell.
         let chunkLimit = prepareAll && !explain ? plannedChunkFixes : chunkFixes
         var counters = judge.counters
-        var explanations = judge.explanations
+        // The invalid rows' explanations come first, as the rows came; each
+        // subject's follow with its notifications.
+        var explanations: [Explanation]? = judge.explanations
+        var indexChecked = false
+        var deferredIndex: DeferredIndex?
+        func writeRunExplanations() throws {
+            try output.write(explanations ?? [], run: report.runId)
+            explanations = nil
+        }
         // The chunk's fixes, subject after subject, and each subject's run of them.
         var fixes: [Fix] = []
         var subjects: [(id: String, fixes: Range<Int>)] = []
@@ -157,16 +161,21 @@ public final class Judgement {
                 fixes.withUnsafeBufferPointer { CandidatePlan.cellOrder($0, cells) }
             }
             try prepare()
+            try writeRunExplanations()
+            if !indexChecked {
+                indexChecked = true
+                if valid >= deferIndexFixes { deferredIndex = try DeferredIndex.dropIfUnseen(db) }
+            }
             var states = try subjects.map { try state.load($0.id, trustingLastSave: false) }
             let before = states
-            let results = judgeInParallel(fixes, subjects.map(\.fixes), &states, cellOrder: cellOrder)
-            for i in subjects.indices {
-                let r = results[i]
+            // Each subject's state and rows are written as soon as it is
+            // judged, in subject order, while the threads judge the next ones.
+            try judgeInParallel(fixes, subjects.map(\.fixes), &states, cellOrder: cellOrder) { i, r, states in
                 if let error = r.error { throw error }
                 try state.save(states[i], before: before[i])
-                for n in r.notifications { try write(n, run: report.runId) }
+                try output.write(r.notifications, run: report.runId)
+                try output.write(r.explanations, run: report.runId)
                 counters.add(r.counters)
-                explanations += r.explanations
             }
             done += fixes.count
             progress?(done, valid)
@@ -192,7 +201,8 @@ public final class Judgement {
         try prepare()  // a batch with no valid fix still waits for its preparation
         progress?(valid, valid)
         report.counters = counters
-        for e in explanations { try write(e, run: report.runId) }
+        try writeRunExplanations()
+        try deferredIndex?.restore()
         try finishRun(report)
         return report
     }
@@ -225,11 +235,15 @@ public final class Judgement {
     /// The same, when judging with a `CandidatePlan` (~100 bytes a fix).
     public var plannedChunkFixes = 1_000_000
 
+    /// A batch of at least this many valid fixes into an empty
+    /// gf_notifications builds its index at the end (`DeferredIndex`).
+    public var deferIndexFixes = 10_000
+
     /// A batch of up to this many valid fixes is ordered in memory (~50 bytes
     /// a fix); a larger one spills to a temporary table that SQLite sorts.
     public var inMemoryFixes = 2_000_000
 
-    private struct SubjectResult {
+    struct SubjectResult {
         var notifications: [Notification] = []
         var counters = JudgeCounters()
         var explanations: [Explanation] = []
@@ -239,47 +253,68 @@ public final class Judgement {
     /// Judges each subject's fixes against its state, subjects spread over the
     /// cores. Each thread owns distinct indices of `states` and of the results.
     /// `cellOrder`, when given, is `CandidatePlan.cellOrder` of `fixes`.
-    private func judgeInParallel(_ fixes: [Fix], _ subjects: [Range<Int>], _ states: inout [SubjectState],
-                                 cellOrder: [Int]? = nil) -> [SubjectResult] {
+    ///
+    /// The calling thread meanwhile hands each subject's result, in subject
+    /// order, to `consume` (with the states) as soon as that subject is
+    /// judged, so SQLite's writes overlap the judging. It holds the catalog's
+    /// lock while it does: the judging threads use the connection only under
+    /// that lock (an area met for the first time), and one connection is one
+    /// thread at a time.
+    private func judgeInParallel(_ fixes: [Fix], _ subjects: [Range<Int>], _ states: inout [SubjectState], cellOrder: [Int]? = nil,
+                                 consume: (Int, SubjectResult, UnsafeMutableBufferPointer<SubjectState>) throws -> Void) throws {
         var results = [SubjectResult](repeating: SubjectResult(), count: subjects.count)
         let width = subjects.count > 1 ? min(Parallel.width, subjects.count) : 1
         while workerCatalogs.count < width { workerCatalogs.append(WorkerCatalog(catalog)) }
         for c in workerCatalogs { c.limit = maxPreparedAreas; c.skippingOutside = !explain }
-        let catalogs = workerCatalogs, explain = self.explain, filter = self.fixFilter
+        let catalogs = workerCatalogs, explain = self.explain, filter = self.fixFilter, lock = catalog.lock
         let planned = explain ? nil : catalog.plannedAreas
         let plan = planned.map { self.plan(fixes, $0, cellOrder: cellOrder) } ?? Plan(entries: [], spans: [])
+        // Subject order, as they are written; but a subject that holds a
+        // large share of the chunk first, or the chunk would end with one
+        // thread judging it while the others wait.
+        let total = fixes.count
+        let heavy = subjects.indices.filter { subjects[$0].count * 8 * width >= total }
+        let order = heavy.sorted { subjects[$0].count > subjects[$1].count }
+            + subjects.indices.filter { subjects[$0].count * 8 * width < total }
+        var failure: Error?
         plan.withBuffers { shares, spans in
             fixes.withUnsafeBufferPointer { fixes in
                 states.withUnsafeMutableBufferPointer { st in
                     results.withUnsafeMutableBufferPointer { out in
-                        let (st, out, fixes) = (UnsafeMutableBufferPointerBox(st), UnsafeMutableBufferPointerBox(out), UnsafeBufferPointerBox(fixes))
-                        // Subjects with the most fixes first (judging time follows fix count).
-                        let order = subjects.indices.sorted { subjects[$0].count > subjects[$1].count }
-                        Parallel.share(order, width: width) { w, i in
-                            var judge = SubjectJudge(catalog: catalogs[w], explain: explain, fixFilter: filter)
-                            var r = SubjectResult()
-                            do {
-                                for k in subjects[i] {
-                                    if let planned {
-                                        let s = spans.buffer[k]
-                                        let entries = UnsafeBufferPointer(rebasing: shares[Int(s.share)].buffer[Int(s.start)..<Int(s.end)])
-                                        r.notifications += try judge.judge(fixes.buffer[k], &st.buffer[i], plan: entries, areas: planned)
-                                    } else {
-                                        r.notifications += try judge.judge(fixes.buffer[k], &st.buffer[i])
+                        let (stBox, out, fixes) = (UnsafeMutableBufferPointerBox(st), UnsafeMutableBufferPointerBox(out), UnsafeBufferPointerBox(fixes))
+                        do {
+                            try Parallel.share(order, width: width, consumingInOrder: { i in
+                                let r = out.buffer[i]
+                                out.buffer[i] = SubjectResult()  // its memory goes as soon as it is written
+                                try lock.with { try consume(i, r, stBox.buffer) }
+                            }) { w, i in
+                                var judge = SubjectJudge(catalog: catalogs[w], explain: explain, fixFilter: filter)
+                                var r = SubjectResult()
+                                do {
+                                    for k in subjects[i] {
+                                        if let planned {
+                                            let s = spans.buffer[k]
+                                            let entries = UnsafeBufferPointer(rebasing: shares[Int(s.share)].buffer[Int(s.start)..<Int(s.end)])
+                                            r.notifications += try judge.judge(fixes.buffer[k], &stBox.buffer[i], plan: entries, areas: planned)
+                                        } else {
+                                            r.notifications += try judge.judge(fixes.buffer[k], &stBox.buffer[i])
+                                        }
                                     }
+                                } catch {
+                                    r.error = error
                                 }
-                            } catch {
-                                r.error = error
+                                r.counters = judge.counters
+                                r.explanations = judge.explanations
+                                out.buffer[i] = r
                             }
-                            r.counters = judge.counters
-                            r.explanations = judge.explanations
-                            out.buffer[i] = r
+                        } catch {
+                            failure = error
                         }
                     }
                 }
             }
         }
-        return results
+        if let failure { throw failure }
     }
 
     /// A chunk's plan: per share of the cells, its entries; per fix, its span.
@@ -354,15 +389,9 @@ public final class Judgement {
         return (report, out)
     }
 
-    func write(_ n: Notification, run: Int64) throws {
-        try insertNotification.run([.integer(run), .text(n.subjectId), .text(n.ts.storageText), .text(n.areaId), .integer(n.conditionId),
-                                    .text(n.transition.rawValue), .real(n.lat), .real(n.lon), .real(n.accuracy)])
-    }
+    func write(_ n: Notification, run: Int64) throws { try output.write(n, run: run) }
 
-    func write(_ e: Explanation, run: Int64) throws {
-        try insertExplanation.run([.integer(run), .text(e.subjectId), e.ts.microseconds == 0 ? .null : .text(e.ts.storageText),
-                                   e.areaId.sqlValue, e.conditionId.sqlValue, .text(e.kind), .text(e.reason)])
-    }
+    func write(_ e: Explanation, run: Int64) throws { try output.write(e, run: run) }
 }
 
 /// What a process about to exit keeps instead of freeing
@@ -372,3 +401,4 @@ enum LeftToExit {
     nonisolated(unsafe) private static var kept: [Any] = []
     static func keep(_ x: Any) { lock.with { kept.append(x) } }
 }
+

@@ -4,9 +4,15 @@ import Glibc
 
 /// Plain pthreads, so the extension needs no Dispatch or Foundation library
 /// at run time (it must load in a bare sqlite3 shell).
-enum Parallel {
-    /// How many threads judgement uses: the online cores, at most 8.
-    static var width: Int { max(1, min(8, Int(sysconf(Int32(_SC_NPROCESSORS_ONLN))))) }
+public enum Parallel {
+    /// How many threads judgement, location and preparation use: `threads`
+    /// when set (`geofence judge --threads`), else the CPUs this process may
+    /// use (`UsableCPUs`), at most 8.
+    static var width: Int { threads.map { max(1, $0) } ?? usable }
+    private static let usable = min(8, UsableCPUs.count)
+
+    /// Set once by a command before its work starts; nil: `UsableCPUs`.
+    nonisolated(unsafe) public static var threads: Int?
 
     private final class Job: @unchecked Sendable {
         let body: () -> Void
@@ -132,4 +138,75 @@ final class Handoff<Item>: @unchecked Sendable {
     /// For a producer that must run to the end before anyone takes (no thread to run it on).
     func removeLimit() { pthread_mutex_lock(m); capacity = Int.max; pthread_mutex_unlock(m) }
     func cancel() { pthread_mutex_lock(m); cancelled = true; pthread_cond_broadcast(changed); pthread_mutex_unlock(m) }
+}
+
+/// A mutex with a condition variable at fixed addresses: for a thread that
+/// waits until others have done something.
+final class Signal: @unchecked Sendable {
+    private let m = UnsafeMutablePointer<pthread_mutex_t>.allocate(capacity: 1)
+    private let c = UnsafeMutablePointer<pthread_cond_t>.allocate(capacity: 1)
+    init() { pthread_mutex_init(m, nil); pthread_cond_init(c, nil) }
+    deinit { pthread_cond_destroy(c); pthread_mutex_destroy(m); c.deallocate(); m.deallocate() }
+
+    /// Runs `body` under the mutex and wakes every waiter.
+    func change<T>(_ body: () throws -> T) rethrows -> T {
+        pthread_mutex_lock(m)
+        defer { pthread_cond_broadcast(c); pthread_mutex_unlock(m) }
+        return try body()
+    }
+
+    /// Waits under the mutex until `ready()` holds, then runs `body`.
+    func wait<T>(until ready: () -> Bool, then body: () throws -> T) rethrows -> T {
+        pthread_mutex_lock(m)
+        defer { pthread_mutex_unlock(m) }
+        while !ready() { pthread_cond_wait(c, m) }
+        return try body()
+    }
+}
+
+extension Parallel {
+    /// Runs `body(worker, item)` for every item of `order` on `width` new
+    /// threads (each taking the next item as it finishes one) while the
+    /// calling thread hands the items to `consume` in the order 0, 1, 2, …,
+    /// each as soon as it is done: the caller's work (SQLite's writes) then
+    /// overlaps the threads'. `order` must hold each of 0..<order.count once;
+    /// put early the items that are needed early or that take longest. If
+    /// `consume` throws, the threads take no further item, are waited for,
+    /// and the error is rethrown. With no thread to be had, the caller does
+    /// all the work first, then consumes.
+    static func share(_ order: [Int], width: Int, consumingInOrder consume: (Int) throws -> Void,
+                      _ body: @escaping (_ worker: Int, _ item: Int) -> Void) throws {
+        let signal = Signal()
+        let state = ShareState(count: order.count)
+        let work: (Int) -> Void = { w in
+            while true {
+                let k: Int = signal.change { defer { state.next += 1 }; return state.stopped ? order.count : state.next }
+                guard k < order.count else { return }
+                body(w, order[k])
+                signal.change { state.done[order[k]] = true }
+            }
+        }
+        var threads: [pthread_t] = []
+        for w in 0..<min(width, order.count) {
+            if let t = spawn({ work(w) }) { threads.append(t) }
+        }
+        if threads.isEmpty { work(0) }
+        defer { for t in threads { join(t) } }
+        do {
+            for i in 0..<order.count {
+                signal.wait(until: { state.done[i] }, then: {})
+                try consume(i)
+            }
+        } catch {
+            signal.change { state.stopped = true }
+            throw error
+        }
+    }
+
+    private final class ShareState: @unchecked Sendable {
+        var next = 0
+        var stopped = false
+        var done: [Bool]
+        init(count: Int) { done = [Bool](repeating: false, count: count) }
+    }
 }

@@ -5,7 +5,10 @@ import GeofenceCore
 final class StateStore {
     let db: Connection
     private let loadSubject, loadStays, loadNotified: Statement
-    private let saveSubject, deleteStay, saveStay, saveStreaks, saveNotified: Statement
+    private let saveSubject, deleteStay, saveStay, saveStreaks, saveNotified, saveNotifiedRows: Statement
+    /// Rows of gf_last_notified per statement of `saveNotifiedRows`: a
+    /// subject's day of notifications can touch a thousand conditions.
+    static let notifiedPerStatement = 64
 
     init(_ db: Connection) throws {
         self.db = db
@@ -13,7 +16,15 @@ final class StateStore {
         loadStays = try db.prepare("""
             SELECT area_id, state, in_base, out_base, base_judged, entered_at, dwell_spent FROM gf_stay_rows WHERE subject_id = ?
             """)
-        loadNotified = try db.prepare("SELECT condition_id, local_date FROM gf_last_notified WHERE subject_id = ?")
+        // Only the days a rule reads: those of conditions with a suppression
+        // (SPEC §5). A subject notified by a thousand plain IN/OUT conditions
+        // would otherwise read a thousand rows at every single check. Every
+        // notification still records its day, which then rewrites the row
+        // with the same or a later day, as before.
+        loadNotified = try db.prepare("""
+            SELECT n.condition_id, n.local_date FROM gf_last_notified AS n JOIN gf_conditions AS c ON c.condition_id = n.condition_id
+            WHERE n.subject_id = ? AND c.renotify_suppress_days > 0
+            """)
         saveSubject = try db.prepare("""
             INSERT INTO gf_subjects (subject_id, last_ts, last_lat, last_lon, last_accuracy_m, judged_fixes) VALUES (?, ?, ?, ?, ?, ?)
             ON CONFLICT(subject_id) DO UPDATE SET last_ts = excluded.last_ts, last_lat = excluded.last_lat,
@@ -25,10 +36,13 @@ final class StateStore {
             VALUES (?, ?, ?, ?, ?, ?, ?, ?)
             """)
         saveStreaks = try db.prepare("UPDATE gf_stay_rows SET in_base = ?3, out_base = ?4, base_judged = ?5 WHERE subject_id = ?1 AND area_id = ?2")
-        saveNotified = try db.prepare("""
-            INSERT INTO gf_last_notified (subject_id, condition_id, local_date) VALUES (?, ?, ?)
-            ON CONFLICT(subject_id, condition_id) DO UPDATE SET local_date = excluded.local_date
-            """)
+        func upsert(_ rows: Int) -> String {
+            "INSERT INTO gf_last_notified (subject_id, condition_id, local_date) VALUES "
+                + Array(repeating: "(?, ?, ?)", count: rows).joined(separator: ", ")
+                + " ON CONFLICT(subject_id, condition_id) DO UPDATE SET local_date = excluded.local_date"
+        }
+        saveNotified = try db.prepare(upsert(1))
+        saveNotifiedRows = try db.prepare(upsert(Self.notifiedPerStatement))
     }
 
     /// The state this store saved last, for `load(_:trustingLastSave:)`.
@@ -102,8 +116,26 @@ final class StateStore {
                               stay.enteredAt.map { .text($0.storageText) } ?? .null,
                               stay.dwellSpent.isEmpty ? .null : .text(stay.dwellSpent.map(String.init).joined(separator: ","))])
         }
-        for (id, day) in s.lastNotifiedDay where before.lastNotifiedDay[id] != day {
-            try saveNotified.run([.text(s.subjectId), .integer(id), .text(ConditionDefinition.formatDate(day))])
+        // In key order: the rows of a new subject then go in at the end of
+        // the table's B-tree, one after the other, not at random inside it.
+        let changed = s.lastNotifiedDay.filter { before.lastNotifiedDay[$0.key] != $0.value }.sorted { $0.key < $1.key }
+        var start = 0
+        let n = Self.notifiedPerStatement
+        while changed.count - start >= n {
+            for k in 0..<n {
+                let (id, day) = changed[start + k], p = Int32(3 * k)
+                try saveNotifiedRows.bind(text: s.subjectId, at: p + 1)
+                try saveNotifiedRows.bind(integer: id, at: p + 2)
+                try saveNotifiedRows.bind(text: ConditionDefinition.formatDate(day), at: p + 3)
+            }
+            try saveNotifiedRows.runBound()
+            start += n
+        }
+        for (id, day) in changed[start...] {
+            try saveNotified.bind(text: s.subjectId, at: 1)
+            try saveNotified.bind(integer: id, at: 2)
+            try saveNotified.bind(text: ConditionDefinition.formatDate(day), at: 3)
+            try saveNotified.runBound()
         }
         lastSaved = s
     }

@@ -41,6 +41,63 @@ public final class Statement {
         try connection.check(rc, sql)
     }
 
+    /// Binds one value in place, leaving the others bound: for a statement
+    /// run once per row of a large output, where building an array of
+    /// values per row cost more than SQLite's own work.
+    public func bind(integer value: Int64, at index: Int32) throws {
+        try connection.check(sqlite.pointee.bind_int64!(handle, index, value), sql)
+    }
+
+    public func bind(real value: Double, at index: Int32) throws {
+        try connection.check(sqlite.pointee.bind_double!(handle, index, value), sql)
+    }
+
+    /// Text, copied by SQLite (its UTF-8 bytes with their length: no C string made).
+    public func bind(text value: String, at index: Int32) throws {
+        var value = value
+        let rc = value.withUTF8 { b in
+            sqlite.pointee.bind_text64!(handle, index, UnsafeRawPointer(b.baseAddress ?? UnsafePointer(bitPattern: 1)!)
+                                          .assumingMemoryBound(to: CChar.self), UInt64(b.count), SQLITE_TRANSIENT_DESTRUCTOR,
+                                        UInt8(SQLITE_UTF8))
+        }
+        try connection.check(rc, sql)
+    }
+
+    /// A string constant, which SQLite reads in place.
+    public func bind(staticText value: StaticString?, at index: Int32) throws {
+        guard let value else { return try bindNull(at: index) }
+        let rc = value.withUTF8Buffer { b in
+            sqlite.pointee.bind_text64!(handle, index, UnsafeRawPointer(b.baseAddress ?? UnsafePointer(bitPattern: 1)!)
+                                          .assumingMemoryBound(to: CChar.self), UInt64(b.count), nil, UInt8(SQLITE_UTF8))
+        }
+        try connection.check(rc, sql)
+    }
+
+    /// Binds text that SQLite reads in place during `body` (which steps the
+    /// statement), without copying it; unbound again before returning, so
+    /// the statement never keeps a pointer to memory that may go.
+    public func withBound<T>(text value: String, at index: Int32, _ body: () throws -> T) throws -> T {
+        var value = value
+        return try value.withUTF8 { b in
+            let rc = sqlite.pointee.bind_text64!(handle, index, UnsafeRawPointer(b.baseAddress ?? UnsafePointer(bitPattern: 1)!)
+                                                   .assumingMemoryBound(to: CChar.self), UInt64(b.count), nil, UInt8(SQLITE_UTF8))
+            try connection.check(rc, sql)
+            defer { _ = sqlite.pointee.bind_null!(handle, index) }
+            return try body()
+        }
+    }
+
+    public func bindNull(at index: Int32) throws {
+        try connection.check(sqlite.pointee.bind_null!(handle, index), sql)
+    }
+
+    /// Runs a statement bound value by value to completion and resets it,
+    /// keeping its bindings for the next row.
+    public func runBound() throws {
+        while try step() {}
+        _ = sqlite.pointee.reset!(handle)
+    }
+
     /// Advances; true while there is a row. A failed step resets the
     /// statement before it throws: a statement left in its error state would
     /// keep its read snapshot, so every later use of the connection (and a

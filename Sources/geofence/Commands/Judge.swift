@@ -32,9 +32,19 @@ struct Judge: ParsableCommand {
     @Flag(help: "Drop the fixes a phone with the stored positioning settings would not have reported: worse than the accuracy tier, or closer than the distance filter to the subject's last fix.")
     var deviceFilter = false
     @Flag(help: "Print only the summary line.") var quiet = false
+    @Option(help: ArgumentHelp("Judging threads (1–256). Default: the CPUs this process may use (its affinity mask and cgroup CPU quota), at most 8.",
+                               valueName: "N"))
+    var threads: Int?
+
+    func validate() throws {
+        if let threads, !(1...256).contains(threads) {
+            throw ValidationError("--threads must be a whole number from 1 to 256, got \(threads)")
+        }
+    }
 
     func run() throws {
         HugePages.adviseForThisProcess()
+        Parallel.threads = threads
         try reporting {
             let conn = try openCatalog(db)
             // Opened first: a refused or unwritable --out fails before the run.
@@ -84,22 +94,42 @@ struct Judge: ParsableCommand {
 
 let notificationColumns = ["subject_id", "ts", "area_id", "condition_id", "transition", "lat", "lon", "accuracy_m"]
 
+/// The SELECT behind `notificationRows` and the --out file: the canonical order.
+private let notificationQuery = """
+    SELECT subject_id, ts, area_id, condition_id, transition, lat, lon, accuracy_m FROM gf_notifications
+    WHERE (?1 IS NULL OR run_id = ?1) AND (?2 IS NULL OR subject_id = ?2) AND (?3 IS NULL OR ts >= ?3)
+    ORDER BY subject_id, ts, area_id, condition_id
+    """
+
+/// A stored column as people read it: stored times carry six fraction
+/// digits for exact ordering, people get the short form.
+private func notificationField(_ i: Int, _ v: SQLiteValue) -> String? {
+    i == 1 ? v.string.flatMap { try? Timestamp.parse($0).iso8601 } : (v.isNull ? nil : v.string)
+}
+
 func notificationRows(_ conn: Connection, run: Int64? = nil, subject: String? = nil, since: String? = nil) throws -> [[String?]] {
-    try conn.query("""
-        SELECT subject_id, ts, area_id, condition_id, transition, lat, lon, accuracy_m FROM gf_notifications
-        WHERE (?1 IS NULL OR run_id = ?1) AND (?2 IS NULL OR subject_id = ?2) AND (?3 IS NULL OR ts >= ?3)
-        ORDER BY subject_id, ts, area_id, condition_id
-        """, [run.sqlValue, subject.sqlValue, since.sqlValue]).map { row in
-        // Stored times carry six fraction digits for exact ordering; people get the short form.
-        row.enumerated().map { i, v in i == 1 ? v.string.flatMap { try? Timestamp.parse($0).iso8601 } : (v.isNull ? nil : v.string) }
+    try conn.query(notificationQuery, [run.sqlValue, subject.sqlValue, since.sqlValue]).map { row in
+        row.enumerated().map { i, v in notificationField(i, v) }
     }
 }
 
 /// Writes the run's notifications and closes the file; the caller commits it.
+/// Row by row from the statement into the file's buffer: a run can write
+/// millions, which need not all be held as strings first.
 func writeNotificationsCSV(_ conn: Connection, run: Int64, to output: OutputFile) throws {
     try output.write(notificationColumns.joined(separator: ",") + "\n")
-    for row in try notificationRows(conn, run: run) {
-        try output.write(row.map { csvField($0 ?? "") }.joined(separator: ",") + "\n")
+    let rows = try conn.prepare(notificationQuery)
+    try rows.bind([.integer(run), .null, .null])
+    defer { rows.reset() }
+    var line = ""
+    while try rows.step() {
+        line.removeAll(keepingCapacity: true)
+        for i in 0..<notificationColumns.count {
+            if i > 0 { line += "," }
+            line += csvField(notificationField(i, rows.value(i)) ?? "")
+        }
+        line += "\n"
+        try output.write(line)
     }
     try output.close()
 }
