@@ -1,4 +1,4 @@
-/// Everything judgement keeps about one subject (SPEC §4): its last judged
+/// Everything judgement keeps about one subject (behaviour §4): its last judged
 /// fix, its non-neutral stays, and the local day each condition last notified
 /// it. Subjects never share state, so subjects can be judged in any order, or
 /// in separate tasks, with the same results.
@@ -148,7 +148,7 @@ public struct SubjectJudge {
             return hasStay ? slot + 1 : slot
         }
         // Most candidates: no stay and not inside. Counting that verdict from
-        // UNKNOWN leaves a neutral stay, which is not kept (SPEC §4), and no
+        // UNKNOWN leaves a neutral stay, which is not kept (behaviour §4), and no
         // condition can fire; only an undecided one may need explaining.
         if !hasStay && (verdict == .outside || (verdict == .undecided && !explain)) { return slot }
         return count(fix, id, .lent(lent), lent._withUnsafeGuaranteedRef { CountingRules($0) }, verdict, slot: slot, hasStay: hasStay, &state, &out)

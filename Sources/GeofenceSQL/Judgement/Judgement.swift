@@ -1,6 +1,6 @@
 import GeofenceCore
 
-/// One judgement run over fixes (SPEC §2, §4, §5): the batch behind
+/// One judgement run over fixes (behaviour §2, §4, §5): the batch behind
 /// `geofence judge`, the single fix behind `geofence check` and gf_check().
 ///
 /// Fixes are staged with their parsed times, then read back ordered by
@@ -151,7 +151,7 @@ public final class Judgement {
         var fixes: [Fix] = []
         var subjects: [(id: String, fixes: Range<Int>)] = []
         var done = 0
-        // Subjects share nothing (SPEC §4), so a chunk of them is judged on every
+        // Subjects share nothing (behaviour §4), so a chunk of them is judged on every
         // core; SQLite reads and writes stay on this thread, in subject order.
         func flush() throws {
             guard !subjects.isEmpty else { return }

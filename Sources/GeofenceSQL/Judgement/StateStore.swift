@@ -17,7 +17,7 @@ final class StateStore {
             SELECT area_id, state, in_base, out_base, base_judged, entered_at, dwell_spent FROM gf_stay_rows WHERE subject_id = ?
             """)
         // Only the days a rule reads: those of conditions with a suppression
-        // (SPEC §5). A subject notified by a thousand plain IN/OUT conditions
+        // (behaviour §5). A subject notified by a thousand plain IN/OUT conditions
         // would otherwise read a thousand rows at every single check. Every
         // notification still records its day, which then rewrites the row
         // with the same or a later day, as before.
@@ -101,7 +101,7 @@ final class StateStore {
         for (area, stay) in s.stays {
             let old = before.stays[area]
             // A stay whose streak grew by one at every fix reads right from the
-            // row as it is (SPEC §4 counts every inside fix, so a subject
+            // row as it is (behaviour §4 counts every inside fix, so a subject
             // staying inside would otherwise rewrite each of its stays per fix).
             if let old, old.continued(by: judgedSince) == stay { continue }
             // A streak broken or restarted: an UPDATE of unindexed columns,
