@@ -62,3 +62,21 @@ def square(area_id, lon, lat, size=0.01, **props):
     ring = [[lon, lat], [lon + size, lat], [lon + size, lat + size], [lon, lat + size], [lon, lat]]
     return {"type": "Feature", "properties": {"area_id": area_id, **props},
             "geometry": {"type": "Polygon", "coordinates": [ring]}}
+
+
+def judge_while_another_writes(db):
+    """`geofence judge` of the sample fixes while another connection holds the
+    write lock throughout; returns (the finished process, seconds it waited)."""
+    import subprocess as sp
+    import time
+    holder = sp.Popen(["sqlite3", db], stdin=sp.PIPE, text=True)
+    holder.stdin.write("BEGIN IMMEDIATE;\nINSERT INTO gf_settings VALUES ('x', 'y');\n")
+    holder.stdin.flush()
+    time.sleep(0.5)
+    try:
+        t = time.time()
+        p = gf("judge", db, "--fixes", SAMPLES / "fixes.csv", check=False)
+        waited = time.time() - t
+    finally:
+        holder.stdin.write("ROLLBACK;\n.quit\n"); holder.stdin.flush(); holder.wait(timeout=30)
+    return p, waited

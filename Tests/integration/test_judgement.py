@@ -9,7 +9,7 @@ import shutil
 
 import pytest
 
-from conftest import SAMPLES, gf, run, snapshot, sql
+from conftest import SAMPLES, gf, run, snapshot, sql, judge_while_another_writes
 
 
 def scenario(tmp_path, subjects=4, per_subject=150, seed=21):
@@ -224,16 +224,7 @@ def test_a_second_writer_waits_then_refuses_clearly(tmp_path):
     db = tmp_path / "d.db"
     gf("init", db)
     gf("import", db, SAMPLES / "areas.geojson", "--with-default-conditions")
-    holder = subprocess.Popen(["sqlite3", db], stdin=subprocess.PIPE, text=True)
-    holder.stdin.write("BEGIN IMMEDIATE;\nINSERT INTO gf_settings VALUES ('x', 'y');\n")
-    holder.stdin.flush()
-    time.sleep(0.5)
-    try:
-        t = time.time()
-        p = gf("judge", db, "--fixes", SAMPLES / "fixes.csv", check=False)
-        waited = time.time() - t
-    finally:
-        holder.stdin.write("ROLLBACK;\n.quit\n"); holder.stdin.flush(); holder.wait(timeout=30)
+    p, waited = judge_while_another_writes(db)
     assert p.returncode == 3 and "the database is busy" in p.stderr, p.stderr
     assert waited >= 2, "it waits for the other writer before refusing"
     assert json.loads(gf("notifications", db, "--json").stdout) == []

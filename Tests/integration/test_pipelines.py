@@ -8,7 +8,7 @@ import json
 import subprocess
 import time
 
-from conftest import CLI, SAMPLES, gf, run
+from conftest import CLI, SAMPLES, gf, run, judge_while_another_writes
 
 
 def fresh(tmp_path, name="d.db"):
@@ -65,16 +65,7 @@ def test_ndjson_fixes_from_standard_input(tmp_path):
 
 def test_the_busy_timeout_is_the_one_the_message_states(tmp_path):
     db = fresh(tmp_path)
-    holder = subprocess.Popen(["sqlite3", db], stdin=subprocess.PIPE, text=True)
-    holder.stdin.write("BEGIN IMMEDIATE;\nINSERT INTO gf_settings VALUES ('x', 'y');\n")
-    holder.stdin.flush()
-    time.sleep(0.5)
-    try:
-        t = time.time()
-        p = gf("judge", db, "--fixes", SAMPLES / "fixes.csv", check=False)
-        waited = time.time() - t
-    finally:
-        holder.stdin.write("ROLLBACK;\n.quit\n"); holder.stdin.flush(); holder.wait(timeout=30)
+    p, waited = judge_while_another_writes(db)
     assert p.returncode == 3 and "for over 10 s" in p.stderr
     assert 9.5 <= waited < 30, waited
 
