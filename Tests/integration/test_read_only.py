@@ -15,12 +15,24 @@ from conftest import CLI, EXTENSION, SAMPLES, gf, run
 
 pytestmark = pytest.mark.skipif(shutil.which("runuser") is None, reason="needs runuser")
 
+# The unprivileged user may not be able to enter the checkout (a clone in a
+# private temporary folder): it runs copies of the binaries and the sample
+# files from a folder anyone may read.
+TOOLS = Path(tempfile.mkdtemp(prefix="gf-ro-tools-", dir="/tmp"))
+TOOLS.chmod(0o755)
+RO_CLI = Path(shutil.copy2(CLI, TOOLS / "geofence"))
+RO_EXTENSION = Path(shutil.copy2(EXTENSION, TOOLS / "libgeofence.so"))
+RO_SAMPLES = TOOLS / "samples"
+shutil.copytree(SAMPLES, RO_SAMPLES)
+for path in [RO_SAMPLES, *RO_SAMPLES.iterdir()]:
+    path.chmod(0o755 if path.is_dir() else 0o644)
+
 READS = [
     ["areas", "list", "--json"],
     ["conditions", "list", "--json"],
     ["export"],
     ["locate", "--lat", "35.715", "--lon", "139.773", "--accuracy", "20", "--json"],
-    ["locate", "--fixes", str(SAMPLES / "fixes.csv")],
+    ["locate", "--fixes", str(RO_SAMPLES / "fixes.csv")],
     ["nearest", "--lat", "35.6812", "--lon", "139.7671", "-n", "3", "--json"],
     ["regions", "--lat", "35.6812", "--lon", "139.7671", "-n", "2"],
     ["settings", "--json"],
@@ -29,9 +41,9 @@ READS = [
 ]
 
 WRITES = [
-    ["import", str(SAMPLES / "areas.geojson"), "--upsert"],
+    ["import", str(RO_SAMPLES / "areas.geojson"), "--upsert"],
     ["settings", "default_confidence", "0.5"],
-    ["judge", "--fixes", str(SAMPLES / "fixes.csv")],
+    ["judge", "--fixes", str(RO_SAMPLES / "fixes.csv")],
     ["check", "--subject", "s", "--lat", "35.715", "--lon", "139.773", "--accuracy", "10", "--time", "2026-11-20T00:00:00Z"],
     ["conditions", "remove", "1"],
     ["clear"],
@@ -76,20 +88,20 @@ def test_reads_work_and_writes_are_refused_as_an_unprivileged_user(places):
         for cmd in READS:
             expected = gf(*cmd[:2], locked, *cmd[2:]) if cmd[0] in ("areas", "conditions") else gf(cmd[0], locked, *cmd[1:])
             args = [*cmd[:2], name, *cmd[2:]] if cmd[0] in ("areas", "conditions") else [cmd[0], name, *cmd[1:]]
-            got = as_nobody(CLI, *args, check=False)
+            got = as_nobody(RO_CLI, *args, check=False)
             assert got.returncode == 0, (name, cmd, got.stderr)
             assert got.stdout == expected.stdout, (name, cmd)
         before = digest(db)
         for cmd in WRITES:
             args = [*cmd[:2], name, *cmd[2:]] if cmd[0] in ("conditions",) else [cmd[0], name, *cmd[1:]]
-            p = as_nobody(CLI, *args, check=False)
+            p = as_nobody(RO_CLI, *args, check=False)
             assert p.returncode == 2, (name, cmd, p.stdout, p.stderr)
             assert "this command writes to the catalog, which is read-only here" in p.stderr, (name, cmd, p.stderr)
             assert "Traceback" not in p.stderr and "PRAGMA" not in p.stderr
         assert digest(db) == before
     # Export to a file the user may write works too.
     out = in_open_folder.parent / "export.geojson"
-    as_nobody(CLI, "export", locked, "--out", out)
+    as_nobody(RO_CLI, "export", locked, "--out", out)
     assert out.read_text() == gf("export", locked).stdout
 
 
@@ -99,7 +111,7 @@ def test_sql_functions_on_read_only_catalogs(places):
              "(SELECT count(*) FROM gf_areas WHERE gf_contains(geom, 35.715, 139.773, 10) = 1), "
              "(SELECT area_id FROM gf_nearest(35.6812, 139.7671, 1)), "
              "json_array_length(gf_regions(35.6812, 139.7671, 2), '$.ios');")
-    load = [".load mod_spatialite", f".load {EXTENSION.with_suffix('')}"]
+    load = [".load mod_spatialite", f".load {RO_EXTENSION.with_suffix('')}"]
     # In a folder nobody may write, SQLite reads a WAL database only when told it cannot change.
     for uri in [f"file:{locked}?immutable=1", f"file:{in_open_folder}?mode=ro", str(in_open_folder)]:
         p = as_nobody("sqlite3", "-bail", uri, *load, query, check=False)
@@ -115,7 +127,7 @@ def test_an_older_schema_is_refused_with_the_command_that_upgrades_it(places):
     run("sqlite3", db, "UPDATE gf_meta SET value = '4' WHERE key = 'schema_version'")
     db.chmod(0o644)
     before = digest(db)
-    p = as_nobody(CLI, "areas", "list", db, check=False)
+    p = as_nobody(RO_CLI, "areas", "list", db, check=False)
     assert p.returncode == 2
     assert "schema version 4" in p.stderr and f"geofence settings {db}" in p.stderr, p.stderr
     assert digest(db) == before
@@ -149,7 +161,7 @@ os._exit(0)
     for p in (locked, Path(f"{locked}-wal")):
         p.chmod(0o644)
     folder.chmod(0o755)
-    p = as_nobody(CLI, "areas", "list", locked, "--csv", check=False)
+    p = as_nobody(RO_CLI, "areas", "list", locked, "--csv", check=False)
     assert p.returncode == 2, (p.returncode, p.stdout, p.stderr)
     assert "committed changes in its -wal file" in p.stderr and "wal_checkpoint" in p.stderr
     assert "CHANGED-IN-WAL" not in p.stdout
