@@ -53,6 +53,7 @@ struct Import: ParsableCommand {
             }
             defer { gdal?.finishReading() }
             let r = try AreaImporter(conn).run(path: file, options: o, progress: bar.update)
+            bar.finish()
             for (index, id, reason) in r.repaired { warn("repaired feature \(index) (id \(Echo.quoted(id))): \(reason)") }
             for name in r.repairedTriggers {
                 warn("repaired trigger \(name) on gf_areas: it was missing, or its stored SQL was not SpatiaLite's definition; re-created from that definition")

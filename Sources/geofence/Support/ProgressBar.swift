@@ -16,6 +16,7 @@ final class ProgressBar {
     private let start = ProgressBar.now()
     private var lastDrawn = -1.0
     private var finished = false
+    private var drawnSoFar = 0
 
     /// `divisor` turns the caller's counts into `unit`s (bytes into MB: 1e6).
     init(label: String, unit: String, divisor: Double = 1) {
@@ -23,7 +24,8 @@ final class ProgressBar {
     }
 
     func update(_ done: Int, _ total: Int) {
-        guard enabled, !finished, total > 0 else { return }
+        guard enabled, !finished else { return }
+        guard total > 0 else { return unbounded(done) }
         let t = Self.now()
         let complete = done >= total
         if !complete && t - lastDrawn < 0.2 { return }
@@ -40,6 +42,25 @@ final class ProgressBar {
         }
         fputs(line + "\u{1B}[K" + (complete ? "\n" : ""), stderr)  // ESC[K: clear what a longer line left
         finished = complete
+    }
+
+    /// A source of unknown size (a pipe from GDAL): how much so far and how
+    /// fast, with no percentage or ETA; `finish` writes the final line.
+    private func unbounded(_ done: Int) {
+        let t = Self.now()
+        if done == 0 || t - lastDrawn < 0.2 { return }
+        lastDrawn = t
+        drawnSoFar = done
+        let amount = Double(done) / divisor, elapsed = t - start
+        fputs("\r\(label) \(Self.grouped(amount)) \(unit)  \(Self.grouped(elapsed > 0 ? amount / elapsed : 0)) \(unit)/s\u{1B}[K", stderr)
+    }
+
+    /// Ends a line drawn without a known total (nothing if none was drawn).
+    func finish() {
+        guard enabled, !finished, drawnSoFar > 0 else { return }
+        let elapsed = Self.now() - start
+        fputs("\r\(label) \(Self.grouped(Double(drawnSoFar) / divisor)) \(unit)  in \(Self.duration(elapsed))\u{1B}[K\n", stderr)
+        finished = true
     }
 
     static func now() -> Double {
