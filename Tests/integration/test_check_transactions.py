@@ -2,6 +2,7 @@
 way (a trigger, a full disk), a rolled-back catalog change, SQLITE_BUSY inside
 a read snapshot, and concurrent writers on one WAL database. Every case ends
 with exactly the notifications of an uninterrupted run."""
+# Longer than 300 lines: every way one gf_check transaction can fail (kills, full disk, triggers, busy, writers), sharing the child processes that cause them.
 import json
 import os
 import shutil

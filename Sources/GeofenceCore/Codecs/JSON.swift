@@ -1,3 +1,4 @@
+// Longer than 300 lines: the streaming reader, its value type and its located errors are one codec; splitting them would spread one grammar over files.
 #if canImport(Glibc)
 import Glibc
 #else

@@ -1,3 +1,4 @@
+// Longer than 300 lines: the near search (in the fix's flat frame) and the far one (ellipsoid-wide bounds) must pick the same nearest edge where both apply, so they share this file's helpers.
 #if canImport(Glibc)
 import Glibc
 #else

@@ -1,3 +1,4 @@
+// Longer than 300 lines: the one stored time form is parsed (ISO 8601, Unix seconds, leap seconds, the storable years) and printed in one place, so the two cannot disagree.
 /// An instant, as whole microseconds since 1970-01-01T00:00:00Z: integers, so
 /// ordering and equality are exact (behaviour §6).
 public struct Timestamp: Comparable, Hashable, Sendable, CustomStringConvertible {

@@ -1,3 +1,4 @@
+// Longer than 300 lines: the batch run and the single check share the catalog, the state store and the writer; the split into named pipeline stages is still to do.
 import GeofenceCore
 
 /// One judgement run over fixes (behaviour §2, §4, §5): the batch behind
