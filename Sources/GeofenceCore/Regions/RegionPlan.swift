@@ -3,7 +3,7 @@
 /// "re-sync" circle around the phone that it leaves before it can reach any
 /// area outside those N (then it asks for a new plan).
 ///
-/// Choices (README "Device regions"): every area region reports entry and
+/// Choices (docs/sql.md, "Device regions"; docs/behaviour.md §8): every area region reports entry and
 /// exit (the server judges rules and dwell itself; the OS only wakes the app);
 /// a region's radius is the area's smallest enclosing circle plus the margin,
 /// at least `minRadiusM` (the OSes miss smaller ones) and at most `maxRadiusM`
