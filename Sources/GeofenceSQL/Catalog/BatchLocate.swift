@@ -80,11 +80,12 @@ public enum BatchLocate {
     /// point's pairs staying in area_id order.
     private static func locate(_ points: [Point], _ catalog: OnDemandAreas, _ confidence: Double?) -> [Pair] {
         guard !points.isEmpty else { return [] }
-        let grid = catalog.grid, prepared = catalog.prepared
-        // Every candidate of these points was prepared (`OnDemandAreas.prepare`).
+        let grid = catalog.grid, handles = catalog.handles
+        // Every candidate of these points was prepared (`OnDemandAreas.prepare`),
+        // and `catalog` keeps it alive.
         func forEachCandidate(at p: LonLat, _ body: (Int, JudgedArea) -> Void) {
-            prepared.withUnsafeBufferPointer { areas in
-                grid.forEachCandidate(at: p) { i in if let a = areas[i] { body(i, a) } }
+            handles.withUnsafeBufferPointer { areas in
+                grid.forEachCandidate(at: p, in: areas, present: body, missing: { _ in })
             }
         }
         let keys = points.map { mortonKey($0.p) }

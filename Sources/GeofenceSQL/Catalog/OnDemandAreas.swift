@@ -23,6 +23,10 @@ final class OnDemandAreas {
     /// By grid index (area_id order): the row in gf_areas, and the area once prepared.
     private let rows: [Int64]
     private(set) var prepared: [JudgedArea?]
+    /// The same areas unretained (`prepared` keeps them alive): the locating
+    /// threads visit them without reference counting, whose atomic writes to
+    /// areas both cores read made the walk slower.
+    private(set) var handles: [Unmanaged<JudgedArea>?]
     private let defaultConfidence: Double
     private let read: Statement
 
@@ -64,11 +68,12 @@ final class OnDemandAreas {
         grid = CandidateGrid(order.map { items[$0] })
         rows = order.map { rowOf[$0] }
         prepared = [JudgedArea?](repeating: nil, count: rows.count)
+        handles = [Unmanaged<JudgedArea>?](repeating: nil, count: rows.count)
         try SQLCatalog.requireDistinctIds(grid.ambiguousIds)
         if !early.isEmpty {
             let at = Dictionary(rows.enumerated().map { ($1, $0) }, uniquingKeysWith: { a, _ in a })
             for (row, definition) in early {
-                if let i = at[row] { prepared[i] = JudgedArea(definition: definition, defaultConfidence: defaultConfidence, conditions: []) }
+                if let i = at[row] { keep(JudgedArea(definition: definition, defaultConfidence: defaultConfidence, conditions: []), at: i) }
             }
         }
     }
@@ -87,13 +92,12 @@ final class OnDemandAreas {
     func prepare(touchedBy points: [LonLat]) throws {
         var wanted: [Int] = []
         var asked = Set<Int>()
-        func want(_ i: Int) { if prepared[i] == nil, asked.insert(i).inserted { wanted.append(i) } }
-        for p in points {
-            if abs(p.lon) == 180 {
-                grid.forEachCandidate(at: LonLat(lon: -180, lat: p.lat), want)
-                grid.forEachCandidate(at: LonLat(lon: 180, lat: p.lat), want)
-            } else {
-                grid.forEachCandidate(at: p, want)
+        handles.withUnsafeBufferPointer { areas in
+            func want(_ i: Int) { if asked.insert(i).inserted { wanted.append(i) } }
+            for p in points {
+                for q in abs(p.lon) == 180 ? [LonLat(lon: -180, lat: p.lat), LonLat(lon: 180, lat: p.lat)] : [p] {
+                    grid.forEachCandidate(at: q, in: areas, present: { _, _ in }, missing: want)
+                }
             }
         }
         guard !wanted.isEmpty else { return }
@@ -124,8 +128,13 @@ final class OnDemandAreas {
         }
         for (k, i) in wanted.enumerated() {
             guard let result = made[k] else { continue }
-            prepared[i] = try result.get()
+            keep(try result.get(), at: i)
         }
+    }
+
+    private func keep(_ area: JudgedArea, at i: Int) {
+        prepared[i] = area
+        handles[i] = Unmanaged.passUnretained(area)
     }
 }
 
