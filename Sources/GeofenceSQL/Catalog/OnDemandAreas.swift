@@ -90,16 +90,38 @@ final class OnDemandAreas {
     /// one of `points` (at ±180° both spellings of the meridian, as the
     /// lookup asks). After it, every candidate of these points is prepared.
     func prepare(touchedBy points: [LonLat]) throws {
-        var wanted: [Int] = []
-        var asked = Set<Int>()
+        // The candidates not yet prepared, found on every core (a walk of
+        // the grid per fix: on one thread it was most of the preparing time
+        // of a batch that reaches half a million areas).
+        let width = min(Parallel.width, max(1, points.count / 5000))
+        var found = [[Int]](repeating: [], count: width)
+        let grid = self.grid
         handles.withUnsafeBufferPointer { areas in
-            func want(_ i: Int) { if asked.insert(i).inserted { wanted.append(i) } }
-            for p in points {
-                for q in abs(p.lon) == 180 ? [LonLat(lon: -180, lat: p.lat), LonLat(lon: 180, lat: p.lat)] : [p] {
-                    grid.forEachCandidate(at: q, in: areas, present: { _, _ in }, missing: want)
+            points.withUnsafeBufferPointer { points in
+                found.withUnsafeMutableBufferPointer { found in
+                    let (areas, points, out) = (UnsafeBufferPointerBox(areas), UnsafeBufferPointerBox(points), UnsafeMutableBufferPointerBox(found))
+                    Parallel.run(width) { w in
+                        var mine: [Int] = []
+                        var seen = Set<Int>()
+                        func want(_ i: Int) { if seen.insert(i).inserted { mine.append(i) } }
+                        let n = points.buffer.count
+                        for k in (n * w / width)..<(n * (w + 1) / width) {
+                            let p = points.buffer[k]
+                            if abs(p.lon) == 180 {
+                                grid.forEachCandidate(at: LonLat(lon: -180, lat: p.lat), in: areas.buffer, present: { _, _ in }, missing: want)
+                                grid.forEachCandidate(at: LonLat(lon: 180, lat: p.lat), in: areas.buffer, present: { _, _ in }, missing: want)
+                            } else {
+                                grid.forEachCandidate(at: p, in: areas.buffer, present: { _, _ in }, missing: want)
+                            }
+                        }
+                        out.buffer[w] = mine
+                    }
                 }
             }
         }
+        var wanted: [Int] = []
+        var asked = Set<Int>()
+        for part in found { for i in part where asked.insert(i).inserted { wanted.append(i) } }
         guard !wanted.isEmpty else { return }
         // Rows in their table's order, so the reads walk the file forward; each
         // row's values are copied out here (SQLite, one thread) and decoded
@@ -114,12 +136,12 @@ final class OnDemandAreas {
             values.append(read.row)
         }
         var made = [Result<JudgedArea, Error>?](repeating: nil, count: wanted.count)
-        let width = min(Parallel.width, max(1, wanted.count / 200))
+        let preparers = min(Parallel.width, max(1, wanted.count / 200))
         let confidence = defaultConfidence
         made.withUnsafeMutableBufferPointer { buffer in
             let out = UnsafeMutableBufferPointerBox(buffer)
-            Parallel.run(width) { w in
-                for k in stride(from: w, to: values.count, by: width) {
+            Parallel.run(preparers) { w in
+                for k in stride(from: w, to: values.count, by: preparers) {
                     out.buffer[k] = Result {
                         JudgedArea(definition: try AreaStore.area(values[k]), defaultConfidence: confidence, conditions: [])
                     }
