@@ -35,8 +35,9 @@ def ring(lon, lat, radius_m, n, rng, reverse=False):
     return pts
 
 
-def fence(i, rng):
-    lon, lat = city_point(rng)
+def fence(i, rng, point=city_point):
+    """One fence around `point(rng)` (the city's by default)."""
+    lon, lat = point(rng)
     radius = math.exp(rng.uniform(math.log(25), math.log(1000)))   # 50 m – 2 km across
     kind = rng.random()
     props = {"area_id": f"F{i:07d}"}
@@ -57,14 +58,14 @@ def fence(i, rng):
     return {"type": "Feature", "properties": props, "geometry": geometry}
 
 
-def write_fences(path, count, seed=1):
+def write_fences(path, count, seed=1, point=city_point):
     rng = random.Random(seed)
     with open(path, "w") as f:
         f.write('{"type":"FeatureCollection","features":[\n')
         for i in range(count):
             if i:
                 f.write(",\n")
-            f.write(json.dumps(fence(i, rng), separators=(",", ":")))
+            f.write(json.dumps(fence(i, rng, point), separators=(",", ":")))
         f.write("\n]}\n")
 
 
@@ -75,13 +76,14 @@ def accuracy(rng):
     return round(math.exp(rng.uniform(math.log(50), math.log(1000))), 1)
 
 
-def fixes(count, subjects, seed=2):
+def fixes(count, subjects, seed=2, point=city_point):
     """Random-walk tracks, walking (1.4 m/s) or driving (12 m/s), a fix every 10–60 s,
-    interleaved by time. Yields (subject_id, unix_ts, lat, lon, accuracy_m)."""
+    interleaved by time, each starting at `point(rng)`. Yields (subject_id,
+    unix_ts, lat, lon, accuracy_m)."""
     rng = random.Random(seed)
     state = []
     for s in range(subjects):
-        lon, lat = city_point(rng)
+        lon, lat = point(rng)
         speed = 1.4 if rng.random() < 0.7 else 12.0
         state.append([lon, lat, rng.uniform(0, 2 * math.pi), speed, 1_763_600_000 + rng.uniform(0, 600)])
     per = count // subjects

@@ -7,11 +7,13 @@ import Glibc
 /// every area whose box holds it — the question "which fences contain each
 /// fix" answered without a query per fix.
 ///
-/// How: every area is read in one pass and prepared on every core into a
-/// `MemoryCatalog` (with its `CandidateGrid`), which the threads then only
-/// read; fixes are cut into chunks, each chunk split into contiguous ranges
-/// judged on every core, and the pairs come back in fix order, then area_id
-/// order. Verdicts are those of gf_area_contains: the
+/// How: every area's box is read at the start into a `CandidateGrid`
+/// (`OnDemandAreas`); fixes are cut into chunks, and before a chunk is
+/// located the areas whose boxes its fixes fall in and that are not yet
+/// prepared are read and prepared on every core. The chunk is then split
+/// into contiguous ranges judged on every core, the threads only reading the
+/// grid and the prepared areas, and the pairs come back in fix order, then
+/// area_id order. Verdicts are those of gf_area_contains: the
 /// area's accuracy limits and confidence, or `confidence` for every area.
 /// Outside verdicts are not reported; undecided ones are.
 public enum BatchLocate {
@@ -39,12 +41,15 @@ public enum BatchLocate {
                            emit: (Int, String, Verdict) throws -> Void) throws -> Report {
         var report = Report()
         let started = now()
-        let catalog = try loadCatalog(db)
+        let areas = try OnDemandAreas(db)
         report.loadSeconds = now() - started
         var chunk: [Point] = []
         func flush() throws {
+            let prepared = now()
+            try areas.prepare(touchedBy: chunk.map(\.p))
             let t = now()
-            let pairs = locate(chunk, catalog, confidence)
+            report.loadSeconds += t - prepared
+            let pairs = locate(chunk, areas, confidence)
             report.locateSeconds += now() - t
             for pair in pairs {
                 try emit(pair.row, pair.areaId, pair.verdict)
@@ -67,35 +72,22 @@ public enum BatchLocate {
         return report
     }
 
-    /// Every area, prepared on every core, in a `MemoryCatalog` (its grid built
-    /// before the threads share it, so they only read it).
-    static func loadCatalog(_ db: Connection) throws -> MemoryCatalog {
-        let definitions = try AreaStore(db).all()
-        let confidence = Settings(db).defaultConfidence
-        var prepared = [JudgedArea?](repeating: nil, count: definitions.count)
-        let width = min(Parallel.width, max(1, definitions.count / 500))
-        prepared.withUnsafeMutableBufferPointer { buffer in
-            let out = UnsafeMutableBufferPointerBox(buffer)
-            Parallel.run(width) { w in
-                for i in stride(from: w, to: definitions.count, by: width) {
-                    out.buffer[i] = JudgedArea(definition: definitions[i], defaultConfidence: confidence, conditions: [])
-                }
-            }
-        }
-        let catalog = MemoryCatalog(prepared.compactMap { $0 })
-        catalog.buildIndex()
-        try SQLCatalog.requireDistinctIds(catalog.ambiguousIds)
-        return catalog
-    }
-
     /// The catalog is only read here (its index built before), so every core
     /// shares it. Points are visited in Morton order of their position, so
     /// consecutive points meet the same areas while those are still in the
     /// CPU cache (in arrival order each fix met its ~40 shapes cold); the
     /// pairs are then put back in point order by a counting sort, each
     /// point's pairs staying in area_id order.
-    private static func locate(_ points: [Point], _ catalog: MemoryCatalog, _ confidence: Double?) -> [Pair] {
+    private static func locate(_ points: [Point], _ catalog: OnDemandAreas, _ confidence: Double?) -> [Pair] {
         guard !points.isEmpty else { return [] }
+        let grid = catalog.grid, handles = catalog.handles
+        // Every candidate of these points was prepared (`OnDemandAreas.prepare`),
+        // and `catalog` keeps it alive.
+        func forEachCandidate(at p: LonLat, _ body: (Int, JudgedArea) -> Void) {
+            handles.withUnsafeBufferPointer { areas in
+                grid.forEachCandidate(at: p, in: areas, present: body, missing: { _ in })
+            }
+        }
         let keys = points.map { mortonKey($0.p) }
         let order = points.indices.sorted { keys[$0] < keys[$1] }
         let width = min(Parallel.width, max(1, points.count / 1000))
@@ -119,13 +111,13 @@ public enum BatchLocate {
                         // area once, in area_id order.
                         var both: [(index: Int, area: JudgedArea)] = []
                         for lon in [-180.0, 180.0] {
-                            catalog.forEachCandidateIndex(at: LonLat(lon: lon, lat: point.p.lat)) { i, a in
+                            forEachCandidate(at: LonLat(lon: lon, lat: point.p.lat)) { i, a in
                                 if !both.contains(where: { $0.index == i }) { both.append((i, a)) }
                             }
                         }
                         for c in both.sorted(by: { $0.index < $1.index }) { judge(c.index, c.area) }
                     } else {
-                        catalog.forEachCandidateIndex(at: point.p, judge)
+                        forEachCandidate(at: point.p, judge)
                     }
                 }
                 out.buffer[w] = mine
@@ -136,7 +128,7 @@ public enum BatchLocate {
         for k in 0..<points.count { start[k + 1] += start[k] }
         var sorted = [Found](repeating: Found(point: 0, area: 0, verdict: .outside), count: start[points.count])
         for part in parts { for f in part { sorted[start[Int(f.point)]] = f; start[Int(f.point)] += 1 } }
-        return sorted.map { Pair(row: points[Int($0.point)].row, areaId: catalog.areaId(at: Int($0.area)), verdict: $0.verdict) }
+        return sorted.map { Pair(row: points[Int($0.point)].row, areaId: grid.ids[Int($0.area)], verdict: $0.verdict) }
     }
 
     /// A pair as the threads find it: positions, no strings.
