@@ -80,3 +80,15 @@ def judge_while_another_writes(db):
     finally:
         holder.stdin.write("ROLLBACK;\n.quit\n"); holder.stdin.flush(); holder.wait(timeout=30)
     return p, waited
+
+
+@pytest.fixture(scope="session")
+def countries(tmp_path_factory):
+    """Natural Earth 1:110m countries imported once for the session (with
+    --make-valid): (catalog path, {area_id: shapely geometry})."""
+    from shapely.geometry import shape
+    from reference import import_areas, natural_earth_countries
+    work = tmp_path_factory.mktemp("ne")
+    db = work / "countries.db"
+    features = import_areas(db, natural_earth_countries(work), "--make-valid")
+    return db, {k: shape(f["geometry"]) for k, f in features.items()}

@@ -5,6 +5,7 @@ GeographicLib), the positioning settings' rules, and the device fix filter
 against a reimplementation in Python."""
 import csv
 import json
+import shutil
 import random
 
 import numpy as np
@@ -14,13 +15,6 @@ from shapely.geometry import shape
 from conftest import SAMPLES, gf, sql, square, write_collection
 from reference import GEOD, connect, import_areas, natural_earth_countries, reference_boundary_distance
 
-
-@pytest.fixture(scope="module")
-def countries(tmp_path_factory):
-    work = tmp_path_factory.mktemp("ne-regions")
-    db = work / "countries.db"
-    features = import_areas(db, natural_earth_countries(work), "--make-valid")
-    return db, {k: shape(f["geometry"]) for k, f in features.items()}
 
 
 def test_nearest_countries_match_geographiclib(countries):
@@ -46,7 +40,9 @@ def test_nearest_countries_match_geographiclib(countries):
 def test_region_circles_hold_their_areas_and_are_minimal(countries, tmp_path):
     """The enclosing circle of each small country: every vertex within the
     radius by GeographicLib, and no centre on a grid around it does better."""
-    db, shapes = countries
+    shared, shapes = countries
+    db = tmp_path / "countries.db"  # its own copy: the settings below are this test's
+    shutil.copy(shared, db)
     gf("settings", db, "region_min_radius_m", "1")
     gf("settings", db, "region_max_radius_m", "10000000")
     small = [k for k, g in shapes.items() if GEOD.inv(*g.bounds)[2] < 400_000]

@@ -18,13 +18,6 @@ def tolerance(d):
     return 0.01 + 1e-6 * abs(d)
 
 
-@pytest.fixture(scope="module")
-def countries(tmp_path_factory):
-    work = tmp_path_factory.mktemp("ne")
-    db = work / "countries.db"
-    features = import_areas(db, natural_earth_countries(work), "--make-valid")
-    return db, {k: shape(f["geometry"]) for k, f in features.items()}
-
 
 def check(conn, geom, name, lat, lon):
     got = conn.execute("SELECT gf_area_distance_m(?, ?, ?)", (name, lat, lon)).fetchone()[0]

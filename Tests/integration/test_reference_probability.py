@@ -33,13 +33,6 @@ def grid_probability(geom, lon, lat, acc, n=1201):
     return float((w * inside).sum() / w.sum())
 
 
-@pytest.fixture(scope="module")
-def countries(tmp_path_factory):
-    work = tmp_path_factory.mktemp("ne")
-    db = work / "countries.db"
-    features = import_areas(db, natural_earth_countries(work), "--make-valid")
-    return db, {k: shape(f["geometry"]) for k, f in features.items()}
-
 
 # Natural Earth 1:110m edges of 300-630 km: Alaska/Yukon on 141°W, Egypt/Sudan
 # on 22°N, Russia's Arctic coast.
