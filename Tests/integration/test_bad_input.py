@@ -3,7 +3,9 @@ import json
 
 import pytest
 
-from conftest import gf, snapshot, square, write_collection
+from conftest import SAMPLES, gf, snapshot, square, write_collection
+
+SAMPLES_FIXES = SAMPLES / "fixes.csv"
 
 BOWTIE = {"type": "Polygon", "coordinates": [[[139, 35], [139.01, 35.01], [139.01, 35], [139, 35.01], [139, 35]]]}
 
@@ -136,3 +138,12 @@ def test_a_legacy_crs_member_must_be_lon_lat(catalog, tmp_path, name, accepted):
         assert p.returncode == 1 and "crs: " in p.stderr and "is not WGS 84 longitude/latitude" in p.stderr
         assert "ogr2ogr -t_srs EPSG:4326" in p.stderr
         assert snapshot(catalog) == before
+
+
+def test_an_error_from_a_users_trigger_is_one_line_and_changes_nothing(catalog):
+    from conftest import run
+    run("sqlite3", catalog, "CREATE TRIGGER boom BEFORE INSERT ON gf_notifications BEGIN SELECT RAISE(ABORT, 'vetoed'); END;")
+    p = gf("judge", catalog, "--fixes", SAMPLES_FIXES, check=False)
+    assert p.returncode == 2 and "vetoed" in p.stderr
+    assert p.stderr.count("\n") == 1, p.stderr
+    assert run("sqlite3", catalog, "SELECT count(*) FROM gf_subjects;").stdout.strip() == "0"

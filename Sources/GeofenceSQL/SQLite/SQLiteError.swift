@@ -6,7 +6,9 @@ public struct SQLiteError: Error, CustomStringConvertible {
     public var message: String
     public var sql: String?
 
+    /// One line, whatever the statement's layout: its line breaks become spaces.
     public var description: String {
-        sql.map { "\(message) (SQLite \(code), in: \($0.prefix(120)))" } ?? "\(message) (SQLite \(code))"
+        sql.map { "\(message) (SQLite \(code), in: \(String($0.prefix(120).map { $0.isNewline ? " " : $0 })))" }
+            ?? "\(message) (SQLite \(code))"
     }
 }
