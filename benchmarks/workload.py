@@ -58,15 +58,30 @@ def fence(i, rng, point=city_point):
     return {"type": "Feature", "properties": props, "geometry": geometry}
 
 
-def write_fences(path, count, seed=1, point=city_point):
-    rng = random.Random(seed)
+def write_collection(path, features):
+    """Streams `features` into a GeoJSON FeatureCollection, one feature a line
+    (every generator's fences.geojson)."""
     with open(path, "w") as f:
         f.write('{"type":"FeatureCollection","features":[\n')
-        for i in range(count):
+        for i, feature in enumerate(features):
             if i:
                 f.write(",\n")
-            f.write(json.dumps(fence(i, rng, point), separators=(",", ":")))
+            f.write(json.dumps(feature, separators=(",", ":")))
         f.write("\n]}\n")
+
+
+def write_fixes_csv(path, rows):
+    """The fixes as judge reads them: subject_id, ts, lat, lon, accuracy_m."""
+    import csv
+    with open(path, "w", newline="") as f:
+        w = csv.writer(f)
+        w.writerow(["subject_id", "ts", "lat", "lon", "accuracy_m"])
+        w.writerows(rows)
+
+
+def write_fences(path, count, seed=1, point=city_point):
+    rng = random.Random(seed)
+    write_collection(path, (fence(i, rng, point) for i in range(count)))
 
 
 def accuracy(rng):

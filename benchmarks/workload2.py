@@ -12,10 +12,11 @@ writes OUT_DIR/fences.geojson, conditions.csv (the extra conditions) and fixes.c
 import argparse
 import csv
 import datetime
-import json
 import math
 import random
 from pathlib import Path
+
+import workload
 
 # (lon, lat, share of the fences, spread in km)
 CITIES = [(139.767, 35.681, 0.40, 12.0), (136.882, 35.171, 0.22, 8.0), (135.496, 34.702, 0.28, 10.0)]
@@ -81,13 +82,7 @@ def fence(i, rng):
 
 def write_fences(path, count, seed=11):
     rng = random.Random(seed)
-    with open(path, "w") as f:
-        f.write('{"type":"FeatureCollection","features":[\n')
-        for i in range(count):
-            if i:
-                f.write(",\n")
-            f.write(json.dumps(fence(i, rng), separators=(",", ":")))
-        f.write("\n]}\n")
+    workload.write_collection(path, (fence(i, rng) for i in range(count)))
 
 
 def write_conditions(path, area_ids, first_id, share=0.10, seed=12):
@@ -146,10 +141,7 @@ def fixes(count, subjects, seed=13):
 
 
 def write_fixes(path, count, subjects):
-    with open(path, "w", newline="") as f:
-        w = csv.writer(f)
-        w.writerow(["subject_id", "ts", "lat", "lon", "accuracy_m"])
-        w.writerows(fixes(count, subjects))
+    workload.write_fixes_csv(path, fixes(count, subjects))
 
 
 def main():

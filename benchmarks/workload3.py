@@ -10,7 +10,6 @@ or, one in ten, in the country.
 
 writes OUT_DIR/fences.geojson and fixes.csv."""
 import argparse
-import csv
 import math
 from pathlib import Path
 
@@ -58,11 +57,7 @@ def fixes(count, subjects, seed=22):
 
 
 def write_fixes(path, count, subjects, seed=22):
-    """The fixes as judge reads them (subject_id, ts, lat, lon, accuracy_m)."""
-    with open(path, "w", newline="") as f:
-        w = csv.writer(f)
-        w.writerow(["subject_id", "ts", "lat", "lon", "accuracy_m"])
-        w.writerows(fixes(count, subjects, seed))
+    workload.write_fixes_csv(path, fixes(count, subjects, seed))
 
 
 def main():
