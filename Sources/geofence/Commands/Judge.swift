@@ -68,13 +68,13 @@ struct Judge: ParsableCommand {
                 // back); standard output only once the run is committed, so a pipeline never
                 // receives the events of a run that was then rolled back.
                 if let output, out != standardStream {
-                    try writeNotifications(notificationRows(conn, run: report.runId), format: format, to: output)
+                    try writeNotifications(conn, run: report.runId, format: format, to: output)
                 }
                 return report
             }
             do {
                 if let output, out == standardStream {
-                    try writeNotifications(notificationRows(conn, run: report.runId), format: format, to: output)
+                    try writeNotifications(conn, run: report.runId, format: format, to: output)
                 }
                 try output?.commit()
             } catch var e as InputError {
@@ -95,7 +95,7 @@ struct Judge: ParsableCommand {
 let notificationColumns = ["subject_id", "ts", "area_id", "condition_id", "transition", "lat", "lon", "accuracy_m"]
 
 /// The SELECT behind `notificationRows` and the --out file: the canonical order.
-private let notificationQuery = """
+let notificationQuery = """
     SELECT subject_id, ts, area_id, condition_id, transition, lat, lon, accuracy_m FROM gf_notifications
     WHERE (?1 IS NULL OR run_id = ?1) AND (?2 IS NULL OR subject_id = ?2) AND (?3 IS NULL OR ts >= ?3)
     ORDER BY subject_id, ts, area_id, condition_id
@@ -103,7 +103,7 @@ private let notificationQuery = """
 
 /// A stored column as people read it: stored times carry six fraction
 /// digits for exact ordering, people get the short form.
-private func notificationField(_ i: Int, _ v: SQLiteValue) -> String? {
+func notificationField(_ i: Int, _ v: SQLiteValue) -> String? {
     i == 1 ? v.string.flatMap { try? Timestamp.parse($0).iso8601 } : (v.isNull ? nil : v.string)
 }
 
@@ -111,25 +111,4 @@ func notificationRows(_ conn: Connection, run: Int64? = nil, subject: String? = 
     try conn.query(notificationQuery, [run.sqlValue, subject.sqlValue, since.sqlValue]).map { row in
         row.enumerated().map { i, v in notificationField(i, v) }
     }
-}
-
-/// Writes the run's notifications and closes the file; the caller commits it.
-/// Row by row from the statement into the file's buffer: a run can write
-/// millions, which need not all be held as strings first.
-func writeNotificationsCSV(_ conn: Connection, run: Int64, to output: OutputFile) throws {
-    try output.write(notificationColumns.joined(separator: ",") + "\n")
-    let rows = try conn.prepare(notificationQuery)
-    try rows.bind([.integer(run), .null, .null])
-    defer { rows.reset() }
-    var line = ""
-    while try rows.step() {
-        line.removeAll(keepingCapacity: true)
-        for i in 0..<notificationColumns.count {
-            if i > 0 { line += "," }
-            line += csvField(notificationField(i, rows.value(i)) ?? "")
-        }
-        line += "\n"
-        try output.write(line)
-    }
-    try output.close()
 }

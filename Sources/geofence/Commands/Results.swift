@@ -16,15 +16,15 @@ struct Notifications: ParsableCommand {
         try reporting {
             let conn = try openCatalog(db)
             let sinceText = try since.map { try parseTime($0, field: "--since").storageText }
+            if let format, !seed {
+                let out = try OutputFile(nil, database: conn)
+                try writeNotifications(conn, run: runId, subject: subject, since: sinceText, format: format, to: out)
+                try out.commit()
+                return
+            }
             let rows = try notificationRows(conn, run: runId, subject: subject, since: sinceText)
             if seed {
                 for r in rows { print("[\(r[0] ?? "")] " + seedLine(r)) }
-                return
-            }
-            if let format {
-                let out = try OutputFile(nil, database: conn)
-                try writeNotifications(rows, format: format, to: out)
-                try out.commit()
                 return
             }
             output.print(columns: notificationColumns, rows: rows, numeric: ["condition_id", "lat", "lon", "accuracy_m"])

@@ -28,14 +28,23 @@ func notificationJSONLine(_ row: [String?]) -> String {
     return JSONValue.object(members).serialized
 }
 
-/// Writes notification rows in `format` and closes the output; the caller commits it.
-func writeNotifications(_ rows: [[String?]], format: EventFormat, to output: OutputFile) throws {
-    switch format {
-    case .csv:
-        try output.write(notificationColumns.joined(separator: ",") + "\n")
-        for row in rows { try output.write(row.map { csvField($0 ?? "") }.joined(separator: ",") + "\n") }
-    case .ndjson:
-        for row in rows { try output.write(notificationJSONLine(row) + "\n") }
+/// Writes the notifications `notificationQuery` selects (a run's, a
+/// subject's, since a time) in `format` and closes the output; the caller
+/// commits it. Row by row from the statement into the file's buffer: a run
+/// can write millions, which need not all be held as strings first.
+func writeNotifications(_ conn: Connection, run: Int64? = nil, subject: String? = nil, since: String? = nil,
+                        format: EventFormat, to output: OutputFile) throws {
+    if format == .csv { try output.write(notificationColumns.joined(separator: ",") + "\n") }
+    let rows = try conn.prepare(notificationQuery)
+    try rows.bind([run.sqlValue, subject.sqlValue, since.sqlValue])
+    defer { rows.reset() }
+    var cells = [String?](repeating: nil, count: notificationColumns.count)
+    while try rows.step() {
+        for i in cells.indices { cells[i] = notificationField(i, rows.value(i)) }
+        switch format {
+        case .csv: try output.write(cells.map { csvField($0 ?? "") }.joined(separator: ",") + "\n")
+        case .ndjson: try output.write(notificationJSONLine(cells) + "\n")
+        }
     }
     try output.close()
 }

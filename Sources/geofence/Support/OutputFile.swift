@@ -146,15 +146,15 @@ private struct DatabaseFiles {
     /// name (through symlinked directories too) if it does not exist yet.
     func match(path: String) -> String? {
         var st = stat()
-        if stat(path, &st) == 0, let which = match(st) { return which }
+        let exists = stat(path, &st) == 0
+        if exists, let which = match(st) { return which }
         // X-wal where X is the database under another name (a hard link): the
         // -wal of X is the live journal of whoever writes through the name X.
         for (suffix, what) in Self.companions where !suffix.isEmpty && path.hasSuffix(suffix) {
             var base = stat()
             if stat(String(path.dropLast(suffix.count)), &base) == 0, match(base) == Self.companions[0].1 { return what }
         }
-        if stat(path, &st) == 0 { return nil }
-        guard let candidate = canonicalPath(path) else { return nil }
+        guard !exists, let candidate = canonicalPath(path) else { return nil }
         return paths.first { $0.0 == candidate }?.1
     }
 }
