@@ -47,6 +47,9 @@ final class CandidatePlanTests: XCTestCase {
                 var dwell = ConditionDefinition(conditionId: Int64(3 * i + 2), areaId: d.areaId, timing: .DWELL)
                 dwell.dwellSeconds = 300
                 conditions.append(dwell)
+            case 7:  // IN and OUT conditions only: still plain (they fire on transitions alone)
+                conditions = [ConditionDefinition(conditionId: Int64(3 * i), areaId: d.areaId, timing: .IN),
+                              ConditionDefinition(conditionId: Int64(3 * i + 1), areaId: d.areaId, timing: .OUT)]
             default: break  // plain
             }
             areas.append(JudgedArea(definition: d, defaultConfidence: 0, conditions: conditions.map { ($0, utc) }))

@@ -77,19 +77,41 @@ public final class JudgedArea: @unchecked Sendable {
     public let rule: VerdictRule
     /// Sorted by condition_id, each with its time zone.
     public let conditions: [(ConditionDefinition, TimeZone)]
-    /// No validity period, no IN accuracy limit, confidence 0 and no
-    /// conditions: a fix inside it only lengthens the streak of a stay that
-    /// is already INSIDE (behaviour §3, §4), whatever else the area says.
+    /// Positions in `conditions` of the IN, the OUT and the DWELL ones, each
+    /// in condition_id order: a transition reads only the conditions of its
+    /// timing, and a fix inside an area reads only its DWELL conditions.
+    public let inConditions: [Int], outConditions: [Int]
+    public let dwellConditions: [DwellCondition]
+    /// No validity period, no IN accuracy limit, confidence 0 and no DWELL
+    /// condition: a fix inside the shape only lengthens the streak of a stay
+    /// that is already INSIDE (behaviour §3, §4), whatever else the area
+    /// says. IN and OUT conditions do not matter: they fire on a transition,
+    /// and an inside verdict on an INSIDE stay makes none.
     public let isPlain: Bool
+
+    /// A DWELL condition as the judge reads it at every inside fix.
+    public struct DwellCondition: Sendable {
+        public let index: Int, conditionId: Int64
+        /// The dwell in microseconds; nil when it overflows (a catalog written
+        /// by another tool may hold any dwell_s): such a condition never comes due.
+        public let micros: Int64?
+    }
 
     public init(definition: AreaDefinition, defaultConfidence: Double, conditions: [(ConditionDefinition, TimeZone)]) {
         self.definition = definition
         self.shape = PreparedShape(definition.shape)
         self.rule = VerdictRule(inAccuracyMax: definition.inAccuracyMaxM, outAccuracyMax: definition.outAccuracyMaxM,
                                 confidence: definition.confidence ?? defaultConfidence)
-        self.conditions = conditions.sorted { $0.0.conditionId < $1.0.conditionId }
+        let sorted = conditions.sorted { $0.0.conditionId < $1.0.conditionId }
+        self.conditions = sorted
+        inConditions = sorted.indices.filter { sorted[$0].0.timing == .IN }
+        outConditions = sorted.indices.filter { sorted[$0].0.timing == .OUT }
+        dwellConditions = sorted.indices.filter { sorted[$0].0.timing == .DWELL }.map { k in
+            let (micros, overflow) = (sorted[k].0.dwellSeconds ?? 0).multipliedReportingOverflow(by: 1_000_000)
+            return DwellCondition(index: k, conditionId: sorted[k].0.conditionId, micros: overflow ? nil : micros)
+        }
         isPlain = definition.validFrom == nil && definition.validUntil == nil && definition.inAccuracyMaxM == nil
-            && (definition.confidence ?? defaultConfidence) == 0 && conditions.isEmpty
+            && (definition.confidence ?? defaultConfidence) == 0 && dwellConditions.isEmpty
     }
 
     /// Inside the validity period (both ends included)?

@@ -197,25 +197,22 @@ public struct SubjectJudge {
         // Due conditions by their index in the area's list: a transition
         // notifies at every fix that makes one, and copying each condition
         // (its strings retained) cost more than deciding it.
-        let conditions = area.conditions
         var due: [(index: Int, timing: ConditionDefinition.Timing)] = []
         if let transition {
             counters.transitions += 1
             let timing: ConditionDefinition.Timing = transition == .enter ? .IN : .OUT
-            for k in conditions.indices where conditions[k].0.timing == timing { due.append((k, timing)) }
+            for k in transition == .enter ? area.inConditions : area.outConditions { due.append((k, timing)) }
         }
         // DWELL after the fix's own transition: at T = 0 it fires with the ENTER.
-        if stay.phase == .inside, let entered = stay.enteredAt {
-            for k in conditions.indices where conditions[k].0.timing == .DWELL && !stay.dwellSpent.contains(conditions[k].0.conditionId) {
-                // Checked: a catalog written by another tool may hold any dwell_s; one too long never comes due.
-                let (dwell, overflow) = (conditions[k].0.dwellSeconds ?? 0).multipliedReportingOverflow(by: 1_000_000)
-                if !overflow, fix.ts.microseconds - entered.microseconds >= dwell {
-                    stay.dwellSpent.append(conditions[k].0.conditionId)
-                    due.append((k, .DWELL))
+        if !area.dwellConditions.isEmpty, stay.phase == .inside, let entered = stay.enteredAt {
+            for d in area.dwellConditions where !stay.dwellSpent.contains(d.conditionId) {
+                if let dwell = d.micros, fix.ts.microseconds - entered.microseconds >= dwell {
+                    stay.dwellSpent.append(d.conditionId)
+                    due.append((d.index, .DWELL))
                 }
             }
         }
-        if !due.isEmpty { notifyDue(fix, id, conditions, due, &lastNotifiedDay, &out) }
+        if !due.isEmpty { notifyDue(fix, id, area.conditions, due, &lastNotifiedDay, &out) }
         return !stay.isNeutral
     }
 
