@@ -43,17 +43,28 @@ final class StateStore {
         }
         saveNotified = try db.prepare(upsert(1))
         saveNotifiedRows = try db.prepare(upsert(Self.notifiedPerStatement))
+        var ids = Set<Int64>()
+        let suppressing = try db.prepare("SELECT condition_id FROM gf_conditions WHERE renotify_suppress_days > 0")
+        while try suppressing.step() { if let id = suppressing.value(0).int64 { ids.insert(id) } }
+        suppressingConditions = ids
     }
 
-    /// The state this store saved last, for `load(_:trustingLastSave:)`.
-    private var lastSaved: SubjectState?
+    /// The conditions with a suppression, the only ones whose notified day a
+    /// rule reads: without any, a subject's thousand days are not read at all.
+    private let suppressingConditions: Set<Int64>
+
+    /// The states this store saved last, by subject, for
+    /// `load(_:trustingLastSave:)`; at most `savedSubjects` of them.
+    private var saved: [String: SubjectState] = [:]
+    static let savedSubjects = 4_096
 
     /// With `trustingLastSave`, a subject whose last fix in the database is
-    /// the one this store saved last is not read again: one indexed lookup
-    /// instead of its stays (gf_check, fix after fix of one subject). The
-    /// caller vouches that nothing else wrote the state since, except by
-    /// rolling back, which the last fix then shows (every save that changes
-    /// stays also records a newer last fix).
+    /// the one this store saved last for it is not read again: one indexed
+    /// lookup instead of its stays and notified days (gf_check, on a stream
+    /// of fixes of many subjects interleaved in time). The caller vouches that
+    /// nothing else wrote the state since, except by rolling back, which the
+    /// last fix then shows (every save that changes stays or days also
+    /// records a newer last fix).
     func load(_ subject: String, trustingLastSave: Bool) throws -> SubjectState {
         var s = SubjectState(subjectId: subject)
         try loadSubject.bind([.text(subject)])
@@ -65,7 +76,7 @@ final class StateStore {
                             lon: loadSubject.value(2).double ?? 0, accuracy: loadSubject.value(3).double ?? 0)
             s.judgedFixes = Int(loadSubject.value(4).int64 ?? 0)
         }
-        if trustingLastSave, let saved = lastSaved, saved.subjectId == subject, saved.lastFix == s.lastFix { return saved }
+        if trustingLastSave, let kept = saved[subject], kept.lastFix == s.lastFix, kept.judgedFixes == s.judgedFixes { return kept }
         try loadStays.bind([.text(subject)])
         while try loadStays.step() {
             var stored = StayState()
@@ -77,6 +88,7 @@ final class StateStore {
             // The row holds the streaks as of its base_judged-th fix (the gf_stays view reads them the same way).
             s.stays[loadStays.value(0).string ?? ""] = stored.continued(by: max(0, s.judgedFixes - Int(loadStays.value(4).int64 ?? 0)))
         }
+        guard !suppressingConditions.isEmpty else { return s }
         try loadNotified.bind([.text(subject)])
         while try loadNotified.step() {
             if let id = loadNotified.value(0).int64, let day = CivilDate.parseStored(loadNotified.value(1).string ?? "") {
@@ -88,7 +100,7 @@ final class StateStore {
 
     /// Writes what `judge` may have changed: `before` is the state as loaded.
     func save(_ s: SubjectState, before: SubjectState) throws {
-        lastSaved = nil  // set again only once every write has succeeded
+        saved[s.subjectId] = nil  // set again only once every write has succeeded
         if let f = s.lastFix, f != before.lastFix || s.judgedFixes != before.judgedFixes {
             try saveSubject.run([.text(s.subjectId), .text(f.ts.storageText), .real(f.position.lat), .real(f.position.lon),
                                  .real(f.accuracy), .integer(Int64(s.judgedFixes))])
@@ -137,6 +149,10 @@ final class StateStore {
             try saveNotified.bind(text: ConditionDefinition.formatDate(day), at: 3)
             try saveNotified.runBound()
         }
-        lastSaved = s
+        // Kept as `load` would read it back: only the days a rule reads.
+        var kept = s
+        kept.lastNotifiedDay = s.lastNotifiedDay.filter { suppressingConditions.contains($0.key) }
+        if saved.count >= Self.savedSubjects { saved.removeAll(keepingCapacity: true) }
+        saved[s.subjectId] = kept
     }
 }

@@ -1,0 +1,71 @@
+"""gf_check's session keeps the state it saved for each recent subject, so a
+stream of many subjects interleaved in time does not read each subject's
+stays and notified days back at every call. The state it keeps must be the
+state the database holds: here calls are undone by ROLLBACK TO a savepoint
+(one subject's, or several subjects' at once) in the middle of an
+interleaved stream, with suppressing conditions in the catalog, and the
+result must equal judging only the calls that were kept, each on a fresh
+connection (which keeps nothing)."""
+import random
+import shutil
+import sqlite3
+
+from conftest import EXTENSION
+from test_judgement import iso, notifications, scenario
+
+
+def connect(db):
+    c = sqlite3.connect(db, isolation_level=None)
+    c.enable_load_extension(True)
+    c.load_extension(str(EXTENSION))
+    return c
+
+
+def state_of(db):
+    c = sqlite3.connect(db)
+    out = (c.execute("SELECT * FROM gf_subjects ORDER BY subject_id").fetchall(),
+           c.execute("SELECT * FROM gf_stays ORDER BY subject_id, area_id").fetchall(),
+           c.execute("SELECT * FROM gf_last_notified ORDER BY subject_id, condition_id").fetchall())
+    c.close()
+    return out
+
+
+def test_interleaved_subjects_with_undone_calls_match_fresh_connections(tmp_path):
+    db, _, rows = scenario(tmp_path, subjects=6, per_subject=60, seed=5)
+    fixes = [[s, iso(t), lat, lon, acc] for s, t, lat, lon, acc in rows]
+    rng = random.Random(7)
+    # Groups of 1-4 consecutive calls, each group kept or undone.
+    groups, k = [], 0
+    while k < len(fixes):
+        n = rng.randint(1, 4)
+        groups.append((fixes[k:k + n], rng.random() < 0.25))
+        k += n
+    assert sum(undone for _, undone in groups) >= 10
+
+    cached = tmp_path / "cached.db"
+    shutil.copy(db, cached)
+    c = connect(cached)
+    c.execute("BEGIN")
+    for calls, undone in groups:
+        c.execute("SAVEPOINT g")
+        for f in calls:
+            c.execute("SELECT gf_check(?, ?, ?, ?, ?)", f).fetchall()
+        c.execute("ROLLBACK TO g" if undone else "RELEASE g")
+        if undone:
+            c.execute("RELEASE g")
+    c.execute("COMMIT")
+    c.close()
+
+    fresh = tmp_path / "fresh.db"
+    shutil.copy(db, fresh)
+    for calls, undone in groups:
+        if undone:
+            continue
+        for f in calls:
+            c = connect(fresh)
+            c.execute("SELECT gf_check(?, ?, ?, ?, ?)", f).fetchall()
+            c.close()
+
+    assert len(notifications(fresh)) >= 20, "the scenario must notify"
+    assert notifications(cached) == notifications(fresh)
+    assert state_of(cached) == state_of(fresh)
