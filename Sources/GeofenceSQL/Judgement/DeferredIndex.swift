@@ -8,20 +8,11 @@
 /// table (a trigger could read through the index, and must see every row
 /// as it goes in), and the index is rebuilt from its own stored text in the
 /// same transaction, so a run that fails leaves the index as it was.
-///
-/// While the index is left out, the connection's page cache may grow to
-/// `cachePages` (SQLite takes the pages only as rows fill them): the
-/// finished table is then sorted from the cache, not read back from the
-/// write-ahead log it spilled to. The size it had comes back with the index.
 final class DeferredIndex {
     private let db: Connection
     private let sql: String
-    private let cacheSize: Int64?
 
-    /// 256 MiB, as a negative `cache_size` (KiB).
-    static let cacheSize: Int64 = -262_144
-
-    private init(_ db: Connection, sql: String, cacheSize: Int64?) { self.db = db; self.sql = sql; self.cacheSize = cacheSize }
+    private init(_ db: Connection, sql: String) { self.db = db; self.sql = sql }
 
     /// Drops the index if all of the above holds; nil when it stays.
     static func dropIfUnseen(_ db: Connection) throws -> DeferredIndex? {
@@ -37,14 +28,9 @@ final class DeferredIndex {
         // still reading (a batch spilled to a temporary table is read by one
         // while it is judged): the index then simply stays, kept up to date.
         do { try db.execute("DROP INDEX \(name)") } catch is SQLiteError { return nil }
-        let before = try db.scalar("PRAGMA cache_size").int64
-        if let before, before > Self.cacheSize { try db.execute("PRAGMA cache_size = \(Self.cacheSize)") }
-        return DeferredIndex(db, sql: sql, cacheSize: before)
+        return DeferredIndex(db, sql: sql)
     }
 
-    /// Builds the index again, as it was defined, and gives the cache its size back.
-    func restore() throws {
-        try db.execute(sql)
-        if let cacheSize { try db.execute("PRAGMA cache_size = \(cacheSize)") }
-    }
+    /// Builds the index again, as it was defined.
+    func restore() throws { try db.execute(sql) }
 }
