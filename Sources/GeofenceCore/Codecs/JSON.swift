@@ -70,6 +70,12 @@ public enum JSONValue: Equatable, Sendable {
 
     public static func writeString(_ s: String, to out: inout String) {
         out += "\""
+        // Most strings need no escape: appended whole, not scalar by scalar.
+        if !s.utf8.contains(where: { $0 < 0x20 || $0 == UInt8(ascii: "\"") || $0 == UInt8(ascii: "\\") }) {
+            out += s
+            out += "\""
+            return
+        }
         for u in s.unicodeScalars {
             switch u {
             case "\"": out += "\\\""

@@ -382,17 +382,14 @@ public final class Judgement {
             let before = subject
             out = try judge.judge(fix, &subject)
             try state.save(subject, before: before)
-            for n in out { try write(n, run: report.runId) }
+            try output.write(out, run: report.runId)
         }
         report.counters = judge.counters
-        for e in judge.explanations { try write(e, run: report.runId) }
+        try output.write(judge.explanations, run: report.runId)
         if recordRun { try finishRun(report) }
         return (report, out)
     }
 
-    func write(_ n: Notification, run: Int64) throws { try output.write(n, run: run) }
-
-    func write(_ e: Explanation, run: Int64) throws { try output.write(e, run: run) }
 }
 
 /// What a process about to exit keeps instead of freeing

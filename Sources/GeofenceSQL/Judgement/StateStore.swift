@@ -5,10 +5,8 @@ import GeofenceCore
 final class StateStore {
     let db: Connection
     private let loadSubject, loadStays, loadNotified: Statement
-    private let saveSubject, deleteStay, saveStay, saveStreaks, saveNotified, saveNotifiedRows: Statement
-    /// Rows of gf_last_notified per statement of `saveNotifiedRows`: a
-    /// subject's day of notifications can touch a thousand conditions.
-    static let notifiedPerStatement = 64
+    private let saveSubject, deleteStay, saveStreaks: Statement
+    private let saveStays, saveNotified: RowBatches
 
     init(_ db: Connection) throws {
         self.db = db
@@ -31,18 +29,11 @@ final class StateStore {
                 last_lon = excluded.last_lon, last_accuracy_m = excluded.last_accuracy_m, judged_fixes = excluded.judged_fixes
             """)
         deleteStay = try db.prepare("DELETE FROM gf_stay_rows WHERE subject_id = ? AND area_id = ?")
-        saveStay = try db.prepare("""
-            INSERT OR REPLACE INTO gf_stay_rows (subject_id, area_id, state, in_base, out_base, base_judged, entered_at, dwell_spent)
-            VALUES (?, ?, ?, ?, ?, ?, ?, ?)
-            """)
+        saveStays = try RowBatches(db, "INSERT OR REPLACE INTO gf_stay_rows (subject_id, area_id, state, in_base, out_base, base_judged, entered_at, dwell_spent) VALUES ",
+                                   columns: 8)
         saveStreaks = try db.prepare("UPDATE gf_stay_rows SET in_base = ?3, out_base = ?4, base_judged = ?5 WHERE subject_id = ?1 AND area_id = ?2")
-        func upsert(_ rows: Int) -> String {
-            "INSERT INTO gf_last_notified (subject_id, condition_id, local_date) VALUES "
-                + Array(repeating: "(?, ?, ?)", count: rows).joined(separator: ", ")
-                + " ON CONFLICT(subject_id, condition_id) DO UPDATE SET local_date = excluded.local_date"
-        }
-        saveNotified = try db.prepare(upsert(1))
-        saveNotifiedRows = try db.prepare(upsert(Self.notifiedPerStatement))
+        saveNotified = try RowBatches(db, "INSERT INTO gf_last_notified (subject_id, condition_id, local_date) VALUES ", columns: 3,
+                                      tail: " ON CONFLICT(subject_id, condition_id) DO UPDATE SET local_date = excluded.local_date")
         var ids = Set<Int64>()
         let suppressing = try db.prepare("SELECT condition_id FROM gf_conditions WHERE renotify_suppress_days > 0")
         while try suppressing.step() { if let id = suppressing.value(0).int64 { ids.insert(id) } }
@@ -110,6 +101,7 @@ final class StateStore {
             try deleteStay.run([.text(s.subjectId), .text(area)])
         }
         let judgedSince = s.judgedFixes - before.judgedFixes
+        var replaced: [(area: String, stay: StayState)] = []
         for (area, stay) in s.stays {
             let old = before.stays[area]
             // A stay whose streak grew by one at every fix reads right from the
@@ -123,31 +115,27 @@ final class StateStore {
                                      .integer(Int64(s.judgedFixes))])
                 continue
             }
-            try saveStay.run([.text(s.subjectId), .text(area), .text(stay.phase.rawValue), .integer(Int64(stay.inStreak)),
-                              .integer(Int64(stay.outStreak)), .integer(Int64(s.judgedFixes)),
-                              stay.enteredAt.map { .text($0.storageText) } ?? .null,
-                              stay.dwellSpent.isEmpty ? .null : .text(stay.dwellSpent.map(String.init).joined(separator: ","))])
+            replaced.append((area, stay))
+        }
+        try saveStays.write(count: replaced.count) { st, i, p in
+            let (area, stay) = replaced[i]
+            try st.bind(text: s.subjectId, at: p + 1)
+            try st.bind(text: area, at: p + 2)
+            try st.bind(text: stay.phase.rawValue, at: p + 3)
+            try st.bind(integer: Int64(stay.inStreak), at: p + 4)
+            try st.bind(integer: Int64(stay.outStreak), at: p + 5)
+            try st.bind(integer: Int64(s.judgedFixes), at: p + 6)
+            if let t = stay.enteredAt { try st.bind(text: t.storageText, at: p + 7) } else { try st.bindNull(at: p + 7) }
+            if stay.dwellSpent.isEmpty { try st.bindNull(at: p + 8) } else { try st.bind(text: stay.dwellSpent.map(String.init).joined(separator: ","), at: p + 8) }
         }
         // In key order: the rows of a new subject then go in at the end of
         // the table's B-tree, one after the other, not at random inside it.
         let changed = s.lastNotifiedDay.filter { before.lastNotifiedDay[$0.key] != $0.value }.sorted { $0.key < $1.key }
-        var start = 0
-        let n = Self.notifiedPerStatement
-        while changed.count - start >= n {
-            for k in 0..<n {
-                let (id, day) = changed[start + k], p = Int32(3 * k)
-                try saveNotifiedRows.bind(text: s.subjectId, at: p + 1)
-                try saveNotifiedRows.bind(integer: id, at: p + 2)
-                try saveNotifiedRows.bind(text: ConditionDefinition.formatDate(day), at: p + 3)
-            }
-            try saveNotifiedRows.runBound()
-            start += n
-        }
-        for (id, day) in changed[start...] {
-            try saveNotified.bind(text: s.subjectId, at: 1)
-            try saveNotified.bind(integer: id, at: 2)
-            try saveNotified.bind(text: ConditionDefinition.formatDate(day), at: 3)
-            try saveNotified.runBound()
+        try saveNotified.write(count: changed.count) { st, i, p in
+            let (id, day) = changed[i]
+            try st.bind(text: s.subjectId, at: p + 1)
+            try st.bind(integer: id, at: p + 2)
+            try st.bind(text: ConditionDefinition.formatDate(day), at: p + 3)
         }
         // Kept as `load` would read it back: only the days a rule reads.
         var kept = s
