@@ -32,14 +32,29 @@ public struct Fix: Equatable, Sendable {
         guard let subjectId, !subjectId.isEmpty else { return .failure(InvalidFix("missing subject_id")) }
         // Kept whole in the database, but shown and compared up to the NUL by C callers.
         guard !subjectId.utf8.contains(0) else { return .failure(InvalidFix("subject_id \(Echo.quoted(subjectId)) holds a NUL character (U+0000)")) }
+        return position(lat: lat, lon: lon, accuracy: accuracy, ifMissing: nil).map { p, accuracy in
+            Fix(subjectId: subjectId, ts: ts, lat: p.lat, lon: p.lon, accuracy: accuracy)
+        }
+    }
+
+    /// A position to locate (`geofence locate --fixes`): a fix's rules for
+    /// latitude, longitude and accuracy, with no subject or time needed, and
+    /// a missing accuracy read as 0 (the containment of an exact position).
+    public static func validatedPosition(lat: Double?, lon: Double?, accuracy: Double?) -> Result<(LonLat, Double), InvalidFix> {
+        position(lat: lat, lon: lon, accuracy: accuracy, ifMissing: 0)
+    }
+
+    /// The position rules, in the order their reasons are given; a missing
+    /// accuracy is `ifMissing`, or invalid when that is nil.
+    private static func position(lat: Double?, lon: Double?, accuracy: Double?, ifMissing: Double?) -> Result<(LonLat, Double), InvalidFix> {
         guard let lat, !lat.isNaN else { return .failure(InvalidFix("missing or NaN latitude")) }
         guard let lon, !lon.isNaN else { return .failure(InvalidFix("missing or NaN longitude")) }
         guard (-90...90).contains(lat) else { return .failure(InvalidFix("latitude \(lat) outside [-90, 90]")) }
         guard (-180...180).contains(lon) else { return .failure(InvalidFix("longitude \(lon) outside [-180, 180]")) }
-        guard let accuracy else { return .failure(InvalidFix("missing accuracy")) }
+        guard let accuracy = accuracy ?? ifMissing else { return .failure(InvalidFix("missing accuracy")) }
         guard !accuracy.isNaN, accuracy.isFinite else { return .failure(InvalidFix("accuracy is not a finite number")) }
         guard accuracy >= 0 else { return .failure(InvalidFix("negative accuracy \(accuracy) (the fix is marked invalid)")) }
-        return .success(Fix(subjectId: subjectId, ts: ts, lat: lat, lon: lon, accuracy: accuracy))
+        return .success((LonLat(lon: lon, lat: lat), accuracy))
     }
 }
 

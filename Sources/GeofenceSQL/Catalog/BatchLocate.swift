@@ -60,12 +60,11 @@ public enum BatchLocate {
         for row in rows {
             if let e = row.readError { throw e }
             report.fixes += 1
-            guard row.problem == nil, let lat = row.lat, let lon = row.lon, (-90...90).contains(lat), (-180...180).contains(lon),
-                  (row.accuracy ?? 0) >= 0 else {
+            guard row.problem == nil, case .success(let (p, accuracy)) = Fix.validatedPosition(lat: row.lat, lon: row.lon, accuracy: row.accuracy) else {
                 report.invalid += 1
                 continue
             }
-            chunk.append(Point(row: report.fixes, p: LonLat(lon: lon, lat: lat), accuracy: row.accuracy ?? 0))
+            chunk.append(Point(row: report.fixes, p: p, accuracy: accuracy))
             if chunk.count >= chunkFixes { try flush() }
         }
         try flush()
