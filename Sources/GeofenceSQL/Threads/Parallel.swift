@@ -2,8 +2,30 @@
 import Glibc
 #endif
 
-/// Plain pthreads, so the extension needs no Dispatch or Foundation library
-/// at run time (it must load in a bare sqlite3 shell).
+/// The threads of the engine, and the rules every use of them keeps.
+///
+///     Parallel.run(n) { k in … }                    // n threads, the caller one of them
+///     Parallel.share(order, width: w) { w, i in … } // items taken as threads free up
+///     try Parallel.share(order, width: w, consumingInOrder: { i in write(i) }) { w, i in judge(i) }
+///
+/// The contract:
+/// - Plain pthreads, so the extension needs no Dispatch or Foundation
+///   library at run time (it must load in a bare sqlite3 shell).
+/// - One SQLite connection is used by one thread at a time: the calling
+///   thread, or a worker holding the lock that guards the connection
+///   (`SQLCatalog.lock`). Workers never write to the database.
+/// - Workers read shared data that no one changes while they run (the
+///   catalog's grid and prepared areas, the fixes) and write only their own
+///   items' slots of a result buffer (`SharedBuffers.swift`); the calling
+///   thread reads a slot only once its item is marked done.
+/// - A worker's error is kept in its item's result and thrown on the calling
+///   thread, which stops handing out items and waits for every thread before
+///   it returns: no thread outlives the call that started it.
+/// - How many: `Parallel.width`, the CPUs this process may use
+///   (`UsableCPUs`: affinity and cgroup quota) or `geofence judge --threads`.
+/// - With `consumingInOrder`, the calling thread's work (SQLite's writes) is
+///   the critical path: the judging threads run at a lower priority, so
+///   when both want the same cores the writes go first.
 public enum Parallel {
     /// How many threads judgement, location and preparation use: `threads`
     /// when set (`geofence judge --threads`), else the CPUs this process may
@@ -62,106 +84,6 @@ public enum Parallel {
     }
 
     static func join(_ t: pthread_t) { pthread_join(t, nil) }
-}
-
-/// A pthread mutex at a fixed address.
-final class Lock: @unchecked Sendable {
-    private let m = UnsafeMutablePointer<pthread_mutex_t>.allocate(capacity: 1)
-    init() { pthread_mutex_init(m, nil) }
-    deinit { pthread_mutex_destroy(m); m.deallocate() }
-    func with<T>(_ body: () throws -> T) rethrows -> T {
-        pthread_mutex_lock(m)
-        defer { pthread_mutex_unlock(m) }
-        return try body()
-    }
-}
-
-/// Lets threads share a buffer they only read.
-struct UnsafeBufferPointerBox<T>: @unchecked Sendable {
-    let buffer: UnsafeBufferPointer<T>
-    init(_ b: UnsafeBufferPointer<T>) { buffer = b }
-}
-
-/// Lets threads that write disjoint indices share one buffer.
-struct UnsafeMutableBufferPointerBox<T>: @unchecked Sendable {
-    let buffer: UnsafeMutableBufferPointer<T>
-    init(_ b: UnsafeMutableBufferPointer<T>) { buffer = b }
-}
-
-/// Hands items from one producer thread to one consumer, at most `capacity`
-/// waiting, so a producer that runs ahead waits instead of filling memory.
-/// Either side may stop early: `cancel()` wakes and releases the producer,
-/// `finish()` tells the consumer nothing more comes.
-final class Handoff<Item>: @unchecked Sendable {
-    private var items: [Item] = []
-    private var head = 0
-    private var finished = false, cancelled = false
-    private var capacity: Int
-    private let m = UnsafeMutablePointer<pthread_mutex_t>.allocate(capacity: 1)
-    private let changed = UnsafeMutablePointer<pthread_cond_t>.allocate(capacity: 1)
-
-    init(capacity: Int) {
-        self.capacity = capacity
-        pthread_mutex_init(m, nil)
-        pthread_cond_init(changed, nil)
-    }
-    deinit {
-        pthread_cond_destroy(changed); pthread_mutex_destroy(m)
-        changed.deallocate(); m.deallocate()
-    }
-
-    /// Waits for room; false if the consumer has cancelled (stop producing).
-    func put(_ item: Item) -> Bool {
-        pthread_mutex_lock(m)
-        defer { pthread_mutex_unlock(m) }
-        while items.count - head >= capacity && !cancelled { pthread_cond_wait(changed, m) }
-        if cancelled { return false }
-        items.append(item)
-        pthread_cond_broadcast(changed)
-        return true
-    }
-
-    /// Waits for the next item; nil once the producer has finished and all are taken.
-    func take() -> Item? {
-        pthread_mutex_lock(m)
-        defer { pthread_mutex_unlock(m) }
-        while head == items.count && !finished { pthread_cond_wait(changed, m) }
-        guard head < items.count else { return nil }
-        let item = items[head]
-        head += 1
-        if head >= capacity { items.removeFirst(head); head = 0 }  // taken items are not kept alive
-        pthread_cond_broadcast(changed)
-        return item
-    }
-
-    func finish() { pthread_mutex_lock(m); finished = true; pthread_cond_broadcast(changed); pthread_mutex_unlock(m) }
-    /// For a producer that must run to the end before anyone takes (no thread to run it on).
-    func removeLimit() { pthread_mutex_lock(m); capacity = Int.max; pthread_mutex_unlock(m) }
-    func cancel() { pthread_mutex_lock(m); cancelled = true; pthread_cond_broadcast(changed); pthread_mutex_unlock(m) }
-}
-
-/// A mutex with a condition variable at fixed addresses: for a thread that
-/// waits until others have done something.
-final class Signal: @unchecked Sendable {
-    private let m = UnsafeMutablePointer<pthread_mutex_t>.allocate(capacity: 1)
-    private let c = UnsafeMutablePointer<pthread_cond_t>.allocate(capacity: 1)
-    init() { pthread_mutex_init(m, nil); pthread_cond_init(c, nil) }
-    deinit { pthread_cond_destroy(c); pthread_mutex_destroy(m); c.deallocate(); m.deallocate() }
-
-    /// Runs `body` under the mutex and wakes every waiter.
-    func change<T>(_ body: () throws -> T) rethrows -> T {
-        pthread_mutex_lock(m)
-        defer { pthread_cond_broadcast(c); pthread_mutex_unlock(m) }
-        return try body()
-    }
-
-    /// Waits under the mutex until `ready()` holds, then runs `body`.
-    func wait<T>(until ready: () -> Bool, then body: () throws -> T) rethrows -> T {
-        pthread_mutex_lock(m)
-        defer { pthread_mutex_unlock(m) }
-        while !ready() { pthread_cond_wait(c, m) }
-        return try body()
-    }
 }
 
 extension Parallel {
