@@ -42,11 +42,10 @@ public enum Database {
         }
         sqlite3_busy_timeout(handle, Int32(busyTimeoutSeconds * 1000))
         let db = Connection(owning: handle)
-        // Judgement and imports revisit the R*Tree and area rows constantly: with
-        // SQLite's default 2 MB cache, a quarter of a judgement went to pread
-        // copies. Map the file (its pages are the OS cache's, shared, not
-        // copies: about 0.6 GiB resident for a 1M-fence catalog) and keep 64 MiB
-        // of pages of our own.
+        // Judgement and imports revisit the R*Tree and area rows constantly,
+        // more than SQLite's default 2 MB cache holds: the file is mapped (its
+        // pages are the OS cache's, shared, not copied into ours) and 64 MiB
+        // of pages of our own are kept.
         do {
             try db.execute("PRAGMA mmap_size = 2147483648; PRAGMA cache_size = -65536")
         } catch let e as SQLiteError where e.code & 0xFF == SQLITE_NOTADB {

@@ -86,7 +86,7 @@ public enum GeoJSONArea {
         guard case .array(let rings) = v else { throw InputError("must be an array of rings", field: at) }
         return Polygon(try rings.enumerated().map { ri, ring in
             guard case .array(let positions) = ring else { throw InputError("must be an array of positions", field: at + "[\(ri)]") }
-            // The path is spelled out only for an error: per vertex it was a third of reading one.
+            // The path is spelled out only for an error: per vertex it would cost more than reading one.
             return Ring(try positions.enumerated().map { try position($1, at: at + "[\(ri)][\($0)]") })
         })
     }

@@ -8,8 +8,8 @@ import Darwin
 /// once per query: the affine frame's metres per degree, tan φ (how fast that
 /// frame's longitude scale drifts), the Earth-centred position for chords and
 /// the chord-to-arc factor. One sine and cosine each of latitude and
-/// longitude; the trigonometry used to be a third of a distance query. A
-/// caller asking about one fix against many areas (a join) builds it once.
+/// longitude, the dearest part of a distance query, so a caller asking about
+/// one fix against many areas (a join) builds it once.
 public struct FixFrame: Sendable {
     public let p: LonLat
     /// Metres per degree of latitude and of longitude at the fix.

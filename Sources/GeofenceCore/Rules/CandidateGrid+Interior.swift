@@ -2,10 +2,10 @@
 /// shape, so that most candidates of a fix are answered without a
 /// containment test, and most without touching the area at all.
 ///
-/// Why: a fix's cell lists every area whose box meets the cell. On the
-/// medium benchmark's 1M fixes the box test passes for ~44 areas per fix
-/// while ~17 contain it, and each of the ~44 cost a containment test on a
-/// shape that lives elsewhere in memory. Here every (cell, area) entry gets two 64-bit
+/// Why: a fix's cell lists every area whose box meets the cell. In a dense
+/// city the box test passes for more than twice as many areas as contain
+/// the fix, and each would cost a containment test on a shape that lives
+/// elsewhere in memory. Here every (cell, area) entry gets two 64-bit
 /// masks, one bit for each of the cell's 8 × 8 sub-cells: `outside` set when
 /// no point of the sub-cell is inside the shape (a fix there skips the area),
 /// `inside` when every point is (the verdict needs no containment test: what
@@ -54,8 +54,8 @@ extension CandidateGrid {
                         maxLon: west + Double(col + 1) * sub, maxLat: south + Double(row + 1) * sub)
         }
         // Three planes of w × h flags in one block, read and written without
-        // bounds checks (those checks were a quarter of masking a catalog);
-        // every index below is a row under h times w plus a column under w.
+        // bounds checks (this loop is most of masking a catalog); every index
+        // below is a row under h times w plus a column under w.
         let planes = UnsafeMutableBufferPointer<Bool>.allocate(capacity: 3 * w * h)
         planes.initialize(repeating: false)
         defer { planes.deallocate() }

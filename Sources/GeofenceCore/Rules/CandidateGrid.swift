@@ -208,8 +208,8 @@ public final class CandidateGrid: Sendable {
     ///
     /// An area whose inside mask holds `p`'s sub-cell needs no box test: the
     /// sub-cell lies in the shape, and the shape in its box. Reading the box
-    /// was the plan's commonest cache miss (boxes are in area_id order, not
-    /// where they are), and ~60 % of the candidates that get that far are
+    /// is a likely cache miss (boxes are in area_id order, not where they
+    /// are), and in a dense centre most candidates that get that far are
     /// inside so. The arrays are read through unchecked buffers.
     @inline(__always)
     public func forEachCandidate(at p: LonLat, skippingOutside: Bool, _ body: (_ index: Int, _ knownInside: Bool) throws -> Void) rethrows {

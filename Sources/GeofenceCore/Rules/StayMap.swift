@@ -4,16 +4,14 @@
 /// areas, which come in area_id order, at every fix. A dictionary had to sort
 /// its keys for that merge and hash an area_id to read or write a stay; a
 /// subject holds a handful of stays, so two small sorted arrays do both with
-/// no hashing and no sorting (profiled: the hashing and sorting were ~20 % of
-/// the medium benchmark's judging time).
+/// no hashing and no sorting, at every fix.
 ///
 /// Keys compare as Swift strings (`<`, `==`), as the candidate merge does.
 ///
-/// Entries small, stays aside: stays change ~4 times per fix on
-/// the medium benchmark, and each insert or removal shifts the entries after
-/// it. With the stay inside, an entry was 72 bytes and the shifting ~6 % of
-/// the judgement's CPU; an entry is now 32 bytes and names its stay's place
-/// in `stays`, which never shifts (a removed stay's place is reused).
+/// Entries small, stays aside: in a busy city stays change several times
+/// per fix, and each insert or removal shifts the entries after it. So an
+/// entry is 32 bytes and names its stay's place in `stays`, which never
+/// shifts (a removed stay's place is reused).
 public struct StayMap: Equatable, Sendable, Sequence, ExpressibleByDictionaryLiteral {
     public struct Entry: Sendable {
         public fileprivate(set) var key: String

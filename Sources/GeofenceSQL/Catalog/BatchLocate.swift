@@ -74,7 +74,7 @@ public enum BatchLocate {
     /// The catalog is only read here (its index built before), so every core
     /// shares it. Points are visited in Morton order of their position, so
     /// consecutive points meet the same areas while those are still in the
-    /// CPU cache (in arrival order each fix met its ~40 shapes cold); the
+    /// CPU cache (in arrival order each fix would meet its shapes cold); the
     /// pairs are then put back in point order by a counting sort, each
     /// point's pairs staying in area_id order.
     private static func locate(_ points: [Point], _ catalog: OnDemandAreas, _ confidence: Double?) -> [Pair] {

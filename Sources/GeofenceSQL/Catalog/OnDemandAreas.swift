@@ -90,9 +90,9 @@ final class OnDemandAreas {
     /// one of `points` (at ±180° both spellings of the meridian, as the
     /// lookup asks). After it, every candidate of these points is prepared.
     func prepare(touchedBy points: [LonLat]) throws {
-        // The candidates not yet prepared, found on every core (a walk of
-        // the grid per fix: on one thread it was most of the preparing time
-        // of a batch that reaches half a million areas).
+        // The candidates not yet prepared, found on every core: a walk of
+        // the grid per fix, the bulk of preparing a batch that reaches
+        // hundreds of thousands of areas.
         let width = min(Parallel.width, max(1, points.count / 5000))
         var found = [[Int]](repeating: [], count: width)
         let grid = self.grid

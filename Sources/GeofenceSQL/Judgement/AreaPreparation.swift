@@ -6,9 +6,9 @@ import GeofenceCore
 /// Every area of the catalog read, decoded and prepared at once, with the
 /// in-memory grid and its masks, for a batch that will meet most areas.
 ///
-/// Why: met one by one, each area was read with two queries and prepared
-/// under the catalog's lock, so one thread at a time (the medium benchmark's
-/// first chunk took 2.6 s against ~1 s for the others). Here it is one scan
+/// Why: met one by one, each area is read with two queries and prepared
+/// under the catalog's lock, so one thread at a time, and the first chunk of
+/// a batch pays for all of them. Here it is one scan
 /// of each table that also decodes each row (`scan`, SQLite), and then
 /// preparing and masking on every core (`build`, pure Swift).
 ///
@@ -102,8 +102,8 @@ extension SQLCatalog {
                         // Contiguous runs of rows, so rows next to each other in
                         // gf_areas (import order) are prepared, and allocated,
                         // together; many runs taken in turn, not one per thread,
-                        // as areas differ in cost (one thread was left alone for
-                        // the last ~10 % of the masks on the medium benchmark).
+                        // as areas differ in cost and equal shares would leave
+                        // one thread working alone at the end.
                         let runs = width == 1 ? 1 : width * 16
                         Parallel.share(Array(0..<runs), width: width) { _, r in
                             for i in (definitions.count * r / runs)..<(definitions.count * (r + 1) / runs) {
@@ -160,8 +160,8 @@ final class AreaPreparation {
                 let s = try catalog.scan()
                 _ = scanned.put(true)
                 try catalog.build(s) { _ = gridMade.put($0) }
-                // The caller goes on before what was scanned is freed (rows
-                // of values, once, took this thread ~0.1 s at the medium size).
+                // The caller goes on before what was scanned is freed: freeing
+                // a catalog's rows of values is work it need not wait for.
                 withExtendedLifetime(s) { scanned.finish() }
             } catch {
                 failure.value = error

@@ -5,14 +5,14 @@ import GeofenceCore
 ///
 /// Up to `inMemoryLimit` fixes are kept in memory (~52 bytes a fix) and
 /// ordered there; past that they spill to a temporary table and SQLite sorts
-/// them, so a batch never needs to fit in memory. Staging through SQLite was
-/// half of a medium judgement's wall time, all of it on one core.
+/// them, so a batch never needs to fit in memory; in memory is the usual
+/// case because staging through SQLite is slow and all on one core.
 ///
 /// In memory, fixes stay in one array in input order with their subject's
 /// number beside them, and are ordered once at the end by a counting sort
 /// over the subjects. Why not an array per subject: appending to a
-/// dictionary's value copied and checked it on every fix, a third of the
-/// staging thread's time, which the preparation's threads needed.
+/// dictionary's value copies and checks it on every fix, on the thread the
+/// preparation's threads are waiting for.
 ///
 /// Subjects are told apart and ordered by their UTF-8 bytes, as SQLite's
 /// BINARY collation does, never by Swift's canonical equivalence: "é" and

@@ -64,9 +64,8 @@ public final class SQLCatalog: JudgeCatalog {
 
     /// Every area's box in the R*Tree.
     func indexBoxes() throws -> [(String, BoundingBox)] {
-        // Two scans in storage order, joined here by row id. Joined in SQL,
-        // gf_areas was read in the index's order, a random page per area:
-        // ~0.2 s for the medium catalog's 100k areas, mostly in read().
+        // Two scans in storage order, joined here by row id: joined in SQL,
+        // gf_areas would be read in the index's order, a random page per area.
         let boxes = try boxesByRow()
         let ids = try db.prepare("SELECT id, area_id FROM gf_areas")
         var items: [(String, BoundingBox)] = []
@@ -120,9 +119,10 @@ public final class SQLCatalog: JudgeCatalog {
 
     /// A session whose lookups keep missing its windows (many subjects
     /// checked in turn, moving faster than a window's width) reads the whole
-    /// index into memory once, as a batch does: each miss read the index
-    /// (~0.1–2 ms in a dense city), while reading every box costs ~1–2 µs an
-    /// area. It does so once the misses reach a fiftieth of the areas. A
+    /// index into memory once, as a batch does: a miss reads the index (a
+    /// window query, hundreds of boxes in a dense city), reading every box
+    /// costs about as much as a few dozen misses, so it pays once the misses
+    /// reach a fiftieth of the areas. A
     /// catalog the in-memory index refuses (two area_ids that differ only in
     /// normalization) keeps its windows, as before.
     private func readIndexOnceMissesRepay() throws {

@@ -13,8 +13,8 @@ final class WorkerCatalog: JudgeCatalog {
     /// By grid index, once the shared catalog has a grid. A seen area is kept
     /// alive by `held` and listed unretained, so visiting a candidate costs
     /// no reference counting: the judging threads meet the same areas, and
-    /// each retain and release was an atomic write to a cache line the other
-    /// core also wrote (~12 % of judging time on the medium benchmark).
+    /// each retain and release would be an atomic write to a cache line the
+    /// other core also writes.
     private var byIndex: [Seen] = []
     private var held: [JudgedArea] = []
     private enum Seen { case unseen, gone, area(Unmanaged<JudgedArea>, plain: Bool) }
@@ -59,9 +59,9 @@ final class WorkerCatalog: JudgeCatalog {
     }
 
     /// The area by id, lent: the stays loop of a judge asks for an area this
-    /// way at every exit (~1.3 per fix on the medium benchmark), and a
-    /// retain of an area the other thread uses too was a write to a line
-    /// both cores wanted.
+    /// way at every exit, about once a fix in a busy city, and a retain of an
+    /// area the other thread uses too would be a write to a line both cores
+    /// want.
     func withArea<R>(_ id: String, _ body: (JudgedArea?) throws -> R) throws -> R {
         if let seen = areas[id] {
             guard let a = seen else { return try body(nil) }

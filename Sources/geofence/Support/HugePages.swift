@@ -4,12 +4,12 @@
 
 /// Transparent huge pages for the batch commands (judge, locate, import).
 ///
-/// Why: a medium judgement writes ~600 MB of memory it has just asked for
-/// (prepared shapes, the plan), and on this kind of machine (a VM) faulting
-/// it in 4 KiB at a time cost a tenth of the run's CPU. With glibc's
+/// Why: a batch writes hundreds of megabytes of memory it has just asked
+/// for (prepared shapes, the plan), and faulting it in 4 KiB at a time is a
+/// visible share of its CPU, on a VM above all. With glibc's
 /// `glibc.malloc.hugetlb=1` tunable, malloc advises the kernel to back its
-/// heaps with 2 MiB pages (MADV_HUGEPAGE): alternating medium runs took
-/// 3.88 -> 3.53 s of CPU and 2.09 -> 1.87 s of wall time (medians of 7).
+/// heaps with 2 MiB pages (MADV_HUGEPAGE), one fault instead of 512
+/// (benchmarks/history.md has the measurements).
 ///
 /// glibc reads its tunables once, at start-up, so the command starts itself
 /// again with the tunable set (the same process id, arguments and
