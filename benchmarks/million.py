@@ -68,6 +68,25 @@ def write_points(fixes_csv, points_csv):
             dst.write(f"s,{i},{lat},{lon},0\n")
 
 
+def removed(db):
+    """Deletes a SQLite database and its WAL files, if there."""
+    for p in (db, Path(f"{db}-wal"), Path(f"{db}-shm")):
+        p.unlink(missing_ok=True)
+
+
+def conditions_of(db):
+    """How many conditions the import wrote and the MiB of their table and
+    indexes (SQLite's dbstat): ogr2ogr's database has none, so its size is
+    compared with the whole and with the rest. {} if the shell has no dbstat."""
+    out = subprocess.run(["sqlite3", db, "SELECT (SELECT count(*) FROM gf_conditions), sum(pgsize) FROM dbstat "
+                          "WHERE name IN (SELECT name FROM sqlite_master WHERE tbl_name = 'gf_conditions')"],
+                         capture_output=True, text=True)
+    if out.returncode != 0 or "|" not in out.stdout:
+        return {}
+    count, size = out.stdout.strip().split("|")
+    return {"conditions": int(count), "conditions_mib": int(size or 0) / 2**20}
+
+
 def engine_pairs(pairs_csv):
     """(fix indices, fence indices) of `locate --fixes`'s CSV: row is the
     fix's 1-based row, area_id F0000123 is fence 123."""
@@ -129,6 +148,7 @@ def main():
     ap.add_argument("--judge-subjects", type=int,
                     help="subjects of the judged counts other than --fixes (default: ten times --subjects)")
     ap.add_argument("--dist", type=Path, default=ROOT / "dist", help="the build whose geofence is measured")
+    ap.add_argument("--skip-plain-import", action="store_true", help="skip `geofence import` without conditions")
     ap.add_argument("--skip-ogr2ogr", action="store_true")
     ap.add_argument("--skip-duckdb", action="store_true")
     ap.add_argument("--skip-shapely", action="store_true")
@@ -156,13 +176,22 @@ def main():
 
     # 1. Import, with the default IN and OUT of every area.
     db = w / "engine.db"
-    for p in (db, Path(f"{db}-wal"), Path(f"{db}-shm")):
-        p.unlink(missing_ok=True)
+    removed(db)
     subprocess.run([cli, "init", db], check=True, capture_output=True)
     report["import"], _ = measured([cli, "import", db, fences, "--with-default-conditions"])
     report["import"]["db_mib"] = db.stat().st_size / 2**20
     report["import"]["geojson_mib"] = fences.stat().st_size / 2**20
+    report["import"].update(conditions_of(db))
     print("import", json.dumps(report["import"]), flush=True)
+    if not args.skip_plain_import:
+        # The areas alone, as suite.py imports them: the same content as ogr2ogr's database.
+        plain = w / "engine-plain.db"
+        removed(plain)
+        subprocess.run([cli, "init", plain], check=True, capture_output=True)
+        report["plain_import"], _ = measured([cli, "import", plain, fences])
+        report["plain_import"]["db_mib"] = plain.stat().st_size / 2**20
+        removed(plain)   # not used again: its space back
+        print("plain import", json.dumps(report["plain_import"]), flush=True)
     if not args.skip_ogr2ogr:
         # As suite.py runs it, as a user would: the file's geometries as
         # they are (circles stay points), a SpatiaLite database with an R*Tree.
@@ -238,7 +267,11 @@ def markdown(r):
     lines = [f"{r['fences']:,} fences, {r['fixes']:,} fixes of {r['subjects']:,} subjects ({r['date']}, build {r['dist']})", "",
              "| command | wall | user + sys CPU | peak RSS | |", "|---|---:|---:|---:|---|",
              row("`geofence import --with-default-conditions`", i,
-                 f"{i['geojson_mib']:.0f} MiB GeoJSON → {i['db_mib']:.0f} MiB database")]
+                 f"{i['geojson_mib']:.0f} MiB GeoJSON → {i['db_mib']:.0f} MiB database"
+                 + (f" ({i['conditions_mib']:.0f} MiB of it the {i['conditions']:,} conditions)" if "conditions" in i else ""))]
+    if "plain_import" in r:
+        lines.append(row("`geofence import` (the areas alone, as ogr2ogr; database deleted after)", r["plain_import"],
+                         f"{r['plain_import']['db_mib']:.0f} MiB database"))
     if "ogr2ogr" in r:
         o = r["ogr2ogr"]
         lines.append(row(f"`ogr2ogr` ({o['version']}) into SpatiaLite, with an R*Tree", o,
@@ -277,7 +310,14 @@ def targets(r, judges):
     if "ogr2ogr" in r:
         o = r["ogr2ogr"]
         lines.append(f"| import no slower than ogr2ogr | ogr2ogr {o['s']:.2f} s / engine {i['s']:.2f} s = {o['s'] / i['s']:.2f}× | {met(i['s'] <= o['s'])} |")
+        if "plain_import" in r:
+            p = r["plain_import"]
+            lines.append(f"| (the same, the areas alone: `geofence import` without conditions) | ogr2ogr {o['s']:.2f} s / engine {p['s']:.2f} s = {o['s'] / p['s']:.2f}× | {met(p['s'] <= o['s'])} |")
         lines.append(f"| database ≤ 1.5× ogr2ogr's | {i['db_mib']:.0f} / {o['db_mib']:.0f} MiB = {i['db_mib'] / o['db_mib']:.2f}× | {met(i['db_mib'] <= 1.5 * o['db_mib'])} |")
+        # The areas alone: the plain import's database, or this one less its conditions.
+        rest = r["plain_import"]["db_mib"] if "plain_import" in r else i["db_mib"] - i["conditions_mib"] if "conditions" in i else None
+        if rest is not None:
+            lines.append(f"| (the same, the areas alone: ogr2ogr writes no conditions) | {rest:.0f} / {o['db_mib']:.0f} MiB = {rest / o['db_mib']:.2f}× | {met(rest <= 1.5 * o['db_mib'])} |")
     if "duckdb" in r:
         d = r["duckdb"]
         lines.append(f"| containment ≥ 3× DuckDB end to end | DuckDB {d['s']:.2f} s / engine {loc['s']:.2f} s = {d['s'] / loc['s']:.2f}× | {met(d['s'] >= 3 * loc['s'])} |")
