@@ -158,6 +158,8 @@ def main():
         args.judge_fixes = [args.fixes, 10 * args.fixes]
     if args.judge_subjects is None:
         args.judge_subjects = 10 * args.subjects
+    if min(args.fences, args.fixes, args.subjects, args.judge_subjects) <= 0:
+        ap.error("--fences, --fixes, --subjects and --judge-subjects must be positive")
     cli = args.dist / "geofence"
     w = args.work
     w.mkdir(parents=True, exist_ok=True)
