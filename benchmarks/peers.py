@@ -31,13 +31,13 @@ import time
 from pathlib import Path
 
 import numpy as np
-import pyproj
 import shapely
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "benchmarks"))
 import workload  # noqa: E402
 from containment import connect  # noqa: E402
+from shapely_peer import Fences  # noqa: E402
 
 MOD = (1 << 61) - 1
 
@@ -118,28 +118,11 @@ def containment_peers(db, fences_path, fixes, postgis=True, runs=3, sql_peers=Tr
                   ELSE ST_Contains(a.geom, MakePoint(f.lon, f.lat, 4326)) END = 1""").fetchall()
         return checksum([r[0] for r in rows], [r[1] for r in rows])
 
-    polys, poly_idx, circles = [], [], []
-    for i, f in enumerate(features):
-        g = f["geometry"]
-        if g["type"] == "Point":
-            circles.append((i, g["coordinates"][0], g["coordinates"][1], f["properties"]["radius_m"]))
-        else:
-            polys.append(shapely.geometry.shape(g)); poly_idx.append(i)
-    poly_idx = np.array(poly_idx)
-    tree = shapely.STRtree(polys)
-    c_idx = np.array([c[0] for c in circles]); c_lon = np.array([c[1] for c in circles]); c_lat = np.array([c[2] for c in circles])
-    c_r = np.array([c[3] for c in circles])
-    circle_boxes = shapely.box(c_lon - c_r / 80000, c_lat - c_r / 100000, c_lon + c_r / 80000, c_lat + c_r / 100000)
-    ctree = shapely.STRtree(circle_boxes)
-    geod = pyproj.Geod(ellps="WGS84")
+    shapely_fences = Fences(features)
     pts = shapely.points(lon, lat)
 
     def shapely_peer():
-        pi, gi = tree.query(pts, predicate="within")   # point within polygon: boundary excluded, as ST_Contains
-        ci, cj = ctree.query(pts)
-        d = geod.inv(lon[ci], lat[ci], c_lon[cj], c_lat[cj])[2]
-        keep = d < c_r[cj]
-        return checksum(np.concatenate([pi, ci[keep]]), np.concatenate([poly_idx[gi], c_idx[cj][keep]]))
+        return checksum(*shapely_fences.containment(lon, lat, pts))
 
     # The engine's batch path: the CLI over a CSV of the fixes (written before timing).
     fixes_csv = Path(db).with_suffix(".fixes.csv")

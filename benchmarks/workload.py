@@ -70,6 +70,16 @@ def write_collection(path, features):
         f.write("\n]}\n")
 
 
+def read_features(path):
+    """The features of a file written by write_collection, one a line,
+    without reading the file whole."""
+    with open(path) as f:
+        for line in f:
+            line = line.strip().rstrip(",")
+            if line.startswith('{"type":"Feature"'):
+                yield json.loads(line)
+
+
 def write_fixes_csv(path, rows):
     """The fixes as judge reads them: subject_id, ts, lat, lon, accuracy_m."""
     import csv
