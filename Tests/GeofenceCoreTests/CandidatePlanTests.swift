@@ -102,7 +102,7 @@ final class CandidatePlanTests: XCTestCase {
             let expected = try plainJudge.judge(fix, &a)
             let s = spans[k]
             let got = try entries[Int(s.share)].withUnsafeBufferPointer { e in
-                try planJudge.judge(fix, &b, plan: UnsafeBufferPointer(rebasing: e[Int(s.start)..<Int(s.end)]), areas: planned)
+                try planJudge.judge(fix, &b, plan: SubjectJudge.PlannedFix(UnsafeBufferPointer(rebasing: e[Int(s.start)..<Int(s.end)]), planned))
             }
             XCTAssertEqual(got, expected, "fix \(k)")
             XCTAssertEqual(b, a, "fix \(k)")

@@ -1,80 +1,73 @@
 /// Judging a fix whose candidates and verdicts a `CandidatePlan` already
-/// worked out: what `judge(_:_:)` does, with the same results, reading only
-/// the plan's entries, the subject's stays and the packed counts of
-/// `PlannedAreas`; an area itself only for conditions, or for a stay the
-/// fix left whose verdict outside the shape needs the area's rules.
+/// worked out: the same stages as through the catalog, with the same
+/// results, reading only the plan's entries, the subject's stays and the
+/// packed counts of `PlannedAreas`; an area itself only for conditions, or
+/// for a stay the fix left whose verdict outside the shape needs the area's
+/// rules.
 ///
 /// Stays and candidates are merged by order keys (`StayMap.orderKey(at:)`,
-/// `CandidateGrid.orderKey`), integers, where `judge(_:_:)` compares
+/// `CandidateGrid.orderKey`), integers, where the catalog's merge compares
 /// area_id strings.
 extension SubjectJudge {
-    public mutating func judge(_ fix: Fix, _ state: inout SubjectState, plan entries: UnsafeBufferPointer<UInt32>,
-                               areas: PlannedAreas) throws -> [Notification] {
-        // A plan keeps no reasons: explanations are worked out where they are given.
-        if explain { return try judge(fix, &state) }
-        guard admit(fix, &state) else { return [] }
-        state.stays.fillOrderKeys { areas.grid.orderKey(of: $0) }
-        var next = 0
-        var out: [Notification] = []
-        for e in entries {
+    mutating func judgePlanned(_ plan: PlannedFix, _ step: inout Step) throws {
+        let areas = plan.areas
+        step.state.stays.fillOrderKeys { areas.grid.orderKey(of: $0) }
+        for e in plan.entries {
             let (i, code) = CandidatePlan.decode(e)
-            let key = 2 * i + 1
-            while next < state.stays.count && state.stays.orderKey(at: next) < key {
-                next = try judgeStay(fix, at: next, areas, &state, &out)
-            }
-            let hasStay = next < state.stays.count && state.stays.orderKey(at: next) == key
-            next = judge(fix, i, code, areas, slot: next, hasStay: hasStay, &state, &out)
+            let hasStay = try finishPlannedStays(before: 2 * i + 1, areas, &step)
+            judgePlanned(i, code, areas, hasStay: hasStay, &step)
         }
-        while next < state.stays.count {
-            next = try judgeStay(fix, at: next, areas, &state, &out)
+        _ = try finishPlannedStays(before: nil, areas, &step)
+    }
+
+    /// `finishStays` by order keys: judges on its own every stay before
+    /// `key` (every one left, if nil); returns whether the stay now at
+    /// `step.next` is `key`'s.
+    private mutating func finishPlannedStays(before key: Int?, _ areas: PlannedAreas, _ step: inout Step) throws -> Bool {
+        while step.next < step.state.stays.count {
+            let k = step.state.stays.orderKey(at: step.next)
+            if let key, k >= key { return k == key }
+            try judgePlannedStay(areas, &step)
         }
-        state.lastFix = fix
-        return out
+        return false
     }
 
     /// One planned candidate (grid index `i`). Its counts are read only
     /// past the commonest case, a stay inside a plain area: they are by
-    /// area, far apart in memory, and reading an area's data for every
-    /// candidate was a third of this judging's time.
-    private mutating func judge(_ fix: Fix, _ i: Int, _ code: CandidatePlan.Code, _ areas: PlannedAreas, slot: Int, hasStay: Bool,
-                                _ state: inout SubjectState, _ out: inout [Notification]) -> Int {
+    /// area, far apart in memory.
+    private mutating func judgePlanned(_ i: Int, _ code: CandidatePlan.Code, _ areas: PlannedAreas, hasStay: Bool, _ step: inout Step) {
         let verdict: Verdict
         switch code {
         case .outsideValidity:
-            return hasStay ? slot + 1 : slot
+            if hasStay { step.next += 1 }
+            return
         case .insidePlain:
-            // As in `judge(_:_:)`: the streak of a stay already INSIDE grows.
-            if hasStay && state.stays[at: slot].phase == .inside {
-                _ = state.stays[at: slot].apply(.inside, inConfirm: 1, outConfirm: 1, at: fix.ts)
-                return slot + 1
-            }
+            if lengthensInsideStreak(hasStay: hasStay, &step) { return }
             verdict = .inside
         case .inside: verdict = .inside
         case .outside: verdict = .outside
         case .undecided: verdict = .undecided
         }
-        if !hasStay && verdict != .inside { return slot }
+        if !hasStay && verdict != .inside { return }
         let rules = areas.rules(i, areas.counts[i])
         // The id is read only where it is used: a new stay's key, or a notification.
         let id = !hasStay || rules.hasConditions ? areas.grid.ids[i] : ""
-        return count(fix, id, .planned(Unmanaged.passUnretained(areas), i), rules, verdict, slot: slot, hasStay: hasStay, orderKey: 2 * i + 1,
-                     &state, &out)
+        count(verdict, Counted(id: id, lookup: .planned(Unmanaged.passUnretained(areas), i), rules: rules, orderKey: 2 * i + 1),
+              hasStay: hasStay, &step)
     }
 
-    /// The stay at `slot`, whose area is not among the fix's candidates, so
-    /// the fix is not inside it.
-    private mutating func judgeStay(_ fix: Fix, at slot: Int, _ areas: PlannedAreas,
-                                    _ state: inout SubjectState, _ out: inout [Notification]) throws -> Int {
-        let key = state.stays.orderKey(at: slot)
+    /// The stay at `step.next`, whose area is not among the fix's
+    /// candidates, so the fix is not inside it.
+    private mutating func judgePlannedStay(_ areas: PlannedAreas, _ step: inout Step) throws {
+        let key = step.state.stays.orderKey(at: step.next)
         // An area the grid does not have is looked up by id, as ever.
-        guard key & 1 == 1 else { return try judgeStay(fix, at: slot, &state, &out) }
+        guard key & 1 == 1 else { return try judgeStay(&step) }
         let i = key >> 1, c = areas.counts[i]
-        let id = state.stays.key(at: slot)
+        let id = step.state.stays.key(at: step.next)
         if c.outsideIsPlainArea {
-            return count(fix, id, .planned(Unmanaged.passUnretained(areas), i), areas.rules(i, c), .outside, slot: slot, hasStay: true, &state, &out)
+            return count(.outside, Counted(id: id, lookup: .planned(Unmanaged.passUnretained(areas), i), rules: areas.rules(i, c)),
+                         hasStay: true, &step)
         }
-        return try areas.slots[i].area._withUnsafeGuaranteedRef {
-            try judge(fix, id, $0, hint: .notCandidate, slot: slot, hasStay: true, &state, &out)
-        }
+        try areas.slots[i].area._withUnsafeGuaranteedRef { try judgeCandidate(id, $0, .notCandidate, hasStay: true, &step) }
     }
 }

@@ -46,12 +46,29 @@ public struct JudgeCounters: Equatable, Sendable {
     }
 }
 
-/// Judges fixes of one subject, in time order, against a catalog.
+/// Judges fixes of one subject, in time order, against a catalog: one fix
+/// goes through four stages (behaviour §3–§5), each below with its contract.
+///
+///     var judge = SubjectJudge(catalog: catalog)
+///     var state = SubjectState(subjectId: "u1")
+///     let notified = try judge.judge(fix, &state)          // or: plan: PlannedFix(entries, areas)
+///
+/// 1. Candidates: the areas the fix may be inside, from the catalog's index
+///    (`JudgeCatalog.forEachCandidate`) or worked out ahead by a
+///    `CandidatePlan`, merged in area order with the subject's stays, so an
+///    exit is seen even from a fix far from the area (`finishStays`).
+/// 2. Verdict: inside, outside or undecided, with the area's accuracy limits,
+///    confidence and validity (`VerdictRule`); a fast path answers a fix
+///    inside a plain area whose stay is already INSIDE (`lengthensInsideStreak`).
+/// 3. Stay update: the verdict counted in the (subject, area) stay, which
+///    confirms an ENTER or EXIT after its confirm count (`count`).
+/// 4. Notify: the conditions the transition (or the stay's length) makes
+///    due, each unless a filter blocks it (SubjectJudge+Conditions.swift).
 public struct SubjectJudge {
     public let catalog: JudgeCatalog
     public let explain: Bool
-    public private(set) var counters = JudgeCounters()
-    public private(set) var explanations: [Explanation] = []
+    public internal(set) var counters = JudgeCounters()
+    public internal(set) var explanations: [Explanation] = []
 
     /// Drops fixes the device would not have reported; nil judges every fix.
     public var fixFilter: FixFilter?
@@ -60,27 +77,46 @@ public struct SubjectJudge {
         self.catalog = catalog; self.explain = explain; self.fixFilter = fixFilter
     }
 
-    /// Applies one fix to `state`; returns its notifications ordered by area_id, then condition_id.
-    public mutating func judge(_ fix: Fix, _ state: inout SubjectState) throws -> [Notification] {
-        guard admit(fix, &state) else { return [] }
-        // Areas the fix may be inside, plus every area with a stay under way:
-        // an exit must be seen even from a fix far outside the index's reach.
-        // Both in area_id order, merged as they come: stays before `next` are
-        // done, and a stay is inserted or removed only at `next`.
-        var next = 0
+    /// A fix's candidates and verdicts as a `CandidatePlan` worked them out:
+    /// its entries, and the areas they index.
+    public struct PlannedFix {
+        public let entries: UnsafeBufferPointer<UInt32>
+        public let areas: PlannedAreas
+        public init(_ entries: UnsafeBufferPointer<UInt32>, _ areas: PlannedAreas) { self.entries = entries; self.areas = areas }
+    }
+
+    /// One fix on its way through the stages: the fix, its subject's state,
+    /// the notifications so far, and where the merge of candidates and stays
+    /// stands (stays before `next` are done; a stay is inserted or removed
+    /// only at `next`).
+    struct Step {
+        let fix: Fix
+        var state: SubjectState
         var out: [Notification] = []
-        try catalog.forEachCandidate(at: fix.position) { id, area, hint in
-            while next < state.stays.count && state.stays.key(at: next) < id {
-                next = try judgeStay(fix, at: next, &state, &out)
+        var next = 0
+    }
+
+    /// Applies one fix to `state`; returns its notifications ordered by
+    /// area_id, then condition_id. With `plan`, the candidates and verdicts
+    /// are the plan's (the same as the catalog's, worked out ahead); a plan
+    /// keeps no reasons, so with `explain` the catalog is asked instead.
+    public mutating func judge(_ fix: Fix, _ state: inout SubjectState, plan: PlannedFix? = nil) throws -> [Notification] {
+        guard admit(fix, &state) else { return [] }
+        // The state moves into the step and back, not copied.
+        var step = Step(fix: fix, state: SubjectState(subjectId: ""))
+        swap(&step.state, &state)
+        defer { swap(&step.state, &state) }
+        if let plan, !explain {
+            try judgePlanned(plan, &step)
+        } else {
+            try catalog.forEachCandidate(at: fix.position) { id, area, hint in
+                let hasStay = try finishStays(before: id, &step)
+                try judgeCandidate(id, area, hint, hasStay: hasStay, &step)
             }
-            let hasStay = next < state.stays.count && state.stays.key(at: next) == id
-            next = try judge(fix, id, area, hint: hint, slot: next, hasStay: hasStay, &state, &out)
+            _ = try finishStays(before: nil, &step)
         }
-        while next < state.stays.count {
-            next = try judgeStay(fix, at: next, &state, &out)
-        }
-        state.lastFix = fix
-        return out
+        step.state.lastFix = fix
+        return step.out
     }
 
     /// Whether the fix is to be judged: not stale, not dropped by the fix
@@ -108,139 +144,124 @@ public struct SubjectJudge {
         return true
     }
 
-    /// Judges the area of the stay at `slot`, which is not among the fix's
-    /// candidates: the fix is outside its box (or its masks), so not inside
-    /// its shape, and no containment test is needed, only the margin's.
-    mutating func judgeStay(_ fix: Fix, at slot: Int, _ state: inout SubjectState, _ out: inout [Notification]) throws -> Int {
-        let id = state.stays.key(at: slot)
-        return try catalog.withArea(id) { try judge(fix, id, $0, hint: .notCandidate, slot: slot, hasStay: true, &state, &out) }
+    // MARK: 1. Candidates merged with stays
+
+    /// Judges on its own every stay whose area_id comes before `id` (every
+    /// stay left, if nil): the fix is not among those areas' candidates, so
+    /// outside their boxes or masks. Returns whether the stay now at
+    /// `step.next` is `id`'s own.
+    mutating func finishStays(before id: String?, _ step: inout Step) throws -> Bool {
+        while step.next < step.state.stays.count {
+            let key = step.state.stays.key(at: step.next)
+            if let id, !(key < id) { return key == id }
+            try judgeStay(&step)
+        }
+        return false
     }
 
-    /// Applies the fix to one area: its verdict, the stay's transition, the
-    /// conditions that fire and pass their filters. `slot` is the stay's
-    /// position in `state.stays` if `hasStay`, else where a new one goes (the
-    /// merge knows both, so the many candidates without a stay cost no
-    /// search). `hint`: what the catalog's index already knows of the area.
-    /// Returns the position after this area's stay.
-    mutating func judge(_ fix: Fix, _ id: String, _ found: JudgedArea?, hint: CandidateHint = .none, slot: Int, hasStay: Bool,
-                                _ state: inout SubjectState, _ out: inout [Notification]) throws -> Int {
-        // The commonest case in a dense centre: a fix inside a plain area the
-        // subject is already INSIDE. The streak grows and nothing else
-        // happens, decided without reading the area.
-        if hint.inside && hint.plain && hasStay && !explain && state.stays[at: slot].phase == .inside {
-            _ = state.stays[at: slot].apply(.inside, inConfirm: 1, outConfirm: 1, at: fix.ts)
-            return slot + 1
-        }
+    /// The area of the stay at `step.next`, which is not among the fix's
+    /// candidates: the fix is outside its box (or its masks), so not inside
+    /// its shape, and no containment test is needed, only the margin's.
+    mutating func judgeStay(_ step: inout Step) throws {
+        let id = step.state.stays.key(at: step.next)
+        try catalog.withArea(id) { try judgeCandidate(id, $0, .notCandidate, hasStay: true, &step) }
+    }
+
+    // MARK: 2. Verdict
+
+    /// The short-circuit in front of every verdict: a fix inside a plain
+    /// area (`JudgedArea.isPlain`) whose stay is already INSIDE only
+    /// lengthens the streak (behaviour §4), decided without reading the area.
+    /// The commonest case in a dense centre.
+    @inline(__always)
+    func lengthensInsideStreak(hasStay: Bool, _ step: inout Step) -> Bool {
+        guard hasStay, step.state.stays[at: step.next].phase == .inside else { return false }
+        _ = step.state.stays[at: step.next].apply(.inside, inConfirm: 1, outConfirm: 1, at: step.fix.ts)
+        step.next += 1
+        return true
+    }
+
+    /// One candidate area met through the catalog: its verdict, then the
+    /// stay's count. `hasStay`: the stay at `step.next` is this area's (the
+    /// merge knows, so the many candidates without a stay cost no search).
+    /// `hint`: what the catalog's index already knows of the area.
+    mutating func judgeCandidate(_ id: String, _ found: JudgedArea?, _ hint: CandidateHint, hasStay: Bool, _ step: inout Step) throws {
+        if hint.inside && hint.plain && !explain && lengthensInsideStreak(hasStay: hasStay, &step) { return }
         // Lent, not retained: a retain is a write to the area, which the
         // other judging thread may be using too. (A `guard let` of the area
-        // retained it, and so does `??` with the area in its right side.)
+        // retains it, and so does `??` with the area in its right side.)
         guard let lent = found.map(Unmanaged.passUnretained) else {
-            if hasStay { state.stays.remove(at: slot) }
-            return slot
+            if hasStay { step.state.stays.remove(at: step.next) }
+            return
         }
+        let fix = step.fix
         // nil outside the area's validity period.
         let judged = lent._withUnsafeGuaranteedRef { area in
             area.isValid(at: fix.ts) ? area.rule.verdict(area.shape, at: fix.position, accuracy: fix.accuracy, knownInside: hint.inside,
                                                         knownOutside: hint.outside) : nil
         }
         guard let verdict = judged else {
-            if hasStay { note(fix, id, nil, "ignored", "outside the area's validity period") }
-            return hasStay ? slot + 1 : slot
+            if hasStay {
+                note(fix, id, nil, "ignored", "outside the area's validity period")
+                step.next += 1
+            }
+            return
         }
         // Most candidates: no stay and not inside. Counting that verdict from
         // UNKNOWN leaves a neutral stay, which is not kept (behaviour §4), and no
         // condition can fire; only an undecided one may need explaining.
-        if !hasStay && (verdict == .outside || (verdict == .undecided && !explain)) { return slot }
-        return count(fix, id, .lent(lent), lent._withUnsafeGuaranteedRef { CountingRules($0) }, verdict, slot: slot, hasStay: hasStay, &state, &out)
+        if !hasStay && (verdict == .outside || (verdict == .undecided && !explain)) { return }
+        let area = Counted(id: id, lookup: .lent(lent), rules: lent._withUnsafeGuaranteedRef { CountingRules($0) })
+        count(verdict, area, hasStay: hasStay, &step)
     }
 
-    /// Counts a verdict in the stay at `slot` (a new one if not `hasStay`),
-    /// keeping the stay if it is not neutral; returns the position after it.
+    // MARK: 3. Stay update
+
+    /// An area as counting needs it: its id, its counting rules, and where
+    /// to find the area itself (read only for conditions or an explanation).
+    struct Counted {
+        let id: String
+        let lookup: AreaLookup
+        let rules: CountingRules
+        /// The stay's order key if a new one is made (`StayMap.orderKey`); -1: none.
+        var orderKey = -1
+    }
+
+    /// Counts a verdict in the stay at `step.next` (a new one if not
+    /// `hasStay`), keeping the stay if it is not neutral, and moves past it.
     /// The stay is counted in place: a subject inside a dozen areas updates
-    /// a dozen stays per fix, and a copy out and back of each was a
-    /// measurable part of judging.
-    /// `area` is read only for conditions or an explanation.
-    mutating func count(_ fix: Fix, _ id: String, _ area: AreaLookup, _ rules: CountingRules, _ verdict: Verdict,
-                        slot: Int, hasStay: Bool, orderKey: Int = -1, _ state: inout SubjectState, _ out: inout [Notification]) -> Int {
+    /// a dozen stays per fix, each without a copy out and back.
+    mutating func count(_ verdict: Verdict, _ area: Counted, hasStay: Bool, _ step: inout Step) {
         if hasStay {
-            if countVerdict(fix, id, area, rules, verdict, &state.stays[at: slot], &state.lastNotifiedDay, &out) { return slot + 1 }
-            state.stays.remove(at: slot)
-            return slot
+            if countVerdict(verdict, area, &step.state.stays[at: step.next], step.fix, &step.state.lastNotifiedDay, &step.out) {
+                step.next += 1
+            } else {
+                step.state.stays.remove(at: step.next)
+            }
+            return
         }
         var stay = StayState()
-        guard countVerdict(fix, id, area, rules, verdict, &stay, &state.lastNotifiedDay, &out) else { return slot }
-        state.stays.insert(id, stay, at: slot, orderKey: orderKey)
-        return slot + 1
+        guard countVerdict(verdict, area, &stay, step.fix, &step.state.lastNotifiedDay, &step.out) else { return }
+        step.state.stays.insert(area.id, stay, at: step.next, orderKey: area.orderKey)
+        step.next += 1
     }
 
     /// Counts a verdict in a stay, and notifies what it makes due; returns
     /// whether the stay is to be kept (not neutral). Reads the area itself
     /// only for its conditions or an explanation.
-    private mutating func countVerdict(_ fix: Fix, _ id: String, _ area: AreaLookup, _ rules: CountingRules, _ verdict: Verdict,
-                                _ stay: inout StayState, _ lastNotifiedDay: inout [Int64: Int], _ out: inout [Notification]) -> Bool {
-        let transition = stay.apply(verdict, inConfirm: rules.inConfirm, outConfirm: rules.outConfirm, at: fix.ts)
-        if !rules.hasConditions && !explain {
+    private mutating func countVerdict(_ verdict: Verdict, _ area: Counted, _ stay: inout StayState, _ fix: Fix,
+                                       _ lastNotifiedDay: inout [Int64: Int], _ out: inout [Notification]) -> Bool {
+        let transition = stay.apply(verdict, inConfirm: area.rules.inConfirm, outConfirm: area.rules.outConfirm, at: fix.ts)
+        if !area.rules.hasConditions && !explain {
             if transition != nil { counters.transitions += 1 }
             return !stay.isNeutral
         }
-        return area.area._withUnsafeGuaranteedRef { notify(fix, id, $0, verdict, transition, &stay, &lastNotifiedDay, &out) }
+        return area.lookup.area._withUnsafeGuaranteedRef {
+            notify(fix, area.id, $0, verdict, transition, &stay, &lastNotifiedDay, &out)
+        }
     }
 
-    /// `countVerdict`'s part that reads the area: explanations and conditions.
-    private mutating func notify(_ fix: Fix, _ id: String, _ area: JudgedArea, _ verdict: Verdict, _ transition: StayState.Transition?,
-                                 _ stay: inout StayState, _ lastNotifiedDay: inout [Int64: Int], _ out: inout [Notification]) -> Bool {
-        if explain { explainVerdict(fix, area, verdict, stay, transition) }
-        if area.conditions.isEmpty {
-            if transition != nil { counters.transitions += 1 }
-            return !stay.isNeutral
-        }
-        // Due conditions by their index in the area's list: a transition
-        // notifies at every fix that makes one, and copying each condition
-        // (its strings retained) cost more than deciding it.
-        var due: [(index: Int, timing: ConditionDefinition.Timing)] = []
-        if let transition {
-            counters.transitions += 1
-            let timing: ConditionDefinition.Timing = transition == .enter ? .IN : .OUT
-            for k in transition == .enter ? area.inConditions : area.outConditions { due.append((k, timing)) }
-        }
-        // DWELL after the fix's own transition: at T = 0 it fires with the ENTER.
-        if !area.dwellConditions.isEmpty, stay.phase == .inside, let entered = stay.enteredAt {
-            for d in area.dwellConditions where !stay.dwellSpent.contains(d.conditionId) {
-                if let dwell = d.micros, fix.ts.microseconds - entered.microseconds >= dwell {
-                    stay.dwellSpent.append(d.conditionId)
-                    due.append((d.index, .DWELL))
-                }
-            }
-        }
-        if !due.isEmpty { notifyDue(fix, id, area.conditions, due, &lastNotifiedDay, &out) }
-        return !stay.isNeutral
-    }
-
-    /// The due conditions of one area, by condition_id: each notifies unless a filter blocks it.
-    private mutating func notifyDue(_ fix: Fix, _ id: String, _ conditions: [(ConditionDefinition, TimeZone)],
-                                    _ due: [(index: Int, timing: ConditionDefinition.Timing)],
-                                    _ lastNotifiedDay: inout [Int64: Int], _ out: inout [Notification]) {
-        let ordered = due.count < 2 ? due : due.sorted { conditions[$0.index].0.conditionId < conditions[$1.index].0.conditionId }
-        // One local time per zone: an area's conditions mostly share its zone.
-        var zone: TimeZone?
-        var local = LocalTime?.none
-        for (k, timing) in ordered {
-            let tz = conditions[k].1
-            if zone !== tz || local == nil { zone = tz; local = tz.local(fix.ts) }
-            guard let local else { continue }
-            let c = conditions[k].0
-            switch ConditionFilter.check(c, local: local, lastNotifiedDay: lastNotifiedDay[c.conditionId]) {
-            case .pass:
-                lastNotifiedDay[c.conditionId] = local.day
-                counters.notifications += 1
-                out.append(Notification(subjectId: fix.subjectId, ts: fix.ts, areaId: id, conditionId: c.conditionId,
-                                        transition: timing, lat: fix.position.lat, lon: fix.position.lon, accuracy: fix.accuracy))
-            case .blocked(let why):
-                counters.filtered += 1
-                note(fix, id, c.conditionId, "not notified", "\(timing.rawValue): \(why)")
-            }
-        }
-    }
+    // MARK: Invalid fixes and explanations
 
     /// Counts an invalid fix (it changes no state).
     public mutating func reject(subjectId: String, ts: Timestamp?, _ why: InvalidFix) {
@@ -251,36 +272,16 @@ public struct SubjectJudge {
         }
     }
 
-    private mutating func note(_ fix: Fix, _ area: String?, _ condition: Int64?, _ kind: String, _ reason: String) {
+    mutating func note(_ fix: Fix, _ area: String?, _ condition: Int64?, _ kind: String, _ reason: String) {
         guard explain else { return }
         explanations.append(Explanation(subjectId: fix.subjectId, ts: fix.ts, areaId: area, conditionId: condition, kind: kind, reason: reason))
-    }
-
-    private mutating func explainVerdict(_ fix: Fix, _ area: JudgedArea, _ v: Verdict, _ stay: StayState, _ t: StayState.Transition?) {
-        let id = area.definition.areaId
-        switch v {
-        case .undecided:
-            let inside = area.shape.contains(fix.position)
-            let limit = inside ? area.rule.inAccuracyMax : area.rule.outAccuracyMax
-            if let limit, fix.accuracy > limit {
-                note(fix, id, nil, "not counted", "accuracy \(fix.accuracy) m above the \(inside ? "IN" : "OUT") limit \(limit) m")
-            } else {
-                note(fix, id, nil, "not counted", "undecided: the error circle (k·accuracy = \(CEP.factor(area.rule.confidence) * fix.accuracy) m) straddles the boundary")
-            }
-        case .inside where t == nil && stay.phase != .inside:
-            note(fix, id, nil, "counting", "inside \(stay.inStreak) of \(area.definition.inConfirmCount)")
-        case .outside where t == nil && stay.phase == .inside:
-            note(fix, id, nil, "counting", "outside \(stay.outStreak) of \(area.definition.outConfirmCount)")
-        default:
-            break
-        }
     }
 }
 
 /// Where counting finds an area when it needs more than its counting rules:
 /// lent by the caller, or the slot of a plan's area, read only then (the
 /// slots are by area, far apart in memory). Unretained either way: a
-/// closure capturing the plan's areas retained them at every count.
+/// closure capturing the plan's areas would retain them at every count.
 enum AreaLookup {
     case lent(Unmanaged<JudgedArea>)
     case planned(Unmanaged<PlannedAreas>, Int)

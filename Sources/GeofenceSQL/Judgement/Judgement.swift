@@ -296,7 +296,7 @@ public final class Judgement {
                                         if let planned {
                                             let s = spans.buffer[k]
                                             let entries = UnsafeBufferPointer(rebasing: shares[Int(s.share)].buffer[Int(s.start)..<Int(s.end)])
-                                            r.notifications += try judge.judge(fixes.buffer[k], &stBox.buffer[i], plan: entries, areas: planned)
+                                            r.notifications += try judge.judge(fixes.buffer[k], &stBox.buffer[i], plan: SubjectJudge.PlannedFix(entries, planned))
                                         } else {
                                             r.notifications += try judge.judge(fixes.buffer[k], &stBox.buffer[i])
                                         }
