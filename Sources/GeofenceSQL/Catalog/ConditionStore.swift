@@ -19,7 +19,8 @@ public final class ConditionStore {
 
     public func insert(_ c: ConditionDefinition) throws {
         do {
-            try db.query("INSERT INTO gf_conditions (\(Self.columns)) VALUES (?,?,?,?,?,?,?,?,?,?,?)", Self.values(c))
+            // Prepared once per store: an import adds two conditions per area.
+            try statements.get("INSERT INTO gf_conditions (\(Self.columns)) VALUES (?,?,?,?,?,?,?,?,?,?,?)").run(Self.values(c))
         } catch let e as SQLiteError where e.message.contains("area_id does not name an area") {
             throw InputError("unknown area \(Echo.quoted(c.areaId)): add the area before its conditions", id: String(c.conditionId), field: "area_id")
         } catch let e as SQLiteError where e.message.contains("UNIQUE constraint failed") {
