@@ -254,7 +254,7 @@ public final class Judgement {
 
     /// The same, when the chunk's areas are prepared before it is judged
     /// (`OnDemandCatalog`): the areas one chunk needs are held at once.
-    public var onDemandChunkFixes = 1_000_000
+    public var onDemandChunkFixes = 250_000
 
     /// A batch of at least this many valid fixes into an empty
     /// gf_notifications builds its index at the end (`DeferredIndex`).
@@ -422,4 +422,3 @@ enum LeftToExit {
     nonisolated(unsafe) private static var kept: [Any] = []
     static func keep(_ x: Any) { lock.with { kept.append(x) } }
 }
-

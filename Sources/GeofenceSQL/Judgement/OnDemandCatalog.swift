@@ -1,3 +1,6 @@
+#if canImport(Glibc)
+import Glibc
+#endif
 import GeofenceCore
 
 /// The catalog of a judgement batch that does not prepare every area first
@@ -35,6 +38,7 @@ final class OnDemandCatalog {
     private let readArea: Statement
     private let readConditions: Statement
     private let zones: TimeZoneCache
+    private let db: Connection
     private let defaultZone: TimeZone
     private let defaultConfidence: Double
 
@@ -47,6 +51,7 @@ final class OnDemandCatalog {
 
     init(_ catalog: SQLCatalog) throws {
         let db = catalog.db
+        self.db = db
         zones = catalog.zones
         defaultZone = catalog.defaultZone
         defaultConfidence = catalog.defaultConfidence
@@ -94,22 +99,28 @@ final class OnDemandCatalog {
             }
         }
         guard !missing.isEmpty else { return }
-        if placed.count + missing.count > limit {
+        // Past the limit, the areas these fixes do not need go, the longest
+        // held first, until the limit is met (or none is left to go).
+        var excess = placed.count + missing.count - limit
+        if excess > 0 {
             placed.removeAll { i in
-                let drop = needed[i >> 6] & (1 << UInt64(i & 63)) == 0
-                if drop { planned.empty(i) }
-                return drop
+                guard excess > 0, needed[i >> 6] & (1 << UInt64(i & 63)) == 0 else { return false }
+                planned.empty(i)
+                excess -= 1
+                return true
             }
         }
         // Rows in their table's order, so the reads walk the file forward;
         // in batches, so the rows read and not yet prepared stay few.
         missing.sort { rows[$0] < rows[$1] }
-        var start = 0
-        while start < missing.count {
-            let batch = Array(missing[start..<min(missing.count, start + Self.batchAreas)])
-            start += batch.count
-            try prepare(batch)
-        }
+        // Read through SQLite's own page cache, not the file mapped into
+        // memory: each row is read once, and mapped pages stay resident in
+        // the process (half a million areas' rows mapped were ~0.7 GB of
+        // its peak RSS).
+        let mapped = try db.scalar("PRAGMA mmap_size").int64 ?? 0
+        if mapped != 0 { try db.execute("PRAGMA mmap_size = 0") }
+        defer { if mapped != 0 { try? db.execute("PRAGMA mmap_size = \(mapped)") } }
+        try readAndPrepare(missing)
     }
 
     /// Areas read from SQLite before they are prepared on every core.
@@ -142,16 +153,48 @@ final class OnDemandCatalog {
         return all
     }
 
-    /// Reads the areas at these grid indices (their rows and conditions, on
-    /// this thread: SQLite is one thread at a time), prepares them on every
-    /// core and places them. Fails as `SQLCatalog.area` would for one that
-    /// cannot be read or whose time zone does not load.
-    private func prepare(_ batch: [Int]) throws {
+    /// Rows and conditions of a run of areas, read and not yet prepared.
+    private struct ReadBatch: @unchecked Sendable {
+        /// Where the batch's first area is in the list being prepared.
+        var start: Int
         var values: [[SQLiteValue]] = []
         var conditions: [[(ConditionDefinition, TimeZone)]] = []
-        values.reserveCapacity(batch.count)
-        conditions.reserveCapacity(batch.count)
-        for i in batch {
+    }
+
+    /// Reads the areas at these grid indices (their rows and conditions) on
+    /// this thread, SQLite's, while other threads prepare those already
+    /// read (a few batches ahead at most); this thread then helps prepare
+    /// the rest, and places them all. Fails as `SQLCatalog.area` would for
+    /// an area that cannot be read or whose time zone does not load.
+    private func readAndPrepare(_ wanted: [Int]) throws {
+        let read = Handoff<ReadBatch>(capacity: 2)
+        let made = UnsafeMutableBufferPointer<Result<JudgedArea, Error>?>.allocate(capacity: wanted.count)
+        made.initialize(repeating: nil)
+        defer { made.deinitialize().deallocate() }
+        let confidence = defaultConfidence
+        let out = UnsafeMutableBufferPointerBox(made)
+        // Each batch's results go to its own places in `made`: threads write apart.
+        let prepare = {
+            while let b = read.take() {
+                for k in b.values.indices {
+                    out.buffer[b.start + k] = Result {
+                        JudgedArea(definition: try AreaStore.area(b.values[k]), defaultConfidence: confidence, conditions: b.conditions[k])
+                    }
+                }
+            }
+        }
+        let helpers = wanted.count >= 2 * Self.batchAreas ? max(1, Parallel.width - 1) : 0
+        var threads: [pthread_t] = []
+        for _ in 0..<helpers { if let t = Parallel.spawn(prepare) { threads.append(t) } }
+        // With no thread to take them, every batch waits for this one.
+        if threads.isEmpty { read.removeLimit() }
+        defer {
+            read.finish()
+            prepare()
+            for t in threads { Parallel.join(t) }
+        }
+        var batch = ReadBatch(start: 0)
+        for (n, i) in wanted.enumerated() {
             try readArea.bind([.integer(rows[i])])
             defer { readArea.reset() }
             guard try readArea.step() else { throw CatalogError("area row \(rows[i]) vanished while the batch ran") }
@@ -164,23 +207,18 @@ final class OnDemandCatalog {
                 let c = try ConditionStore.condition(readConditions.row)
                 mine.append((c, try c.timezone.map { try zones.zone($0) } ?? areaZone))
             }
-            values.append(row)
-            conditions.append(mine)
-        }
-        var made = [Result<JudgedArea, Error>?](repeating: nil, count: batch.count)
-        let width = min(Parallel.width, max(1, batch.count / 200))
-        let confidence = defaultConfidence
-        made.withUnsafeMutableBufferPointer { buffer in
-            let out = UnsafeMutableBufferPointerBox(buffer)
-            Parallel.run(width) { w in
-                for k in stride(from: w, to: values.count, by: width) {
-                    out.buffer[k] = Result {
-                        JudgedArea(definition: try AreaStore.area(values[k]), defaultConfidence: confidence, conditions: conditions[k])
-                    }
-                }
+            batch.values.append(row)
+            batch.conditions.append(mine)
+            if batch.values.count == Self.batchAreas || n == wanted.count - 1 {
+                _ = read.put(batch)
+                batch = ReadBatch(start: n + 1)
             }
         }
-        for (k, i) in batch.enumerated() {
+        read.finish()
+        prepare()
+        for t in threads { Parallel.join(t) }
+        threads = []
+        for (k, i) in wanted.enumerated() {
             guard let result = made[k] else { continue }
             planned.place(try result.get(), at: i)
             placed.append(i)
