@@ -100,7 +100,9 @@ public final class Judgement {
                     progress: ((Int, Int) -> Void)? = nil) throws -> Report {
         var report = Report(runId: try startRun(kind: "judge", source: source))
         var judge = SubjectJudge(catalog: catalog, explain: explain, fixFilter: fixFilter)
-        let areaCount = try catalog.areaCount
+        // Counted through SQLite's cache: mapped, the count's pages stayed
+        // resident (`Connection.unmapped`).
+        let areaCount = try db.unmapped { try catalog.areaCount }
         // A fix meets tens of candidate areas: with as many fixes as areas,
         // nearly every area will be met, so all are prepared at once.
         func meetsMost(_ fixes: Int) -> Bool { fixes >= areaCount && areaCount <= maxPreparedAreas }

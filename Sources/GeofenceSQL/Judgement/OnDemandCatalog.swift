@@ -59,16 +59,18 @@ final class OnDemandCatalog {
         readConditions = try db.prepare("SELECT \(ConditionStore.columns) FROM gf_conditions WHERE area_id = ?1 ORDER BY condition_id")
         // The index's boxes, and the ids with their row ids from the
         // area_id index (a covering index: the table itself is not read).
-        let boxes = try catalog.boxesByRow()
-        let ids = try db.prepare("SELECT id, area_id FROM gf_areas")
         var items: [(String, BoundingBox)] = []
         var rowOf: [Int64] = []
-        items.reserveCapacity(boxes.count)
-        rowOf.reserveCapacity(boxes.count)
-        while try ids.step() {
-            guard let row = ids.value(0).int64, let box = boxes[row], let id = ids.value(1).string else { continue }
-            items.append((id, box))
-            rowOf.append(row)
+        try db.unmapped {
+            let boxes = try catalog.boxesByRow()
+            let ids = try db.prepare("SELECT id, area_id FROM gf_areas")
+            items.reserveCapacity(boxes.count)
+            rowOf.reserveCapacity(boxes.count)
+            while try ids.step() {
+                guard let row = ids.value(0).int64, let box = boxes[row], let id = ids.value(1).string else { continue }
+                items.append((id, box))
+                rowOf.append(row)
+            }
         }
         // The grid sorts the areas by area_id; the row ids follow the same order.
         let order = items.indices.sorted { items[$0].0 < items[$1].0 }
@@ -113,14 +115,7 @@ final class OnDemandCatalog {
         // Rows in their table's order, so the reads walk the file forward;
         // in batches, so the rows read and not yet prepared stay few.
         missing.sort { rows[$0] < rows[$1] }
-        // Read through SQLite's own page cache, not the file mapped into
-        // memory: each row is read once, and mapped pages stay resident in
-        // the process (half a million areas' rows mapped were ~0.7 GB of
-        // its peak RSS).
-        let mapped = try db.scalar("PRAGMA mmap_size").int64 ?? 0
-        if mapped != 0 { try db.execute("PRAGMA mmap_size = 0") }
-        defer { if mapped != 0 { try? db.execute("PRAGMA mmap_size = \(mapped)") } }
-        try readAndPrepare(missing)
+        try db.unmapped { try readAndPrepare(missing) }
     }
 
     /// Areas read from SQLite before they are prepared on every core.
