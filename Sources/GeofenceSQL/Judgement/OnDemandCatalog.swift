@@ -21,7 +21,7 @@ import GeofenceCore
 /// shared cache was emptied past `maxPreparedAreas` and filled again.
 ///
 /// Memory: per area of the catalog, an id, a box, a row id, its grid entries
-/// and an empty plan slot (~150 bytes); plus the prepared areas. Those a
+/// and an empty plan slot (~160 bytes); plus the prepared areas. Those a
 /// chunk needs are all held while it is judged; between chunks at most
 /// `limit` are kept: past it, the areas the next chunk does not need go
 /// first (`prepare`).
