@@ -118,7 +118,8 @@ final class OnDemandCatalog {
         try db.unmapped { try readAndPrepare(missing) }
     }
 
-    /// Areas read from SQLite before they are prepared on every core.
+    /// Areas read from SQLite at most before they are handed on to be
+    /// prepared: a few MB of rows.
     static let batchAreas = 8192
 
     /// The grid indices of every area whose box holds one of `fixes`, as a
@@ -178,7 +179,10 @@ final class OnDemandCatalog {
                 }
             }
         }
-        let helpers = wanted.count >= 2 * Self.batchAreas ? max(1, Parallel.width - 1) : 0
+        // As many threads as judging uses, this one included; batches small
+        // enough that every thread gets some.
+        let helpers = wanted.count >= 64 ? Parallel.width - 1 : 0
+        let batchSize = min(Self.batchAreas, max(16, wanted.count / (4 * (helpers + 1))))
         var threads: [pthread_t] = []
         for _ in 0..<helpers { if let t = Parallel.spawn(prepare) { threads.append(t) } }
         // With no thread to take them, every batch waits for this one.
@@ -194,7 +198,7 @@ final class OnDemandCatalog {
             defer { readArea.reset() }
             guard try readArea.step() else { throw CatalogError("area row \(rows[i]) vanished while the batch ran") }
             let row = readArea.row
-            let areaZone = try row[14].string.map { try zones.zone($0) } ?? defaultZone
+            let areaZone = try row[14].string.map { try zones.zone($0) } ?? defaultZone  // 14: timezone, in `AreaStore.columns`
             try readConditions.bind([.text(grid.ids[i])])
             defer { readConditions.reset() }
             var mine: [(ConditionDefinition, TimeZone)] = []
@@ -204,7 +208,7 @@ final class OnDemandCatalog {
             }
             batch.values.append(row)
             batch.conditions.append(mine)
-            if batch.values.count == Self.batchAreas || n == wanted.count - 1 {
+            if batch.values.count == batchSize || n == wanted.count - 1 {
                 _ = read.put(batch)
                 batch = ReadBatch(start: n + 1)
             }
