@@ -71,7 +71,10 @@ final class JudgementSQLTests: DatabaseTestCase {
         // --explain they also leave candidates out).
         for (name, inMemory, budget, explain) in [("batch", 1_000_000, 5, true), ("spilled", 700, 5, true),
                                                   ("prepared", 1_000_000, 1_000, true), ("masked", 1_000_000, 1_000, false),
-                                                  ("spilled while preparing", 700, 1_000, false)] {
+                                                  ("spilled while preparing", 700, 1_000, false),
+                                                  // More areas than the budget, without --explain: each chunk's
+                                                  // areas prepared before it, the others let go past the budget.
+                                                  ("on demand", 1_000_000, 5, false), ("on demand, spilled", 700, 5, false)] {
             let batch = try catalog(name)
             // Small chunks, so chunk boundaries are exercised.
             let batchJudgement = try Judgement(batch, explain: explain)

@@ -9,14 +9,16 @@
 /// areas fit in a core's cache (~600 KB); 48-byte slots did not, and reading
 /// one per lookup was a third of judging's time.
 ///
-/// Made once, after every area has been prepared; read-only afterwards, so
-/// judging threads (or distributed tasks with a read-only catalog) share it.
+/// Made once, after every area has been prepared, or empty, for a catalog
+/// prepared as a batch reaches it (`init(grid:)`, then `place` and `empty`
+/// between chunks); read-only while judging threads (or distributed tasks
+/// with a read-only catalog) share it.
 public final class PlannedAreas: @unchecked Sendable {
     public let grid: CandidateGrid
-    let slots: [Slot]
-    let counts: [Counts]
-    /// Keeps the areas the slots point at alive.
-    private let areas: [JudgedArea]
+    private(set) var slots: [Slot]
+    private(set) var counts: [Counts]
+    /// Keeps the areas the slots point at alive; nil where no area is placed.
+    private var areas: [JudgedArea?]
 
     struct Slot {
         let area: Unmanaged<JudgedArea>
@@ -55,11 +57,45 @@ public final class PlannedAreas: @unchecked Sendable {
         precondition(areas.count == grid.ids.count, "one area per grid index")
         self.grid = grid
         self.areas = areas
-        slots = areas.map { a in
-            Slot(area: Unmanaged.passUnretained(a), shape: Unmanaged.passUnretained(a.shape), plain: a.isPlain,
-                 verdictIsContainment: Self.outsideIsPlain(a) && a.rule.inAccuracyMax == nil)
-        }
+        slots = areas.map(Self.slot)
         counts = areas.map(Counts.init)
+    }
+
+    /// No area placed yet: every slot is `vacant`'s until `place` fills it.
+    /// A plan must only meet placed areas (its fixes' candidates, and the
+    /// areas of its subjects' stays), which the caller places before it.
+    public init(grid: CandidateGrid) {
+        self.grid = grid
+        areas = [JudgedArea?](repeating: nil, count: grid.ids.count)
+        slots = [Slot](repeating: Self.slot(Self.vacant), count: grid.ids.count)
+        counts = [Counts](repeating: Counts(Self.vacant), count: grid.ids.count)
+    }
+
+    /// Puts `area` at grid index `i`. Not while a plan is read.
+    public func place(_ area: JudgedArea, at i: Int) {
+        areas[i] = area
+        slots[i] = Self.slot(area)
+        counts[i] = Counts(area)
+    }
+
+    /// Lets go of the area at grid index `i`. Not while a plan is read.
+    public func empty(_ i: Int) {
+        areas[i] = nil
+        slots[i] = Self.slot(Self.vacant)
+        counts[i] = Counts(Self.vacant)
+    }
+
+    /// Whether an area is placed at grid index `i`.
+    public func isPlaced(_ i: Int) -> Bool { areas[i] != nil }
+
+    /// What an empty slot points at: an area with no shape and no
+    /// conditions, so that a slot read by mistake is an area nothing is
+    /// inside of (never a dangling pointer).
+    private static let vacant = JudgedArea(definition: AreaDefinition(areaId: "", shape: .polygons([])), defaultConfidence: 0, conditions: [])
+
+    private static func slot(_ a: JudgedArea) -> Slot {
+        Slot(area: Unmanaged.passUnretained(a), shape: Unmanaged.passUnretained(a.shape), plain: a.isPlain,
+             verdictIsContainment: outsideIsPlain(a) && a.rule.inAccuracyMax == nil)
     }
 
     /// No validity period, no OUT accuracy limit, confidence 0: a fix

@@ -100,7 +100,9 @@ public final class Judgement {
                     progress: ((Int, Int) -> Void)? = nil) throws -> Report {
         var report = Report(runId: try startRun(kind: "judge", source: source))
         var judge = SubjectJudge(catalog: catalog, explain: explain, fixFilter: fixFilter)
-        let areaCount = try catalog.areaCount
+        // Counted through SQLite's cache: mapped, the count's pages stayed
+        // resident (`Connection.unmapped`).
+        let areaCount = try db.unmapped { try catalog.areaCount }
         // A fix meets tens of candidate areas: with as many fixes as areas,
         // nearly every area will be met, so all are prepared at once.
         func meetsMost(_ fixes: Int) -> Bool { fixes >= areaCount && areaCount <= maxPreparedAreas }
@@ -120,6 +122,14 @@ public final class Judgement {
         }
         let valid = report.fixes - judge.counters.invalid
         let prepareAll = early != nil || meetsMost(valid)
+        // One R*Tree query per fix costs ~30 µs; reading a box ~1 µs. Past
+        // the break-even, read the whole index once; then, unless every area
+        // is prepared first, prepare each area as the chunks reach it
+        // (`OnDemandCatalog`). Explanations are given fix by fix, from the
+        // index in memory.
+        let readIndex = !prepareAll && valid * 30 >= areaCount
+        let onDemandPath = readIndex && !explain && valid > 0
+        onDemand = nil
         // Waited for only when the first chunk is judged: until then this
         // thread orders the fixes while the preparation's threads work.
         var prepared = false
@@ -130,14 +140,14 @@ public final class Judgement {
                 try early.finish()
             } else if prepareAll {
                 try catalog.prepareAllAreas()
-            } else if valid * 30 >= areaCount {
-                // One R*Tree query per fix costs ~30 µs; reading a box ~1 µs. Past
-                // the break-even, read the whole index once.
+            } else if onDemandPath {
+                onDemand = try OnDemandCatalog(catalog)
+            } else if readIndex {
                 try catalog.loadIndexIntoMemory()
             }
         }
         // A plan reads fewer areas cold the more fixes it holds per grid cell.
-        let chunkLimit = prepareAll && !explain ? plannedChunkFixes : chunkFixes
+        let chunkLimit = prepareAll && !explain ? plannedChunkFixes : onDemandPath ? onDemandChunkFixes : chunkFixes
         var counters = judge.counters
         // The invalid rows' explanations come first, as the rows came; each
         // subject's follow with its notifications.
@@ -168,6 +178,7 @@ public final class Judgement {
                 if valid >= deferIndexFixes { deferredIndex = try DeferredIndex.dropIfUnseen(db) }
             }
             var states = try subjects.map { try state.load($0.id, trustingLastSave: false) }
+            try onDemand?.prepare(reachedBy: fixes, stays: states, limit: maxPreparedAreas)
             let before = states
             // Each subject's state and rows are written as soon as it is
             // judged, in subject order, while the threads judge the next ones.
@@ -211,6 +222,9 @@ public final class Judgement {
     /// One per judging thread, kept across chunks.
     private var workerCatalogs: [WorkerCatalog] = []
 
+    /// The areas of a batch prepared as its chunks reach them, if it is judged so.
+    private var onDemand: OnDemandCatalog?
+
     /// For a process that exits right after the run (the CLI): the prepared
     /// areas and the index are handed to `LeftToExit` instead of being freed
     /// when this judgement goes. Each area is a tree of small allocations;
@@ -220,11 +234,15 @@ public final class Judgement {
     public func leaveAreasToExit() {
         LeftToExit.keep(catalog.takeAreas())
         for c in workerCatalogs { LeftToExit.keep(c.takeAreas()) }
+        if let onDemand { LeftToExit.keep(onDemand); self.onDemand = nil }
     }
 
     /// Prepared areas kept at most (about 1–2 KB each): a busy region stays
-    /// warm, a million-fence catalog stays well under 2 GiB. Checked by each
-    /// judging thread before each fix.
+    /// warm, a million-fence catalog stays well under 2 GiB. A catalog with
+    /// more areas is prepared as the batch reaches it (`OnDemandCatalog`),
+    /// keeping at most this many between chunks (a chunk holds all it
+    /// needs while it is judged); judged without a plan (`--explain`), it is
+    /// checked by each judging thread before each fix.
     public var maxPreparedAreas = 200_000
 
     /// Fixes held in memory between SQLite's reads and writes. Enough for
@@ -235,6 +253,10 @@ public final class Judgement {
 
     /// The same, when judging with a `CandidatePlan` (~100 bytes a fix).
     public var plannedChunkFixes = 1_000_000
+
+    /// The same, when the chunk's areas are prepared before it is judged
+    /// (`OnDemandCatalog`): the areas one chunk needs are held at once.
+    public var onDemandChunkFixes = 250_000
 
     /// A batch of at least this many valid fixes into an empty
     /// gf_notifications builds its index at the end (`DeferredIndex`).
@@ -268,7 +290,7 @@ public final class Judgement {
         while workerCatalogs.count < width { workerCatalogs.append(WorkerCatalog(catalog)) }
         for c in workerCatalogs { c.limit = maxPreparedAreas; c.skippingOutside = !explain }
         let catalogs = workerCatalogs, explain = self.explain, filter = self.fixFilter, lock = catalog.lock
-        let planned = explain ? nil : catalog.plannedAreas
+        let planned = explain ? nil : onDemand?.planned ?? catalog.plannedAreas
         let plan = planned.map { self.plan(fixes, $0, cellOrder: cellOrder) } ?? Plan(entries: [], spans: [])
         // Subject order, as they are written; but a subject that holds a
         // large share of the chunk first, or the chunk would end with one
@@ -399,4 +421,3 @@ enum LeftToExit {
     nonisolated(unsafe) private static var kept: [Any] = []
     static func keep(_ x: Any) { lock.with { kept.append(x) } }
 }
-
