@@ -31,10 +31,11 @@ public enum CandidatePlan {
         case inside = 0, outside, undecided
         /// Outside the area's validity period at the fix's time.
         case outsideValidity
-        /// Inside (by the masks, or by the shape) a plain area: the verdict
+        /// Inside (by the masks, or by the shape) an area whose inside fixes
+        /// only lengthen an INSIDE stay (`AreaTraits.insideOnlyLengthens`): the verdict
         /// is inside, and the judge need not read the area, nor its counts,
         /// unless the stay changes.
-        case insidePlain
+        case insideLengthens
     }
 
     @inline(__always)
@@ -75,11 +76,12 @@ public enum CandidatePlan {
                 grid.forEachCandidate(at: fix.position, skippingOutside: true) { i, knownInside in
                     let slot = slots[i]
                     let code: Code
-                    if knownInside && slot.plain {
-                        code = .insidePlain
-                    } else if slot.verdictIsContainment {
+                    let lengthens = slot.traits.contains(.insideOnlyLengthens)
+                    if knownInside && lengthens {
+                        code = .insideLengthens
+                    } else if slot.traits.contains(.verdictIsContainment) {
                         let inside = knownInside || slot.shape._withUnsafeGuaranteedRef({ $0.contains(fix.position) })
-                        code = inside ? (slot.plain ? .insidePlain : .inside) : .outside
+                        code = inside ? (lengthens ? .insideLengthens : .inside) : .outside
                     } else {
                         code = slot.area._withUnsafeGuaranteedRef { a in
                             guard a.isValid(at: fix.ts) else { return .outsideValidity }

@@ -29,14 +29,17 @@ public struct CandidateHint: Equatable, Sendable {
     /// The area's shape is known not to contain the point (it was not a
     /// candidate: the point is outside its box, or the masks show it outside).
     public var outside = false
-    /// The area is plain (`JudgedArea.isPlain`), known without reading the
+    /// The area's inside fixes only lengthen an INSIDE stay
+    /// (`AreaTraits.insideOnlyLengthens`), known without reading the
     /// area itself (which, for the dozen areas a subject stays in at once,
     /// was most of judging's time waiting on memory).
-    public var plain: Bool
-    public init(inside: Bool, plain: Bool, outside: Bool = false) { self.inside = inside; self.plain = plain; self.outside = outside }
-    public static let none = CandidateHint(inside: false, plain: false)
+    public var insideOnlyLengthens: Bool
+    public init(inside: Bool, insideOnlyLengthens: Bool, outside: Bool = false) {
+        self.inside = inside; self.insideOnlyLengthens = insideOnlyLengthens; self.outside = outside
+    }
+    public static let none = CandidateHint(inside: false, insideOnlyLengthens: false)
     /// For an area the subject has a stay in that is not among the point's candidates.
-    public static let notCandidate = CandidateHint(inside: false, plain: false, outside: true)
+    public static let notCandidate = CandidateHint(inside: false, insideOnlyLengthens: false, outside: true)
 }
 
 extension JudgeCatalog {
@@ -82,12 +85,8 @@ public final class JudgedArea: @unchecked Sendable {
     /// timing, and a fix inside an area reads only its DWELL conditions.
     public let inConditions: [Int], outConditions: [Int]
     public let dwellConditions: [DwellCondition]
-    /// No validity period, no IN accuracy limit, confidence 0 and no DWELL
-    /// condition: a fix inside the shape only lengthens the streak of a stay
-    /// that is already INSIDE (behaviour §3, §4), whatever else the area
-    /// says. IN and OUT conditions do not matter: they fire on a transition,
-    /// and an inside verdict on an INSIDE stay makes none.
-    public let isPlain: Bool
+    /// What its rules let judging skip (`AreaTraits`), worked out once.
+    public let traits: AreaTraits
 
     /// A DWELL condition as the judge reads it at every inside fix.
     public struct DwellCondition: Sendable {
@@ -110,8 +109,7 @@ public final class JudgedArea: @unchecked Sendable {
             let (micros, overflow) = (sorted[k].0.dwellSeconds ?? 0).multipliedReportingOverflow(by: 1_000_000)
             return DwellCondition(index: k, conditionId: sorted[k].0.conditionId, micros: overflow ? nil : micros)
         }
-        isPlain = definition.validFrom == nil && definition.validUntil == nil && definition.inAccuracyMaxM == nil
-            && (definition.confidence ?? defaultConfidence) == 0 && dwellConditions.isEmpty
+        traits = AreaTraits(definition, confidence: rule.confidence, conditions: sorted.count, dwellConditions: dwellConditions.count)
     }
 
     /// Inside the validity period (both ends included)?

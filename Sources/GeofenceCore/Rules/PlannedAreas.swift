@@ -23,11 +23,8 @@ public final class PlannedAreas: @unchecked Sendable {
     struct Slot {
         let area: Unmanaged<JudgedArea>
         let shape: Unmanaged<PreparedShape>
-        let plain: Bool
-        /// The verdict is the shape's containment alone, whatever the fix's
-        /// accuracy and time: no validity period, no accuracy limits,
-        /// confidence 0. The plan then reads the shape, not the area.
-        let verdictIsContainment: Bool
+        /// With `.verdictIsContainment` the plan reads the shape, not the area.
+        let traits: AreaTraits
     }
 
     /// What counting a verdict needs (`CountingRules`), packed.
@@ -35,8 +32,8 @@ public final class PlannedAreas: @unchecked Sendable {
         let inConfirm: UInt16, outConfirm: UInt16
         let flags: UInt8
         static let hasConditions: UInt8 = 1
-        /// `PlannedAreas.outsideIsPlain`.
-        static let outsideIsPlain: UInt8 = 2
+        /// `AreaTraits.outsideIsCertain`.
+        static let outsideIsCertain: UInt8 = 2
         /// Confirm counts too large to pack: read them from the area.
         static let large: UInt8 = 4
 
@@ -45,11 +42,11 @@ public final class PlannedAreas: @unchecked Sendable {
             let fits = (0...Int(UInt16.max)).contains(d.inConfirmCount) && (0...Int(UInt16.max)).contains(d.outConfirmCount)
             inConfirm = fits ? UInt16(d.inConfirmCount) : 0
             outConfirm = fits ? UInt16(d.outConfirmCount) : 0
-            flags = (a.conditions.isEmpty ? 0 : Self.hasConditions) | (PlannedAreas.outsideIsPlain(a) ? Self.outsideIsPlain : 0)
+            flags = (a.traits.contains(.hasConditions) ? Self.hasConditions : 0) | (a.traits.contains(.outsideIsCertain) ? Self.outsideIsCertain : 0)
                 | (fits ? 0 : Self.large)
         }
 
-        var outsideIsPlainArea: Bool { flags & Self.outsideIsPlain != 0 }
+        var outsideIsCertain: Bool { flags & Self.outsideIsCertain != 0 }
     }
 
     /// `areas[i]` is the area at grid index i.
@@ -94,14 +91,7 @@ public final class PlannedAreas: @unchecked Sendable {
     private static let vacant = JudgedArea(definition: AreaDefinition(areaId: "", shape: .polygons([])), defaultConfidence: 0, conditions: [])
 
     private static func slot(_ a: JudgedArea) -> Slot {
-        Slot(area: Unmanaged.passUnretained(a), shape: Unmanaged.passUnretained(a.shape), plain: a.isPlain,
-             verdictIsContainment: outsideIsPlain(a) && a.rule.inAccuracyMax == nil)
-    }
-
-    /// No validity period, no OUT accuracy limit, confidence 0: a fix
-    /// outside the shape gets `.outside`, whatever its accuracy and time.
-    static func outsideIsPlain(_ a: JudgedArea) -> Bool {
-        a.definition.validFrom == nil && a.definition.validUntil == nil && a.rule.outAccuracyMax == nil && a.rule.confidence == 0
+        Slot(area: Unmanaged.passUnretained(a), shape: Unmanaged.passUnretained(a.shape), traits: a.traits)
     }
 
     /// The counting rules of area `i`, from its packed counts when they fit.

@@ -33,7 +33,7 @@ extension SubjectJudge {
     }
 
     /// One planned candidate (grid index `i`). Its counts are read only
-    /// past the commonest case, a stay inside a plain area: they are by
+    /// past the commonest case, an INSIDE stay only lengthened: they are by
     /// area, far apart in memory.
     private mutating func judgePlanned(_ i: Int, _ code: CandidatePlan.Code, _ areas: PlannedAreas, hasStay: Bool, _ step: inout Step) {
         let verdict: Verdict
@@ -41,7 +41,7 @@ extension SubjectJudge {
         case .outsideValidity:
             if hasStay { step.next += 1 }
             return
-        case .insidePlain:
+        case .insideLengthens:
             if lengthensInsideStreak(hasStay: hasStay, &step) { return }
             verdict = .inside
         case .inside: verdict = .inside
@@ -64,7 +64,7 @@ extension SubjectJudge {
         guard key & 1 == 1 else { return try judgeStay(&step) }
         let i = key >> 1, c = areas.counts[i]
         let id = step.state.stays.key(at: step.next)
-        if c.outsideIsPlainArea {
+        if c.outsideIsCertain {
             return count(.outside, Counted(id: id, lookup: .planned(Unmanaged.passUnretained(areas), i), rules: areas.rules(i, c)),
                          hasStay: true, &step)
         }

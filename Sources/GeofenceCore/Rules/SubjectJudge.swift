@@ -59,7 +59,8 @@ public struct JudgeCounters: Equatable, Sendable {
 ///    exit is seen even from a fix far from the area (`finishStays`).
 /// 2. Verdict: inside, outside or undecided, with the area's accuracy limits,
 ///    confidence and validity (`VerdictRule`); a fast path answers a fix
-///    inside a plain area whose stay is already INSIDE (`lengthensInsideStreak`).
+///    inside an area whose stay is already INSIDE, when the area's traits
+///    say that only lengthens the streak (`lengthensInsideStreak`).
 /// 3. Stay update: the verdict counted in the (subject, area) stay, which
 ///    confirms an ENTER or EXIT after its confirm count (`count`).
 /// 4. Notify: the conditions the transition (or the stay's length) makes
@@ -169,10 +170,10 @@ public struct SubjectJudge {
 
     // MARK: 2. Verdict
 
-    /// The short-circuit in front of every verdict: a fix inside a plain
-    /// area (`JudgedArea.isPlain`) whose stay is already INSIDE only
-    /// lengthens the streak (behaviour §4), decided without reading the area.
-    /// The commonest case in a dense centre.
+    /// The short-circuit in front of every verdict: a fix inside an area
+    /// with `AreaTraits.insideOnlyLengthens`, whose stay is already INSIDE,
+    /// only lengthens the streak (behaviour §4), decided without reading the
+    /// area. The commonest case in a dense centre.
     @inline(__always)
     func lengthensInsideStreak(hasStay: Bool, _ step: inout Step) -> Bool {
         guard hasStay, step.state.stays[at: step.next].phase == .inside else { return false }
@@ -186,7 +187,7 @@ public struct SubjectJudge {
     /// merge knows, so the many candidates without a stay cost no search).
     /// `hint`: what the catalog's index already knows of the area.
     mutating func judgeCandidate(_ id: String, _ found: JudgedArea?, _ hint: CandidateHint, hasStay: Bool, _ step: inout Step) throws {
-        if hint.inside && hint.plain && !explain && lengthensInsideStreak(hasStay: hasStay, &step) { return }
+        if hint.inside && hint.insideOnlyLengthens && !explain && lengthensInsideStreak(hasStay: hasStay, &step) { return }
         // Lent, not retained: a retain is a write to the area, which the
         // other judging thread may be using too. (A `guard let` of the area
         // retains it, and so does `??` with the area in its right side.)

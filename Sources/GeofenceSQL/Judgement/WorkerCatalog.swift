@@ -17,7 +17,7 @@ final class WorkerCatalog: JudgeCatalog {
     /// other core also writes.
     private var byIndex: [Seen] = []
     private var held: [JudgedArea] = []
-    private enum Seen { case unseen, gone, area(Unmanaged<JudgedArea>, plain: Bool) }
+    private enum Seen { case unseen, gone, area(Unmanaged<JudgedArea>, lengthens: Bool) }
 
     init(_ shared: SQLCatalog) { self.shared = shared }
 
@@ -80,13 +80,14 @@ final class WorkerCatalog: JudgeCatalog {
         try grid.forEachCandidate(at: p, skippingOutside: skippingOutside) { i, knownInside in
             let id = grid.ids[i]
             switch byIndex[i] {
-            case .area(let a, let plain):
-                try a._withUnsafeGuaranteedRef { try body(id, $0, CandidateHint(inside: knownInside, plain: plain)) }
+            case .area(let a, let lengthens):
+                try a._withUnsafeGuaranteedRef { try body(id, $0, CandidateHint(inside: knownInside, insideOnlyLengthens: lengthens)) }
             case .gone: try body(id, nil, .none)
             case .unseen:
                 let a = try shared.area(id)
-                if let a { held.append(a); byIndex[i] = .area(Unmanaged.passUnretained(a), plain: a.isPlain) } else { byIndex[i] = .gone }
-                try body(id, a, CandidateHint(inside: knownInside, plain: a?.isPlain ?? false))
+                let lengthens = a?.traits.contains(.insideOnlyLengthens) ?? false
+                if let a { held.append(a); byIndex[i] = .area(Unmanaged.passUnretained(a), lengthens: lengthens) } else { byIndex[i] = .gone }
+                try body(id, a, CandidateHint(inside: knownInside, insideOnlyLengthens: lengthens))
             }
         }
     }
