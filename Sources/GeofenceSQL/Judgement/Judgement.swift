@@ -103,10 +103,9 @@ public final class Judgement {
         // Counted through SQLite's cache: mapped, the count's pages stayed
         // resident (`Connection.unmapped`).
         let areaCount = try db.unmapped { try catalog.areaCount }
-        // A fix meets tens of candidate areas: with as many fixes as areas,
-        // nearly every area will be met, so all are prepared at once.
-        func meetsMost(_ fixes: Int) -> Bool { fixes >= areaCount && areaCount <= maxPreparedAreas }
-        let early = meetsMost(max(expectedFixes ?? 0, rows.underestimatedCount)) && areaCount > 0 ? AreaPreparation(catalog) : nil
+        // Prepared while the fixes are read when their number is known ahead (`CandidateStrategy`).
+        let early = CandidateStrategy.meetsMost(fixes: max(expectedFixes ?? 0, rows.underestimatedCount), areas: areaCount,
+                                                maxPreparedAreas: maxPreparedAreas) && areaCount > 0 ? AreaPreparation(catalog) : nil
         // Room for three times the guess (which errs low): untouched room
         // costs no memory, while growing copied every fix into fresh pages.
         let staging = FixStaging(db, inMemoryLimit: inMemoryFixes, expected: max(rows.underestimatedCount, 3 * (expectedFixes ?? 0)))
@@ -121,14 +120,8 @@ public final class Judgement {
             }
         }
         let valid = report.fixes - judge.counters.invalid
-        let prepareAll = early != nil || meetsMost(valid)
-        // One R*Tree query per fix costs ~30 µs; reading a box ~1 µs. Past
-        // the break-even, read the whole index once; then, unless every area
-        // is prepared first, prepare each area as the chunks reach it
-        // (`OnDemandCatalog`). Explanations are given fix by fix, from the
-        // index in memory.
-        let readIndex = !prepareAll && valid * 30 >= areaCount
-        let onDemandPath = readIndex && !explain && valid > 0
+        let strategy = CandidateStrategy.choose(fixes: valid, areas: areaCount, explain: explain, maxPreparedAreas: maxPreparedAreas,
+                                                preparedEarly: early != nil)
         onDemand = nil
         // Waited for only when the first chunk is judged: until then this
         // thread orders the fixes while the preparation's threads work.
@@ -136,18 +129,15 @@ public final class Judgement {
         func prepare() throws {
             guard !prepared else { return }
             prepared = true
-            if let early {
-                try early.finish()
-            } else if prepareAll {
-                try catalog.prepareAllAreas()
-            } else if onDemandPath {
-                onDemand = try OnDemandCatalog(catalog)
-            } else if readIndex {
-                try catalog.loadIndexIntoMemory()
+            switch strategy {
+            case .prepareAll: if let early { try early.finish() } else { try catalog.prepareAllAreas() }
+            case .onDemand: onDemand = try OnDemandCatalog(catalog)
+            case .indexInMemory: try catalog.loadIndexIntoMemory()
+            case .rtreePerFix: break
             }
         }
         // A plan reads fewer areas cold the more fixes it holds per grid cell.
-        let chunkLimit = prepareAll && !explain ? plannedChunkFixes : onDemandPath ? onDemandChunkFixes : chunkFixes
+        let chunkLimit = !strategy.plans(explain: explain) ? chunkFixes : strategy == .onDemand ? onDemandChunkFixes : plannedChunkFixes
         var counters = judge.counters
         // The invalid rows' explanations come first, as the rows came; each
         // subject's follow with its notifications.
