@@ -6,11 +6,10 @@
 /// Why: a verdict depends on the fix and the area only, never on the
 /// subject's state (behaviour §3, §4), so it need not be worked out in the
 /// subject's order. Judged subject by subject, a moving subject meets areas
-/// that are not in the CPU cache at nearly every fix: on the medium
-/// benchmark the candidates' areas and shapes were read cold ~7 times per
-/// fix, and judging waited on memory most of its time. Fixes that fall in
-/// one grid cell meet the same areas, so taken cell by cell each area is
-/// read about once per cell instead of once per fix.
+/// that are not in the CPU cache at nearly every fix, and judging waits on
+/// memory. Fixes that fall in one grid cell meet the same areas, so taken
+/// cell by cell each area is read about once per cell instead of once per
+/// fix.
 ///
 /// What a fix's plan holds is exactly what the grid's candidate walk
 /// (`CandidateGrid.forEachCandidate`, leaving out areas the masks show

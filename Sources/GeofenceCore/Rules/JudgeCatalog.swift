@@ -31,8 +31,8 @@ public struct CandidateHint: Equatable, Sendable {
     public var outside = false
     /// The area's inside fixes only lengthen an INSIDE stay
     /// (`AreaTraits.insideOnlyLengthens`), known without reading the
-    /// area itself (which, for the dozen areas a subject stays in at once,
-    /// was most of judging's time waiting on memory).
+    /// area itself: for the dozen areas a subject stays in at once, reading
+    /// each area would be a wait on memory at every fix.
     public var insideOnlyLengthens: Bool
     public init(inside: Bool, insideOnlyLengthens: Bool, outside: Bool = false) {
         self.inside = inside; self.insideOnlyLengthens = insideOnlyLengthens; self.outside = outside

@@ -5,9 +5,9 @@
 /// only for conditions.
 ///
 /// Why two arrays: the judge looks an area up for every stay that changes
-/// (~4 a fix on the medium benchmark), at random. Its counts for 100,000
-/// areas fit in a core's cache (~600 KB); 48-byte slots did not, and reading
-/// one per lookup was a third of judging's time.
+/// (several a fix in a busy city), at random. The counts of 100,000 areas
+/// (6 bytes each) fit in a core's cache; their slots, eight times larger,
+/// do not, and a lookup would miss.
 ///
 /// Made once, after every area has been prepared, or empty, for a catalog
 /// prepared as a batch reaches it (`init(grid:)`, then `place` and `empty`
