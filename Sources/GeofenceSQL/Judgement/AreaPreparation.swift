@@ -121,7 +121,7 @@ extension SQLCatalog {
             }
         }
         // The id dictionary and the plan's areas side by side: each is one
-        // pass over 100,000 areas on the medium benchmark, with a core free.
+        // pass over every area, and neither needs the other.
         let planned = Box<PlannedAreas?>(nil)
         let masked = grid.withMasks(outside: outside, inside: inside)
         Parallel.run(2) { w in

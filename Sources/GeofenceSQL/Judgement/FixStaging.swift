@@ -90,9 +90,9 @@ final class FixStaging {
     /// in memory (nil after a spill); the staging keeps none of them.
     ///
     /// Why: the fixes are reordered in their own array, where
-    /// `forEachOrdered` would have them copied into a new one: 48 MB of fresh
-    /// memory on the medium benchmark, and on this kind of machine (a VM)
-    /// fresh memory costs about a nanosecond a byte to fault in.
+    /// `forEachOrdered` would have them copied into a new one: tens of
+    /// megabytes of fresh memory, which costs about a nanosecond a byte to
+    /// fault in on a VM.
     func takeOrdered() -> (fixes: [Fix], subjects: [(id: String, fixes: Range<Int>)])? {
         guard spill == nil else { return nil }
         let (order, runs) = inMemoryOrder()

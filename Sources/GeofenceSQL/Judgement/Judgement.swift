@@ -218,8 +218,8 @@ public final class Judgement {
     /// For a process that exits right after the run (the CLI): the prepared
     /// areas and the index are handed to `LeftToExit` instead of being freed
     /// when this judgement goes. Each area is a tree of small allocations;
-    /// freeing 100,000 of them one by one was ~0.3 s of a 4 s medium
-    /// judgement, while an exiting process returns its memory at once. The
+    /// freeing a catalog of them one by one is a visible part of a batch,
+    /// while an exiting process returns its memory at once. The
     /// SQLite statements are still finalized as usual.
     public func leaveAreasToExit() {
         LeftToExit.keep(catalog.takeAreas())
@@ -350,8 +350,8 @@ public final class Judgement {
     /// runs of cells that the cores take in turn.
     ///
     /// Why many runs, not one per core: a run's cost follows how many areas
-    /// its cells hold, not how many fixes, so equal halves of the fixes had
-    /// one core idle for the last ~10 % of the plan on the medium benchmark.
+    /// its cells hold, not how many fixes, so equal halves of the fixes
+    /// would leave one core idle at the end of the plan.
     private func plan(_ fixes: [Fix], _ areas: PlannedAreas, cellOrder: [Int]?) -> Plan {
         let width = min(Parallel.width, max(1, fixes.count / 10_000))
         let runs = width == 1 ? 1 : width * 16
