@@ -3,7 +3,7 @@ import GeofenceCore
 @testable import GeofenceSQL
 
 /// A fixes CSV is read two ways: a plain line (ASCII, no quotes) from its
-/// bytes (`PlainFixLine`), anything else by `CSVReader.readRow`. Quoting
+/// bytes (`FixLines.plainRow`), anything else by `CSVReader.readRow`. Quoting
 /// every field of a line changes nothing CSV says about it but sends it the
 /// general way, so each line below, plain and quoted, must give the same row.
 final class FixSourcesTests: DatabaseTestCase {

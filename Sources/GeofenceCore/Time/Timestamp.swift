@@ -312,6 +312,16 @@ extension String {
         while let l = s.last, l == " " || l == "\t" || l == "\n" || l == "\r" { s = s.dropLast() }
         return String(s)
     }
+    /// Without the spaces (only U+0020) at its ends, as a CSV field or a
+    /// number in a text column is read.
+    public func trimmingEdgeSpaces() -> String {
+        // Most text has no edge space: answer from its bytes, without a copy.
+        guard utf8.first == 0x20 || utf8.last == 0x20 else { return self }
+        var s = Substring(self)
+        while s.first == " " { s = s.dropFirst() }
+        while s.last == " " { s = s.dropLast() }
+        return String(s)
+    }
     func padding(to width: Int) -> String {
         count >= width ? self : self + String(repeating: "0", count: width - count)
     }

@@ -12,7 +12,7 @@ public final class AreaStore {
     static func insertSQL(upsert: Bool) -> String {
         var sql = "INSERT INTO gf_areas (\(columns)) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)"
         if upsert {
-            let set = columns.split(separator: ",").map { String($0).trimmingCharacters() }.filter { $0 != "area_id" }
+            let set = columns.split(separator: ",").map { String($0).trimmingEdgeSpaces() }.filter { $0 != "area_id" }
                 .map { "\($0) = excluded.\($0)" }.joined(separator: ", ")
             sql += " ON CONFLICT(area_id) DO UPDATE SET \(set)"
         }

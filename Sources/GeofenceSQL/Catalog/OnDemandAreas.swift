@@ -32,7 +32,7 @@ final class OnDemandAreas {
 
     /// The columns `AreaStore.area` reads, properties left out (a location
     /// does not read them).
-    private static let columns = AreaStore.columns.split(separator: ",").map { String($0).trimmingCharacters() }
+    private static let columns = AreaStore.columns.split(separator: ",").map { String($0).trimmingEdgeSpaces() }
         .map { $0 == "properties" ? "NULL" : $0 }.joined(separator: ", ")
 
     init(_ db: Connection) throws {

@@ -58,7 +58,7 @@ public struct Arguments {
             return d
         case SQLITE_TEXT:
             // Decimal text is a number too (not hexadecimal: see NumberText).
-            guard let d = NumberText.double(text(of: v).trimmingCharacters()), d.isFinite else {
+            guard let d = NumberText.double(text(of: v).trimmingEdgeSpaces()), d.isFinite else {
                 throw fail(i, "must be a number, got text")
             }
             return d
@@ -173,16 +173,5 @@ extension Connection {
             let rc = sqlite.pointee.create_function_v2!(handle, name, Int32(n), flags, box, trampoline, nil, nil, destroy)
             try check(rc, "create function \(name)")
         }
-    }
-}
-
-extension String {
-    func trimmingCharacters() -> String {
-        // Most text has no edge space: answer from its bytes, without a copy.
-        guard utf8.first == 0x20 || utf8.last == 0x20 else { return self }
-        var s = Substring(self)
-        while s.first == " " { s = s.dropFirst() }
-        while s.last == " " { s = s.dropLast() }
-        return String(s)
     }
 }

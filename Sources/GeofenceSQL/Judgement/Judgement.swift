@@ -12,44 +12,8 @@ import GeofenceCore
 /// order them by subject, time, area_id, condition_id. The caller owns the
 /// transaction: a failed run leaves nothing behind.
 public final class Judgement {
-    /// A fix as read from a table or file, before validation.
-    public struct Row {
-        public var subjectId: String?
-        public var ts: String?
-        public var lat: Double?
-        public var lon: Double?
-        public var accuracy: Double?
-        /// Set by a reader that could not make sense of the row: the fix is invalid for this reason.
-        public var problem: String?
-        /// Set by a reader that cannot go on (a CSV quote never closed, bytes
-        /// that are not UTF-8, a read error): the batch fails with it, since
-        /// the rows after it are lost, and its transaction keeps nothing.
-        public var readError: Error?
-        /// The time, when the reader parsed it already (`ts` is then nil).
-        public var parsedTs: Timestamp?
-        public init(subjectId: String?, ts: String?, lat: Double?, lon: Double?, accuracy: Double?, problem: String? = nil) {
-            self.subjectId = subjectId; self.ts = ts; self.lat = lat; self.lon = lon; self.accuracy = accuracy; self.problem = problem
-        }
-
-        var validated: Result<Fix, InvalidFix> {
-            if let problem { return .failure(InvalidFix(problem)) }
-            if let parsedTs { return Fix.validated(subjectId: subjectId, ts: parsedTs, lat: lat, lon: lon, accuracy: accuracy) }
-            return Fix.validated(subjectId: subjectId, time: ts, lat: lat, lon: lon, accuracy: accuracy)
-        }
-
-        /// The fix, if the row is a valid one: `validated` without making a
-        /// `Result` (and its reason) per row, for the batch's common case.
-        var validFix: Fix? {
-            guard problem == nil else { return nil }
-            guard let parsedTs else { return try? validated.get() }
-            guard let subjectId, let lat, let lon, let accuracy,
-                  Fix.isValid(subjectId: subjectId, lat: lat, lon: lon, accuracy: accuracy) else { return nil }
-            return Fix(subjectId: subjectId, ts: parsedTs, lat: lat, lon: lon, accuracy: accuracy)
-        }
-
-        /// The row's time for an explanation, if it has a readable one.
-        var time: Timestamp? { parsedTs ?? ts.flatMap { try? Timestamp.parse($0) } }
-    }
+    /// A fix as read from a table or file, before validation (`FixRow`, in the core).
+    public typealias Row = FixRow
 
     public struct Report {
         public var runId: Int64

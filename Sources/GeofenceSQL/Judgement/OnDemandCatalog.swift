@@ -45,7 +45,7 @@ final class OnDemandCatalog {
     /// The columns `AreaStore.area` reads, with neither the properties
     /// (judgement does not read them) nor a circle's geom (only its
     /// enclosing polygon, which `AreaStore.area` does not read).
-    private static let columns = AreaStore.columns.split(separator: ",").map { String($0).trimmingCharacters() }
+    private static let columns = AreaStore.columns.split(separator: ",").map { String($0).trimmingEdgeSpaces() }
         .map { $0 == "properties" ? "NULL" : $0 == "geom" ? "CASE kind WHEN 'circle' THEN NULL ELSE geom END" : $0 }
         .joined(separator: ", ")
 

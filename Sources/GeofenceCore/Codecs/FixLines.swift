@@ -1,0 +1,194 @@
+/// Fixes files read line by line into `FixRow`s: CSV with a header row, or
+/// NDJSON, each with the columns or keys subject_id, ts, lat, lon,
+/// accuracy_m. A line that cannot be read becomes a row with its `problem`
+/// (an invalid fix, counted, never fatal); a file that cannot be read to its
+/// end ends with a row carrying `readError` (file and line).
+///
+///     var csv = try FixLines.CSV(path: "fixes.csv")     // checks the header
+///     while let row = csv.next() { … }
+///
+/// Pure: the SQL layer runs these on a thread of their own (`ReadAhead`)
+/// and reads a table's rows into the same `FixRow`.
+public enum FixLines {
+    public static let columns = ["subject_id", "ts", "lat", "lon", "accuracy_m"]
+
+    /// About how many fixes a file holds, erring low: a fix takes at least
+    /// ~40 bytes in CSV and more in NDJSON; 100 allows for long ids.
+    public static func estimatedRows(_ path: String) throws -> Int { try FileChunks(path: path).size / 100 }
+
+    /// The row for a CSV line that is empty or has the wrong number of
+    /// fields; nil for a line of the header's shape. Both ways of reading a
+    /// line (`plainRow`, `CSVReader.readRow`) ask it.
+    static func misshapen(fields: Int, empty: Bool, header: Int, line: Int) -> FixRow? {
+        if empty { return FixRow(subjectId: nil, ts: nil, lat: nil, lon: nil, accuracy: nil, problem: "empty line") }
+        guard fields != header else { return nil }
+        return FixRow(subjectId: nil, ts: nil, lat: nil, lon: nil, accuracy: nil, problem: "line \(line): \(fields) fields, the header has \(header)")
+    }
+
+    /// A CSV file of fixes with a header row naming (at least) `columns`.
+    public struct CSV: IteratorProtocol {
+        let path: String
+        var reader: CSVReader
+        let index: [Int], fields: Int
+        var ended = false
+
+        /// Reads the header; an input error if the file is empty or lacks a column.
+        public init(path: String, chunks: FileChunks) throws {
+            self.path = path
+            reader = CSVReader(chunks: chunks.next)
+            let header: [String]
+            do {
+                guard let h = try reader.readRow() else {
+                    throw InputError("empty file: expected a header row with \(columns.joined(separator: ", "))", file: path)
+                }
+                header = h.map { $0.trimmingEdgeSpaces() }
+            } catch let e as InputError { throw e.located(file: path) }
+            index = try columns.map { c -> Int in
+                guard let i = header.firstIndex(of: c) else {
+                    throw InputError("the header has no column \(Echo.quoted(c)) (needs \(columns.joined(separator: ", ")))", file: path, item: "line 1")
+                }
+                return i
+            }
+            fields = header.count
+        }
+
+        public mutating func next() -> FixRow? {
+            guard !ended else { return nil }
+            let number = reader.line
+            let (index, fields) = (self.index, self.fields)
+            if let r = reader.withPlainLine({ FixLines.plainRow($0, index, fields: fields, line: number) }) { return r }
+            guard let values = reader.next() else {
+                ended = true
+                guard let e = reader.error else { return nil }
+                var r = FixRow(subjectId: nil, ts: nil, lat: nil, lon: nil, accuracy: nil)
+                r.readError = e.located(file: path)
+                return r
+            }
+            if let bad = misshapen(fields: values.count, empty: values.count == 1 && values[0].isEmpty, header: fields, line: reader.line - 1) {
+                return bad
+            }
+            func value(_ k: Int) -> FixRow.Field {
+                let v = values[index[k]].trimmingEdgeSpaces()
+                return v.isEmpty ? .null : .text(v)
+            }
+            return FixRow(subject: value(0), ts: value(1), lat: value(2), lon: value(3), accuracy: value(4))
+        }
+    }
+
+    /// A plain CSV line of fixes (`CSVReader.withPlainLine`: ASCII, no quotes)
+    /// made into a row from its bytes: the usual row of a fixes file costs one
+    /// String (its subject) instead of a String per field, a row array and a
+    /// parse of each number and time from a String. A line this cannot
+    /// settle, or an odd one, gets the same treatment as a line
+    /// `CSVReader.readRow` read, so its row is the same.
+    static func plainRow(_ line: UnsafeBufferPointer<UInt8>, _ index: [Int], fields: Int, line number: Int) -> FixRow {
+        withUnsafeTemporaryAllocation(of: Range<Int>.self, capacity: fields) { bounds in
+            var n = 0, start = 0
+            for i in 0...line.count where i == line.count || line[i] == 0x2C {
+                if n < fields { bounds[n] = start..<i }
+                n += 1
+                start = i + 1
+            }
+            if let bad = misshapen(fields: n, empty: n == 1 && line.isEmpty, header: fields, line: number) { return bad }
+            /// Column k (in `columns` order) without spaces at its ends (only
+            /// spaces, as `trimmingCharacters` trims a field).
+            func field(_ k: Int) -> UnsafeBufferPointer<UInt8> {
+                var r = bounds[index[k]]
+                while !r.isEmpty && line[r.lowerBound] == 0x20 { r = (r.lowerBound + 1)..<r.upperBound }
+                while !r.isEmpty && line[r.upperBound - 1] == 0x20 { r = r.lowerBound..<(r.upperBound - 1) }
+                return UnsafeBufferPointer(rebasing: line[r])
+            }
+            let subject = field(0), time = field(1)
+            if !subject.isEmpty, let ts = Timestamp.parseCommon(time),
+               let lat = DecimalText.parse(field(2)), let lon = DecimalText.parse(field(3)), let accuracy = DecimalText.parse(field(4)) {
+                var r = FixRow(subjectId: String(decoding: subject, as: UTF8.self), ts: nil, lat: lat, lon: lon, accuracy: accuracy)
+                r.parsedTs = ts
+                return r
+            }
+            func value(_ k: Int) -> FixRow.Field {
+                let v = field(k)
+                return v.isEmpty ? .null : .text(String(decoding: v, as: UTF8.self))
+            }
+            return FixRow(subject: value(0), ts: value(1), lat: value(2), lon: value(3), accuracy: value(4))
+        }
+    }
+
+    /// One JSON object per line; a line that is not one is an invalid fix.
+    /// `path` is the name errors give.
+    public struct NDJSON: IteratorProtocol {
+        let path: String
+        var lines: LineSplitter
+
+        public init(path: String, chunks: FileChunks) { self.path = path; lines = LineSplitter(chunks: chunks.next) }
+
+        public mutating func next() -> FixRow? {
+            guard let (number, text) = lines.next() else {
+                guard let e = lines.readError else { return nil }
+                lines.readError = nil
+                var r = FixRow(subjectId: nil, ts: nil, lat: nil, lon: nil, accuracy: nil)
+                r.readError = InputError("read error: \(e)", file: path, item: "after line \(lines.number)")
+                return r
+            }
+            if text.allSatisfy({ $0 == " " || $0 == "\r" || $0 == "\t" }) {
+                return FixRow(subjectId: nil, ts: nil, lat: nil, lon: nil, accuracy: nil, problem: "line \(number): empty line")
+            }
+            let v: JSONValue
+            do { v = try JSONReader.parse(text) } catch {
+                // Why, too: a duplicate name or a NUL is JSON some parsers take.
+                return FixRow(subjectId: nil, ts: nil, lat: nil, lon: nil, accuracy: nil, problem: "line \(number): not a JSON object (\(error))")
+            }
+            guard case .object = v else {
+                return FixRow(subjectId: nil, ts: nil, lat: nil, lon: nil, accuracy: nil, problem: "line \(number): not a JSON object")
+            }
+            func value(_ k: String) -> FixRow.Field {
+                switch v[k] {
+                case .string(let s)?: return .text(s)
+                case .number(let n)?:
+                    if k == "ts" || k == "subject_id" { return .text(n) }
+                    return Double(n).map(FixRow.Field.real) ?? .text(n)
+                case nil, .null?: return .null
+                case let other?: return .text(other.serialized)
+                }
+            }
+            return FixRow(subject: value("subject_id"), ts: value("ts"), lat: value("lat"), lon: value("lon"), accuracy: value("accuracy_m"))
+        }
+    }
+}
+
+/// Splits a byte stream into numbered UTF-8 lines.
+struct LineSplitter {
+    var next_: () throws -> [UInt8]?
+    var pending: [UInt8] = []
+    var start = 0
+    var number = 0
+    var done = false
+    var readError: String?
+    init(chunks: @escaping () throws -> [UInt8]?) { next_ = chunks }
+
+    mutating func next() -> (Int, String)? {
+        while true {
+            if let nl = pending[start...].firstIndex(of: 0x0A) {
+                let line = String(decoding: pending[start..<nl], as: UTF8.self)
+                start = nl + 1
+                number += 1
+                return (number, line)
+            }
+            if done {
+                guard start < pending.count else { return nil }
+                number += 1
+                defer { start = pending.count }
+                return (number, String(decoding: pending[start...], as: UTF8.self))
+            }
+            // Keep only the unfinished line before appending the next chunk.
+            pending.removeSubrange(..<start)
+            start = 0
+            do {
+                if let c = try next_() { pending += c } else { done = true }
+            } catch {
+                // A read error ends the stream; `NDJSON` reports it as one more invalid row.
+                done = true
+                readError = "\(error)"
+            }
+        }
+    }
+}

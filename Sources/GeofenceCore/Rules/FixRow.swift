@@ -1,0 +1,84 @@
+/// A fix as read from a table or a file, before validation: what every
+/// reader of fixes makes (a CSV or NDJSON file, `FixLines`; a SQL table,
+/// the SQL layer's `FixSources.table`), and what judgement and
+/// `locate --fixes` take.
+///
+///     let row = FixRow(subject: .text("u1"), ts: .text("2026-11-20T08:00:00+09:00"),
+///                      lat: .real(35.68), lon: .real(139.76), accuracy: .text("12.5"))
+///     row.validated   // .success(Fix) or .failure(InvalidFix) with the reason
+public struct FixRow {
+    public var subjectId: String?
+    public var ts: String?
+    public var lat: Double?
+    public var lon: Double?
+    public var accuracy: Double?
+    /// Set by a reader that could not make sense of the row: the fix is invalid for this reason.
+    public var problem: String?
+    /// Set by a reader that cannot go on (a CSV quote never closed, bytes
+    /// that are not UTF-8, a read error): the batch fails with it, since
+    /// the rows after it are lost, and its transaction keeps nothing.
+    public var readError: Error?
+    /// The time, when the reader parsed it already (`ts` is then nil).
+    public var parsedTs: Timestamp?
+
+    public init(subjectId: String?, ts: String?, lat: Double?, lon: Double?, accuracy: Double?, problem: String? = nil) {
+        self.subjectId = subjectId; self.ts = ts; self.lat = lat; self.lon = lon; self.accuracy = accuracy; self.problem = problem
+    }
+
+    /// A field as a reader found it.
+    public enum Field {
+        case null, integer(Int64), real(Double), text(String), blob
+    }
+
+    /// A row from its five fields. A number may come as text (CSV, or a
+    /// text column): it is read as a decimal; anything else that is not a
+    /// number makes the row invalid, the last bad field naming the problem.
+    public init(subject: Field, ts: Field, lat: Field, lon: Field, accuracy: Field) {
+        func text(_ f: Field) -> String? {
+            switch f {
+            case .text(let t): t
+            case .integer(let i): String(i)
+            case .real(let d): "\(d)"
+            case .null, .blob: nil
+            }
+        }
+        self.init(subjectId: text(subject), ts: text(ts), lat: nil, lon: nil, accuracy: nil)
+        func number(_ name: String, _ f: Field) -> Double? {
+            switch f {
+            case .null: return nil
+            case .integer(let i): return Double(i)
+            case .real(let d): return d
+            case .text(let t):
+                if let d = DecimalText.parse(t) ?? NumberText.double(t.trimmingEdgeSpaces()) { return d }
+                problem = "\(name) \(Echo.quoted(String(t.prefix(40)))) is not a number"
+                return nil
+            case .blob:
+                problem = "\(name) is a BLOB, not a number"
+                return nil
+            }
+        }
+        self.lat = number("lat", lat)
+        self.lon = number("lon", lon)
+        self.accuracy = number("accuracy_m", accuracy)
+    }
+
+    /// The fix, or why it is invalid (behaviour §2).
+    public var validated: Result<Fix, InvalidFix> {
+        if let problem { return .failure(InvalidFix(problem)) }
+        if let parsedTs { return Fix.validated(subjectId: subjectId, ts: parsedTs, lat: lat, lon: lon, accuracy: accuracy) }
+        return Fix.validated(subjectId: subjectId, time: ts, lat: lat, lon: lon, accuracy: accuracy)
+    }
+
+    /// The fix, if the row is a valid one: `validated` without making a
+    /// `Result` (and its reason) per row, for a batch's common case.
+    public var validFix: Fix? {
+        guard problem == nil else { return nil }
+        guard let parsedTs else { return try? validated.get() }
+        guard let subjectId, let lat, let lon, let accuracy,
+              Fix.isValid(subjectId: subjectId, lat: lat, lon: lon, accuracy: accuracy) else { return nil }
+        return Fix(subjectId: subjectId, ts: parsedTs, lat: lat, lon: lon, accuracy: accuracy)
+    }
+
+    /// The row's time for an explanation, if it has a readable one.
+    public var time: Timestamp? { parsedTs ?? ts.flatMap { try? Timestamp.parse($0) } }
+}
