@@ -1,3 +1,4 @@
+# Longer than 300 lines: one benchmark of the whole issue, each engine timed as its own process, with the tables it reports.
 """Issue 22: a million fences over a country (benchmarks/workload3.py), each
 command timed as a user runs it, process start to exit, with its peak RSS:
 
