@@ -239,3 +239,41 @@ struct SeededGenerator: RandomNumberGenerator {
     init(seed: UInt64) { state = seed }
     mutating func next() -> UInt64 { state = state &* 6364136223846793005 &+ 1442695040888963407; return state }
 }
+
+extension JudgementSQLTests {
+    /// Areas prepared as the chunks reach them, many at a time on every
+    /// core (rows read on one thread while others prepare them), with the
+    /// areas a chunk does not need let go past a small budget: the same
+    /// outcome as every area prepared first. Enough areas and fixes for the
+    /// preparing and walking threads to run (ThreadSanitizer sees them).
+    func testAreasPreparedOnDemandOnEveryCoreMatchAllPrepared() throws {
+        var seed: UInt64 = 11
+        func rnd() -> Double { seed = seed &* 6364136223846793005 &+ 1442695040888963407; return Double(seed >> 11) / Double(1 << 53) }
+        var features: [String] = []
+        for i in 0..<600 {
+            features.append(square(String(format: "B%03d", i), 139.60 + rnd() * 0.3, 35.60 + rnd() * 0.2, 0.003 + rnd() * 0.01,
+                                   props: i % 5 == 0 ? #","out_confirm_count":2"# : ""))
+        }
+        var rows: [Judgement.Row] = []
+        for s in 0..<40 {
+            var lat = 35.60 + rnd() * 0.2, lon = 139.60 + rnd() * 0.3
+            for k in 0..<600 {
+                lat += (rnd() - 0.5) * 0.004; lon += (rnd() - 0.5) * 0.004
+                rows.append(Judgement.Row(subjectId: "d\(s)", ts: String(1_800_000_000 + k * 60 + s), lat: lat, lon: lon, accuracy: 5 + rnd() * 30))
+            }
+        }
+        let prepared = try walksCatalog("prepared", features, defaultConditions: true)
+        let onDemand = try walksCatalog("on-demand", features, defaultConditions: true)
+        let all = try prepared.transaction { try Judgement(prepared).run(rows, source: "test") }
+        let judgement = try Judgement(onDemand)
+        judgement.maxPreparedAreas = 100
+        judgement.onDemandChunkFixes = 10_000
+        let report = try onDemand.transaction { try judgement.run(rows, source: "test") }
+        XCTAssertGreaterThan(all.counters.notifications, 1000)
+        XCTAssertEqual(report.counters.transitions, all.counters.transitions)
+        let sql = "SELECT subject_id, ts, area_id, condition_id, transition FROM gf_notifications ORDER BY id"
+        XCTAssertEqual(try onDemand.query(sql), try prepared.query(sql))
+        let stays = "SELECT * FROM gf_stays ORDER BY subject_id, area_id"
+        XCTAssertEqual(try onDemand.query(stays), try prepared.query(stays))
+    }
+}
