@@ -49,17 +49,37 @@ extension Locate {
     /// (see `OutputFile`: never over the database, all or nothing).
     func locateBatch(_ conn: Connection, _ path: String) throws {
         let output = try OutputFile(out == standardStream ? nil : out, database: conn)
-        var buffer = "row,area_id,verdict\n"
-        func flush() throws { try output.write(buffer); buffer.removeAll(keepingCapacity: true) }
+        // Built as bytes: a batch can give tens of millions of pairs, and a
+        // String per row number and per line would be most of the command.
+        var buffer: [UInt8] = Array("row,area_id,verdict\n".utf8)
+        buffer.reserveCapacity(1 << 17)
+        func flush() throws { try output.write(bytes: buffer); buffer.removeAll(keepingCapacity: true) }
+        let inside = Array(",inside\n".utf8), undecided = Array(",undecided\n".utf8)
         let report = try BatchLocate.run(conn, fixes: try FixSources.file(path == standardStream ? "/dev/stdin" : path), confidence: confidence) { row, id, verdict in
-            buffer += String(row); buffer += ","; buffer += csvField(id); buffer += verdict == .inside ? ",inside\n" : ",undecided\n"
-            if buffer.utf8.count > 1 << 16 { try flush() }
+            appendDecimal(row, to: &buffer)
+            buffer.append(0x2C)
+            if id.utf8.contains(where: { $0 == 0x2C || $0 == 0x22 || $0 == 0x0A || $0 == 0x0D }) {
+                buffer += csvField(id).utf8
+            } else {
+                buffer += id.utf8
+            }
+            buffer += verdict == .inside ? inside : undecided
+            if buffer.count > 1 << 16 { try flush() }
         }
         try flush()
         try output.commit()
         fputs("located \(report.fixes) fixes (\(report.invalid) invalid): \(report.pairs) pairs; "
               + "catalog loaded in \(String(format4: report.loadSeconds)) s, fixes located in \(String(format4: report.locateSeconds)) s\n", stderr)
     }
+}
+
+/// `n` in decimal digits, appended without a String.
+func appendDecimal(_ n: Int, to out: inout [UInt8]) {
+    if n < 0 { out.append(UInt8(ascii: "-")) }
+    var v = n.magnitude
+    let start = out.count
+    repeat { out.append(UInt8(ascii: "0") + UInt8(v % 10)); v /= 10 } while v > 0
+    out[start...].reverse()
 }
 
 extension String {

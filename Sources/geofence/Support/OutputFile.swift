@@ -77,6 +77,13 @@ final class OutputFile {
         guard let file, fputs(s, file) != EOF else { throw Self.error("cannot write", name) }
     }
 
+    /// Bytes as they are (text already encoded, as a large output builds it).
+    func write(bytes: [UInt8]) throws {
+        guard let file, bytes.withUnsafeBytes({ fwrite($0.baseAddress, 1, $0.count, file) }) == bytes.count else {
+            throw Self.error("cannot write", name)
+        }
+    }
+
     /// Writes out everything written so far and closes the file (syncing a
     /// file that will be renamed). Call `commit` afterwards to put it in place.
     func close() throws {
