@@ -39,13 +39,30 @@ func writeNotifications(_ conn: Connection, run: Int64? = nil, subject: String? 
     try rows.bind([run.sqlValue, subject.sqlValue, since.sqlValue])
     defer { rows.reset() }
     var cells = [String?](repeating: nil, count: notificationColumns.count)
+    // Lines gather in a buffer written 64 KB at a time; a fix that notifies
+    // several areas gives rows with the same time, converted once.
+    var buffer: [UInt8] = []
+    buffer.reserveCapacity(1 << 17)
+    var lastStored: SQLiteValue?, lastTime: String?
     while try rows.step() {
-        for i in cells.indices { cells[i] = notificationField(i, rows.value(i)) }
+        for i in cells.indices where i != 1 { cells[i] = notificationField(i, rows.value(i)) }
+        let stored = rows.value(1)
+        if stored != lastStored { (lastStored, lastTime) = (stored, notificationField(1, stored)) }
+        cells[1] = lastTime
         switch format {
-        case .csv: try output.write(cells.map { csvField($0 ?? "") }.joined(separator: ",") + "\n")
-        case .ndjson: try output.write(notificationJSONLine(cells) + "\n")
+        case .csv:
+            for i in cells.indices {
+                if i > 0 { buffer.append(0x2C) }
+                buffer += csvField(cells[i] ?? "").utf8
+            }
+            buffer.append(0x0A)
+        case .ndjson:
+            buffer += notificationJSONLine(cells).utf8
+            buffer.append(0x0A)
         }
+        if buffer.count >= 1 << 16 { try output.write(bytes: buffer); buffer.removeAll(keepingCapacity: true) }
     }
+    try output.write(bytes: buffer)
     try output.close()
 }
 
