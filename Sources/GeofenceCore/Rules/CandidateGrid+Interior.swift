@@ -40,115 +40,162 @@ extension CandidateGrid {
     }
 
     /// The masks of area `i`'s entries, cell by cell (rows, then columns, as
-    /// the grid lists them); empty for an area listed as wide.
+    /// the grid lists them); empty for an area listed as wide. Four steps:
+    /// the sub-cells of the area's cells (`Subcells`), each classified
+    /// outside / inside (`classifyCircle`, or `markEdges` then
+    /// `classifyRegions` for polygons), then packed into a mask per cell.
     public func masks(ofArea i: Int, _ shape: PreparedShape) -> (outside: [UInt64], inside: [UInt64]) {
         let (x0, x1, y0, y1) = Self.cellRange(boxes[i], origin: origin, cell: cell, nx: nx, ny: ny)
         if Self.isWide(x0, x1, y0, y1) { return ([], []) }
-        let n = Self.side
-        let w = n * (x1 - x0 + 1), h = n * (y1 - y0 + 1)
-        let sub = cell / Double(n)
-        let west = origin.lon + Double(x0) * cell, south = origin.lat + Double(y0) * cell
-        // The sub-cell (col, row) spans [west + col·sub, west + (col+1)·sub] × [south + row·sub, …].
+        let f = Subcells(x0: x0, x1: x1, y0: y0, y1: y1, origin: origin, cell: cell)
+        // Three planes of w × h flags in one block, read and written without
+        // bounds checks (this loop is most of masking a catalog); every index
+        // below is a row under h times w plus a column under w.
+        let planes = UnsafeMutableBufferPointer<Bool>.allocate(capacity: 3 * f.count)
+        planes.initialize(repeating: false)
+        defer { planes.deallocate() }
+        let outside = UnsafeMutableBufferPointer(rebasing: planes[0..<f.count])
+        let inside = UnsafeMutableBufferPointer(rebasing: planes[f.count..<(2 * f.count)])
+        if let c = shape.circle {
+            guard Self.classifyCircle(c, f, outside: outside, inside: inside) else {
+                let none = [UInt64](repeating: 0, count: (x1 - x0 + 1) * (y1 - y0 + 1))
+                return (none, none)
+            }
+        } else {
+            let touched = UnsafeMutableBufferPointer(rebasing: planes[(2 * f.count)...])
+            Self.markEdges(of: shape, f, touched: touched)
+            Self.classifyRegions(of: shape, f, touched: touched, outside: outside, inside: inside)
+        }
+        return Self.pack(f, outside: outside, inside: inside)
+    }
+
+    /// The sub-cells of a range of cells: `w` × `h` of them, `sub` degrees a
+    /// side, the first at (`west`, `south`).
+    struct Subcells {
+        let w: Int, h: Int, sub: Double, west: Double, south: Double
+        var count: Int { w * h }
+
+        init(x0: Int, x1: Int, y0: Int, y1: Int, origin: LonLat, cell: Double) {
+            w = CandidateGrid.side * (x1 - x0 + 1)
+            h = CandidateGrid.side * (y1 - y0 + 1)
+            sub = cell / Double(CandidateGrid.side)
+            west = origin.lon + Double(x0) * cell
+            south = origin.lat + Double(y0) * cell
+        }
+
+        /// The sub-cell (col, row): [west + col·sub, west + (col+1)·sub] × [south + row·sub, …].
         func rect(_ col: Int, _ row: Int) -> BoundingBox {
             BoundingBox(minLon: west + Double(col) * sub, minLat: south + Double(row) * sub,
                         maxLon: west + Double(col + 1) * sub, maxLat: south + Double(row + 1) * sub)
         }
-        // Three planes of w × h flags in one block, read and written without
-        // bounds checks (this loop is most of masking a catalog); every index
-        // below is a row under h times w plus a column under w.
-        let planes = UnsafeMutableBufferPointer<Bool>.allocate(capacity: 3 * w * h)
-        planes.initialize(repeating: false)
-        defer { planes.deallocate() }
-        let outside = UnsafeMutableBufferPointer(rebasing: planes[0..<(w * h)])
-        let inside = UnsafeMutableBufferPointer(rebasing: planes[(w * h)..<(2 * w * h)])
-        if let c = shape.circle {
-            // The flat frame at the centre's latitude is within ~1 % of the
-            // ellipsoid over the circle's box up to 20 km and 70°.
-            guard abs(c.center.lat) < 70, abs(c.center.lon) < 179, c.radiusM < 20_000 else {
-                let none = [UInt64](repeating: 0, count: (x1 - x0 + 1) * (y1 - y0 + 1))
-                return (none, none)
-            }
-            let k = WGS84.metresPerDegree(atLat: c.center.lat)
-            // A sub-cell's nearest and farthest offsets from the centre, east
-            // and north, depend on its column and row alone: worked out once
-            // per column and per row, not per sub-cell.
-            let near = { (lo: Double, hi: Double, centre: Double) in max(lo, min(centre, hi)) - centre }
-            let far = { (lo: Double, hi: Double, centre: Double) in max(abs(lo - centre), abs(hi - centre)) }
-            let columns = (0..<w).map { col in
-                let r = rect(col, 0)
-                return (near: near(r.minLon, r.maxLon, c.center.lon) * k.lon, far: far(r.minLon, r.maxLon, c.center.lon) * k.lon)
-            }
-            // Squared distances against squared radii: the slack dwarfs any
-            // rounding that a square root would have saved.
-            let slack = 0.02 * c.radiusM + 2
-            let outer = (c.radiusM + slack) * (c.radiusM + slack)
-            let inner = c.radiusM > slack ? (c.radiusM - slack) * (c.radiusM - slack) : -1
-            for row in 0..<h {
-                let r = rect(0, row)
-                let dy = near(r.minLat, r.maxLat, c.center.lat) * k.lat, fy = far(r.minLat, r.maxLat, c.center.lat) * k.lat
-                for col in 0..<w {
-                    let (dx, fx) = columns[col]
-                    outside[row * w + col] = dx * dx + dy * dy > outer
-                    inside[row * w + col] = fx * fx + fy * fy < inner
-                }
-            }
-        } else {
-            let eps = 1e-9
-            let touched = UnsafeMutableBufferPointer(rebasing: planes[(2 * w * h)...])
-            for e in 0..<shape.edgeCount {
-                let edge = shape.edge(e)
-                let a = LonLat(lon: edge.lon1, lat: edge.lat1), b = LonLat(lon: edge.lon2, lat: edge.lat2)
-                let c0 = max(0, Self.floorIndex((min(a.lon, b.lon) - eps - west) / sub))
-                let c1 = min(w - 1, Self.floorIndex((max(a.lon, b.lon) + eps - west) / sub))
-                let r0 = max(0, Self.floorIndex((min(a.lat, b.lat) - eps - south) / sub))
-                let r1 = min(h - 1, Self.floorIndex((max(a.lat, b.lat) + eps - south) / sub))
-                guard c0 <= c1, r0 <= r1 else { continue }
-                // Row by row: the part of the edge within the row's band
-                // (widened by eps) spans an interval of longitudes, and the
-                // sub-cells that interval meets (widened by eps) are the ones
-                // the edge meets: O(rows) per edge, not a clipping test for
-                // every sub-cell of its box.
-                let dx = b.lon - a.lon, dy = b.lat - a.lat
-                for row in r0...r1 {
-                    let y0 = south + Double(row) * sub - eps, y1 = south + Double(row + 1) * sub + eps
-                    var t0 = 0.0, t1 = 1.0
-                    if dy == 0 {
-                        guard a.lat >= y0 && a.lat <= y1 else { continue }
-                    } else {
-                        let ta = (y0 - a.lat) / dy, tb = (y1 - a.lat) / dy
-                        t0 = max(0, min(ta, tb)); t1 = min(1, max(ta, tb))
-                        guard t0 <= t1 else { continue }
-                    }
-                    let xa = a.lon + dx * t0, xb = a.lon + dx * t1
-                    let from = max(c0, Self.floorIndex((min(xa, xb) - eps - west) / sub))
-                    let to = min(c1, Self.floorIndex((max(xa, xb) + eps - west) / sub))
-                    guard from <= to else { continue }
-                    for col in from...to { touched[row * w + col] = true }
-                }
-            }
-            // A run of untouched sub-cells in a row shares one answer, and so
-            // does an untouched sub-cell below it: one containment test per
-            // region the edges leave, not per sub-cell.
-            for row in 0..<h {
-                var col = 0
-                while col < w {
-                    if touched[row * w + col] { col += 1; continue }
-                    var end = col
-                    while end < w && !touched[row * w + end] { end += 1 }
-                    var answer: Bool? = nil
-                    if row > 0 {
-                        for c in col..<end where !touched[(row - 1) * w + c] { answer = outside[(row - 1) * w + c]; break }
-                    }
-                    let r = rect(col, row)
-                    let out = answer ?? !shape.contains(LonLat(lon: (r.minLon + r.maxLon) / 2, lat: (r.minLat + r.maxLat) / 2))
-                    for c in col..<end { outside[row * w + c] = out; inside[row * w + c] = !out }
-                    col = end
-                }
+    }
+
+    /// A circle's sub-cells, by their nearest and farthest points from the
+    /// centre in the flat frame at the centre's latitude, with 2 % + 2 m of
+    /// slack. False (nothing classified) where that frame is not within ~1 %
+    /// of the ellipsoid: past 70° latitude, near ±180°, or a radius over 20 km.
+    static func classifyCircle(_ c: Circle, _ f: Subcells, outside: UnsafeMutableBufferPointer<Bool>,
+                               inside: UnsafeMutableBufferPointer<Bool>) -> Bool {
+        guard abs(c.center.lat) < 70, abs(c.center.lon) < 179, c.radiusM < 20_000 else { return false }
+        let k = WGS84.metresPerDegree(atLat: c.center.lat)
+        // A sub-cell's nearest and farthest offsets from the centre, east
+        // and north, depend on its column and row alone: worked out once
+        // per column and per row, not per sub-cell.
+        let near = { (lo: Double, hi: Double, centre: Double) in max(lo, min(centre, hi)) - centre }
+        let far = { (lo: Double, hi: Double, centre: Double) in max(abs(lo - centre), abs(hi - centre)) }
+        let columns = (0..<f.w).map { col in
+            let r = f.rect(col, 0)
+            return (near: near(r.minLon, r.maxLon, c.center.lon) * k.lon, far: far(r.minLon, r.maxLon, c.center.lon) * k.lon)
+        }
+        // Squared distances against squared radii: the slack dwarfs any
+        // rounding that a square root would have saved.
+        let slack = 0.02 * c.radiusM + 2
+        let outer = (c.radiusM + slack) * (c.radiusM + slack)
+        let inner = c.radiusM > slack ? (c.radiusM - slack) * (c.radiusM - slack) : -1
+        for row in 0..<f.h {
+            let r = f.rect(0, row)
+            let dy = near(r.minLat, r.maxLat, c.center.lat) * k.lat, fy = far(r.minLat, r.maxLat, c.center.lat) * k.lat
+            for col in 0..<f.w {
+                let (dx, fx) = columns[col]
+                outside[row * f.w + col] = dx * dx + dy * dy > outer
+                inside[row * f.w + col] = fx * fx + fy * fy < inner
             }
         }
+        return true
+    }
+
+    /// Marks every sub-cell a polygon's edge meets (tested against the
+    /// sub-cell widened by 1e-9°, so rounding cannot hide a touch).
+    static func markEdges(of shape: PreparedShape, _ f: Subcells, touched: UnsafeMutableBufferPointer<Bool>) {
+        let eps = 1e-9
+        let (w, h, sub, west, south) = (f.w, f.h, f.sub, f.west, f.south)
+        for e in 0..<shape.edgeCount {
+            let edge = shape.edge(e)
+            let a = LonLat(lon: edge.lon1, lat: edge.lat1), b = LonLat(lon: edge.lon2, lat: edge.lat2)
+            let c0 = max(0, floorIndex((min(a.lon, b.lon) - eps - west) / sub))
+            let c1 = min(w - 1, floorIndex((max(a.lon, b.lon) + eps - west) / sub))
+            let r0 = max(0, floorIndex((min(a.lat, b.lat) - eps - south) / sub))
+            let r1 = min(h - 1, floorIndex((max(a.lat, b.lat) + eps - south) / sub))
+            guard c0 <= c1, r0 <= r1 else { continue }
+            // Row by row: the part of the edge within the row's band
+            // (widened by eps) spans an interval of longitudes, and the
+            // sub-cells that interval meets (widened by eps) are the ones
+            // the edge meets: O(rows) per edge, not a clipping test for
+            // every sub-cell of its box.
+            let dx = b.lon - a.lon, dy = b.lat - a.lat
+            for row in r0...r1 {
+                let y0 = south + Double(row) * sub - eps, y1 = south + Double(row + 1) * sub + eps
+                var t0 = 0.0, t1 = 1.0
+                if dy == 0 {
+                    guard a.lat >= y0 && a.lat <= y1 else { continue }
+                } else {
+                    let ta = (y0 - a.lat) / dy, tb = (y1 - a.lat) / dy
+                    t0 = max(0, min(ta, tb)); t1 = min(1, max(ta, tb))
+                    guard t0 <= t1 else { continue }
+                }
+                let xa = a.lon + dx * t0, xb = a.lon + dx * t1
+                let from = max(c0, floorIndex((min(xa, xb) - eps - west) / sub))
+                let to = min(c1, floorIndex((max(xa, xb) + eps - west) / sub))
+                guard from <= to else { continue }
+                for col in from...to { touched[row * w + col] = true }
+            }
+        }
+    }
+
+    /// The untouched sub-cells of a polygon, each wholly outside or inside.
+    /// A run of untouched sub-cells in a row shares one answer, and so does
+    /// an untouched sub-cell below it: one containment test per region the
+    /// edges leave, not per sub-cell.
+    static func classifyRegions(of shape: PreparedShape, _ f: Subcells, touched: UnsafeMutableBufferPointer<Bool>,
+                                outside: UnsafeMutableBufferPointer<Bool>, inside: UnsafeMutableBufferPointer<Bool>) {
+        let w = f.w
+        for row in 0..<f.h {
+            var col = 0
+            while col < w {
+                if touched[row * w + col] { col += 1; continue }
+                var end = col
+                while end < w && !touched[row * w + end] { end += 1 }
+                var answer: Bool? = nil
+                if row > 0 {
+                    for c in col..<end where !touched[(row - 1) * w + c] { answer = outside[(row - 1) * w + c]; break }
+                }
+                let r = f.rect(col, row)
+                let out = answer ?? !shape.contains(LonLat(lon: (r.minLon + r.maxLon) / 2, lat: (r.minLat + r.maxLat) / 2))
+                for c in col..<end { outside[row * w + c] = out; inside[row * w + c] = !out }
+                col = end
+            }
+        }
+    }
+
+    /// The flags packed into one outside and one inside mask per cell, cells
+    /// by rows then columns, a mask's bits by sub-cell rows then columns.
+    static func pack(_ f: Subcells, outside: UnsafeMutableBufferPointer<Bool>,
+                     inside: UnsafeMutableBufferPointer<Bool>) -> (outside: [UInt64], inside: [UInt64]) {
+        let n = side, w = f.w
+        let cellsX = f.w / n, cellsY = f.h / n
         var outMasks: [UInt64] = [], inMasks: [UInt64] = []
-        outMasks.reserveCapacity((x1 - x0 + 1) * (y1 - y0 + 1))
-        inMasks.reserveCapacity((x1 - x0 + 1) * (y1 - y0 + 1))
+        outMasks.reserveCapacity(cellsX * cellsY)
+        inMasks.reserveCapacity(cellsX * cellsY)
         // A sub-cell row's eight flags (bytes of 0 or 1) become a byte of
         // bits at once: times this constant, flag k lands on bit 56 + k, and
         // no two partial products meet or carry into those bits.
@@ -157,8 +204,8 @@ extension CandidateGrid {
         func bits(_ plane: UnsafeMutableBufferPointer<Bool>, _ at: Int) -> UInt64 {
             (UnsafeRawPointer(plane.baseAddress! + at).loadUnaligned(as: UInt64.self) &* gather) >> 56
         }
-        for cy in 0...(y1 - y0) {
-            for cx in 0...(x1 - x0) {
+        for cy in 0..<cellsY {
+            for cx in 0..<cellsX {
                 var o: UInt64 = 0, i: UInt64 = 0
                 for sy in 0..<n {
                     let row = (n * cy + sy) * w + n * cx
