@@ -1,4 +1,4 @@
-// Longer than 300 lines: the batch run and the single check share the catalog, the state store and the writer; the split into named pipeline stages is still to do.
+// Longer than 300 lines: the batch run (staging, chunks, the judging threads and the writes that overlap them) and the single check share one catalog, state store and writer; the stages themselves are SubjectJudge's, the candidate path CandidateStrategy's.
 import GeofenceCore
 
 /// One judgement run over fixes (behaviour §2, §4, §5): the batch behind
