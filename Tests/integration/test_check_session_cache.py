@@ -69,3 +69,41 @@ def test_interleaved_subjects_with_undone_calls_match_fresh_connections(tmp_path
     assert len(notifications(fresh)) >= 20, "the scenario must notify"
     assert notifications(cached) == notifications(fresh)
     assert state_of(cached) == state_of(fresh)
+
+
+TRIGGERS = {
+    "a stay deleted on IN": "CREATE TRIGGER ut AFTER INSERT ON gf_notifications WHEN NEW.transition = 'IN' AND NEW.id % 3 = 0 "
+                            "BEGIN DELETE FROM gf_stay_rows WHERE subject_id = NEW.subject_id AND area_id = NEW.area_id; END;",
+    "notified days cleared": "CREATE TRIGGER ut AFTER INSERT ON gf_notifications WHEN NEW.id % 2 = 0 "
+                             "BEGIN DELETE FROM gf_last_notified WHERE subject_id = NEW.subject_id; END;",
+    "a condition changed": "CREATE TRIGGER ut AFTER INSERT ON gf_notifications WHEN NEW.transition = 'IN' AND NEW.id % 7 = 0 "
+                           "BEGIN UPDATE gf_conditions SET renotify_suppress_days = coalesce(renotify_suppress_days, 0) + 1 "
+                           "WHERE condition_id = NEW.condition_id + 1; END;",
+}
+
+
+def test_a_users_trigger_that_changes_state_or_catalog_is_seen_by_the_next_call(tmp_path):
+    """A trigger on gf_notifications may change the subjects' state or the
+    catalog during a call: the next call on the same connection must see it,
+    as a call on a fresh connection does."""
+    db, _, rows = scenario(tmp_path, subjects=4, per_subject=50, seed=9)
+    fixes = [[s, iso(t), lat, lon, acc] for s, t, lat, lon, acc in rows]
+    for name, trigger in TRIGGERS.items():
+        outcomes = []
+        for fresh in (False, True):
+            copy = tmp_path / f"{'fresh' if fresh else 'kept'}.db"
+            shutil.copy(db, copy)
+            c = sqlite3.connect(copy)
+            c.executescript(trigger)
+            c.close()
+            c = None if fresh else connect(copy)
+            for f in fixes:
+                call = connect(copy) if fresh else c
+                call.execute("SELECT gf_check(?, ?, ?, ?, ?)", f).fetchall()
+                if fresh:
+                    call.close()
+            if c:
+                c.close()
+            outcomes.append((notifications(copy), state_of(copy)))
+        assert len(outcomes[1][0]) >= 10, name
+        assert outcomes[0] == outcomes[1], name

@@ -52,7 +52,8 @@ public struct AreaImporter {
             }
             var spatialIndex = BulkSpatialIndex(db)
             try spatialIndex.begin()
-            var nextCondition = try conditions.nextId()
+            // The last default condition's id, once the first is made.
+            var lastCondition: Int64?
             try parser.run { batch in
                 guard case .features(let parsed, let bytesRead) = batch else {
                     if case .failed(let error) = batch { throw error }
@@ -64,12 +65,16 @@ public struct AreaImporter {
                             report.repaired.append((p.index, p.area.areaId, reason))
                             p.row = AreaStore.Row(p.area)
                         }
+                        // An area an upsert replaces keeps the conditions it has: the
+                        // default pair goes only to an area new to the catalog.
+                        let isNew = try !options.upsert || !areas.exists(p.area.areaId)
                         try areas.insert(p.row, upsert: options.upsert)
                         if case .circle = p.area.shape { report.circles += 1 } else { report.polygons += 1 }
-                        if options.defaultConditions {
+                        if options.defaultConditions && isNew {
                             for timing in [ConditionDefinition.Timing.IN, .OUT] {
-                                try conditions.insert(ConditionDefinition(conditionId: nextCondition, areaId: p.area.areaId, timing: timing))
-                                nextCondition += 1
+                                let id = try ConditionStore.after(lastCondition ?? conditions.highestId())
+                                try conditions.insert(ConditionDefinition(conditionId: id, areaId: p.area.areaId, timing: timing))
+                                lastCondition = id
                                 report.conditions += 1
                             }
                         }

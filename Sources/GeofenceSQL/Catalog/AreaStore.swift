@@ -100,6 +100,14 @@ public final class AreaStore {
         return try rows.map { try Self.area($0) }
     }
 
+    /// Whether an area with this id is in the catalog.
+    public func exists(_ id: String) throws -> Bool {
+        let s = try statements.get("SELECT EXISTS (SELECT 1 FROM gf_areas WHERE area_id = ?)")
+        try s.bind([.text(id)])
+        defer { s.reset() }
+        return try s.step() && s.value(0).int64 == 1
+    }
+
     public func get(_ id: String) throws -> AreaDefinition? {
         let s = try statements.get("SELECT \(Self.columns) FROM gf_areas WHERE area_id = ?")
         try s.bind([.text(id)])

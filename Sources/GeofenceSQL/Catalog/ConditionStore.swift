@@ -55,8 +55,21 @@ public final class ConditionStore {
         return db.changes > 0
     }
 
-    public func nextId() throws -> Int64 {
-        (try db.scalar("SELECT coalesce(max(condition_id), 0) + 1 FROM gf_conditions").int64) ?? 1
+    /// The id after the highest one; an input error when the highest is
+    /// the largest integer SQLite stores (the ids are used up at the top).
+    public func nextId() throws -> Int64 { try Self.after(highestId()) }
+
+    /// The highest condition_id, 0 with none.
+    func highestId() throws -> Int64 { try db.scalar("SELECT max(condition_id) FROM gf_conditions").int64 ?? 0 }
+
+    /// `id + 1`, or an input error past the largest id.
+    static func after(_ id: Int64) throws -> Int64 {
+        let (next, overflow) = id.addingReportingOverflow(1)
+        guard !overflow else {
+            throw InputError("no condition id is left after \(id), the largest SQLite stores: give new conditions their ids (condition_id)",
+                             field: "condition_id")
+        }
+        return next
     }
 
     static func condition(_ r: [SQLiteValue]) throws -> ConditionDefinition {

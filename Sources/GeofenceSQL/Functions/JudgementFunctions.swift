@@ -24,7 +24,8 @@ enum JudgementFunctions {
                 do {
                     // One call, one transaction: the subject's state and its notifications together.
                     let notifications = try session.transaction.run {
-                        let (_, notifications) = try session.currentJudgement().check(row, recordRun: false, trustingLastSave: true)
+                        let judgement = try session.currentJudgement()
+                        let (_, notifications) = try judgement.check(row, recordRun: false, trustingLastSave: session.trustsState)
                         try session.settle()
                         return notifications
                     }

@@ -21,19 +21,36 @@ import GeofenceCore
 /// (`sqlite3_total_changes64` moved past what gf_check itself wrote), or the
 /// catalog is not the one the cache was read from (`gf_meta.catalog_stamp`,
 /// a random value every change of an area, condition or setting replaces:
-/// a rolled-back change takes its stamp with it, which neither count shows).
+/// a rolled-back change takes its stamp with it, which neither count shows),
+/// or the schema changed (`PRAGMA schema_version`: a trigger added, say).
+///
+/// A trigger of the user's on a table gf_check writes (a queue fed from
+/// gf_notifications, say) may change the state or the catalog during the
+/// call itself, which the counts would take for gf_check's own writes. So
+/// while such a trigger exists the session keeps no subject state between
+/// calls (`trustsState`), and a catalog stamp that moved during a call drops
+/// the cache: every call then sees what the call before left, as a call on
+/// a fresh connection does.
 final class Session {
     private let db: Connection
     private var judgement: Judgement?
-    private var stamp = Stamp(changes: -1, dataVersion: -1, catalog: "")
+    private var stamp = Stamp(changes: -1, dataVersion: -1, catalog: "", schema: -1)
     private var dataVersion: Statement?
     private var catalogStamp: Statement?
+    private var schemaVersion: Statement?
+    /// Whether the subject state saved by one call may be reused by the next (no trigger of the user's on the tables gf_check writes).
+    private(set) var trustsState = false
 
     struct Stamp: Equatable {
         var changes: Int64
         var dataVersion: Int64
         var catalog: String
+        var schema: Int64
     }
+
+    /// The tables gf_check writes, and the engine's own triggers on them.
+    static let writtenTables = ["gf_notifications", "gf_explain", "gf_subjects", "gf_stay_rows", "gf_last_notified", "gf_runs"]
+    static let ownTriggers = ["gf_subjects_remove_stays"]
 
     /// Each gf_check call's transaction (or savepoint).
     private(set) lazy var transaction = CallTransaction(db, function: "gf_check")
@@ -54,16 +71,29 @@ final class Session {
                                 + "(e.g. `geofence settings DB`), which re-creates it")
         }
         j.catalog.useWindows = true
+        let tables = Self.writtenTables.map { "'\($0)'" }.joined(separator: ", ")
+        let own = Self.ownTriggers.map { "'\($0)'" }.joined(separator: ", ")
+        trustsState = try db.scalar("""
+            SELECT (SELECT count(*) FROM sqlite_master WHERE type = 'trigger' AND tbl_name IN (\(tables)) AND name NOT IN (\(own)))
+                 + (SELECT count(*) FROM sqlite_temp_master WHERE type = 'trigger' AND tbl_name IN (\(tables)))
+            """).int64 == 0
         judgement = j
+        stamp = now
         return j
     }
 
-    /// Records the state after this session's own writes.
-    func settle() throws { stamp = try currentStamp() }
+    /// Records the state after this session's own writes; a catalog that
+    /// changed during the call (a user's trigger: gf_check never changes it)
+    /// drops the cache instead.
+    func settle() throws {
+        let now = try currentStamp()
+        if now.catalog != stamp.catalog || now.schema != stamp.schema { forget() } else { stamp = now }
+    }
 
     private func currentStamp() throws -> Stamp {
         if dataVersion == nil { dataVersion = try db.prepare("PRAGMA data_version") }
         if catalogStamp == nil { catalogStamp = try db.prepare("SELECT value FROM gf_meta WHERE key = 'catalog_stamp'") }
+        if schemaVersion == nil { schemaVersion = try db.prepare("PRAGMA schema_version") }
         func first(_ s: Statement) throws -> SQLiteValue {
             try s.bind([])
             defer { s.reset() }
@@ -71,13 +101,14 @@ final class Session {
         }
         let version = try first(dataVersion!).int64 ?? 0
         let catalog = try first(catalogStamp!).string ?? ""
-        return Stamp(changes: sqlite.pointee.total_changes64!(db.handle), dataVersion: version, catalog: catalog)
+        let schema = try first(schemaVersion!).int64 ?? 0
+        return Stamp(changes: sqlite.pointee.total_changes64!(db.handle), dataVersion: version, catalog: catalog, schema: schema)
     }
 
     /// Drops the cached judgement: after a failed call, whose writes were undone.
-    func forget() { judgement = nil; stamp = Stamp(changes: -1, dataVersion: -1, catalog: "") }
+    func forget() { judgement = nil; stamp = Stamp(changes: -1, dataVersion: -1, catalog: "", schema: -1) }
 
-    func close() { judgement = nil; dataVersion = nil; catalogStamp = nil; transaction.close() }
+    func close() { judgement = nil; dataVersion = nil; catalogStamp = nil; schemaVersion = nil; transaction.close() }
 
     // MARK: Registry
 

@@ -65,19 +65,20 @@ final class StateStore {
             let ts = try Timestamp.parse(loadSubject.value(0).string ?? "")
             s.lastFix = Fix(subjectId: subject, ts: ts, lat: loadSubject.value(1).double ?? 0,
                             lon: loadSubject.value(2).double ?? 0, accuracy: loadSubject.value(3).double ?? 0)
-            s.judgedFixes = Int(loadSubject.value(4).int64 ?? 0)
+            s.judgedFixes = try Self.count(loadSubject.value(4), "gf_subjects.judged_fixes", of: subject)
         }
         if trustingLastSave, let kept = saved[subject], kept.lastFix == s.lastFix, kept.judgedFixes == s.judgedFixes { return kept }
         try loadStays.bind([.text(subject)])
         while try loadStays.step() {
             var stored = StayState()
             stored.phase = StayState.Phase(rawValue: loadStays.value(1).string ?? "") ?? .unknown
-            stored.inStreak = Int(loadStays.value(2).int64 ?? 0)
-            stored.outStreak = Int(loadStays.value(3).int64 ?? 0)
+            stored.inStreak = try Self.count(loadStays.value(2), "gf_stay_rows.in_base", of: subject)
+            stored.outStreak = try Self.count(loadStays.value(3), "gf_stay_rows.out_base", of: subject)
             stored.enteredAt = try loadStays.value(5).string.map(Timestamp.parse)
             stored.dwellSpent = (loadStays.value(6).string ?? "").split(separator: ",").compactMap { Int64($0) }
             // The row holds the streaks as of its base_judged-th fix (the gf_stays view reads them the same way).
-            s.stays[loadStays.value(0).string ?? ""] = stored.continued(by: max(0, s.judgedFixes - Int(loadStays.value(4).int64 ?? 0)))
+            let base = try Self.count(loadStays.value(4), "gf_stay_rows.base_judged", of: subject)
+            s.stays[loadStays.value(0).string ?? ""] = stored.continued(by: max(0, s.judgedFixes - base))
         }
         guard !suppressingConditions.isEmpty else { return s }
         try loadNotified.bind([.text(subject)])
@@ -87,6 +88,16 @@ final class StateStore {
             }
         }
         return s
+    }
+
+    /// A stored count of fixes: 0 to 2^53, which no count this engine writes
+    /// comes near; a row edited past it by hand is refused with its place
+    /// (sums of such counts could not overflow).
+    static func count(_ v: SQLiteValue, _ column: String, of subject: String) throws -> Int {
+        guard let n = v.int64 ?? (v.isNull ? 0 : nil), (0...(Int64(1) << 53)).contains(n) else {
+            throw InputError("\(column) of subject \(Echo.quoted(subject)) is \(Echo.plain(v.string ?? "a BLOB")), not a count of judged fixes (0 to 2^53)")
+        }
+        return Int(n)
     }
 
     /// Writes what `judge` may have changed: `before` is the state as loaded.

@@ -1,0 +1,60 @@
+"""Numbers at the top of SQLite's integers, written by hand or by another
+tool into a catalog: each is an error naming it, never a crash of the
+command or of the host process, and nothing is written. And a re-import
+with --upsert --with-default-conditions gives an area its default pair
+once, not again at every import."""
+import sqlite3
+
+from conftest import EXTENSION, gf, sql, square, write_collection
+
+
+def catalog(tmp_path, *areas):
+    db = tmp_path / "c.db"
+    gf("init", db)
+    gf("import", db, write_collection(tmp_path / "a.geojson", [square(a, 139.70 + 0.1 * k, 35.60, 0.01) for k, a in enumerate(areas)]))
+    return db
+
+
+def test_default_conditions_past_the_largest_id_are_an_error(tmp_path):
+    db = catalog(tmp_path, "A")
+    gf("conditions", "add", db, "--id", "9223372036854775806", "--area", "A", "--timing", "IN")
+    more = write_collection(tmp_path / "b.geojson", [square("B", 139.9, 35.6, 0.01)])
+    before = sql(db, "SELECT count(*) FROM gf_areas; SELECT count(*) FROM gf_conditions;").stdout
+    p = gf("import", db, more, "--with-default-conditions", check=False)
+    assert p.returncode == 1 and "no condition id is left after 9223372036854775807" in p.stderr, p.stderr
+    assert sql(db, "SELECT count(*) FROM gf_areas; SELECT count(*) FROM gf_conditions;").stdout == before
+    assert "added condition 9223372036854775807" in gf("conditions", "add", db, "--area", "A", "--timing", "OUT").stdout
+    p = gf("conditions", "add", db, "--area", "A", "--timing", "OUT", check=False)
+    assert p.returncode == 1 and "no condition id is left" in p.stderr, p.stderr
+
+
+def test_a_hand_edited_count_of_judged_fixes_is_refused_not_a_crash(tmp_path):
+    db = catalog(tmp_path, "A")
+    c = sqlite3.connect(db, isolation_level=None)
+    c.enable_load_extension(True)
+    c.load_extension(str(EXTENSION))
+    c.execute("SELECT gf_check('s', '2026-01-07T10:00:00Z', 35.605, 139.705, 5)").fetchall()
+    for column, value in [("judged_fixes", 9223372036854775807), ("judged_fixes", -1)]:
+        c.execute(f"UPDATE gf_subjects SET {column} = ?", (value,))
+        try:
+            c.execute("SELECT gf_check('s', '2026-01-07T10:02:00Z', 35.605, 139.705, 5)").fetchall()
+            raise AssertionError("accepted")
+        except sqlite3.OperationalError as e:
+            assert f"judged_fixes of subject 's' is {value}" in str(e), e
+    c.execute("UPDATE gf_subjects SET judged_fixes = 1")
+    c.execute("UPDATE gf_stay_rows SET base_judged = -9223372036854775808")
+    fixes = tmp_path / "f.csv"
+    fixes.write_text("subject_id,ts,lat,lon,accuracy_m\ns,2026-01-07T10:04:00Z,35.605,139.705,5\n")
+    p = gf("judge", db, "--fixes", fixes, check=False)
+    assert p.returncode == 1 and "base_judged of subject 's'" in p.stderr, p.stderr
+    assert c.execute("SELECT count(*) FROM gf_runs WHERE kind = 'judge'").fetchone() == (0,)
+
+
+def test_upsert_gives_an_area_its_default_pair_once(tmp_path):
+    db = catalog(tmp_path, "A")
+    areas = write_collection(tmp_path / "u.geojson", [square("A", 139.70, 35.60, 0.01), square("B", 139.8, 35.6, 0.01),
+                                                      square("B", 139.8, 35.6, 0.02)])
+    gf("import", db, areas, "--upsert", "--with-default-conditions")
+    gf("import", db, areas, "--upsert", "--with-default-conditions")
+    # A was in the catalog before (no pair added); B is new once, then only replaced.
+    assert sql(db, "SELECT area_id, group_concat(timing) FROM gf_conditions GROUP BY area_id ORDER BY area_id;").stdout == "B|IN,OUT\n"
