@@ -19,3 +19,30 @@ def test_rows_are_taken_by_the_fix_rules_without_subject_or_time(tmp_path):
     p = gf("locate", db, "--fixes", fixes)
     assert p.stdout == "row,area_id,verdict\n1,A,inside\n5,A,inside\n"
     assert "located 5 fixes (3 invalid): 2 pairs" in p.stderr, p.stderr
+
+
+def test_a_csv_of_positions_needs_only_lat_and_lon(tmp_path):
+    db = tmp_path / "c.db"
+    gf("init", db)
+    gf("import", db, write_collection(tmp_path / "a.geojson", [square("A", 139.0, 35.0, 1.0)]))
+    only = tmp_path / "p.csv"
+    only.write_text("lat,lon\n35.5,139.5\n36.5,139.5\n")
+    assert gf("locate", db, "--fixes", only).stdout == "row,area_id,verdict\n1,A,inside\n"
+    with_accuracy = tmp_path / "q.csv"
+    with_accuracy.write_text("lon,lat,accuracy_m\n139.5,35.5,5\n139.5,35.5,-1\n")
+    p = gf("locate", db, "--fixes", with_accuracy)
+    assert p.stdout == "row,area_id,verdict\n1,A,inside\n" and "(1 invalid)" in p.stderr, p.stderr
+    no_lat = tmp_path / "r.csv"
+    no_lat.write_text("lon\n139.5\n")
+    p = gf("locate", db, "--fixes", no_lat, check=False)
+    assert p.returncode == 1 and "no column 'lat' (needs lat, lon)" in p.stderr, p.stderr
+
+
+def test_fixes_format_says_the_format_whatever_the_name(tmp_path):
+    db = tmp_path / "c.db"
+    gf("init", db)
+    gf("import", db, write_collection(tmp_path / "a.geojson", [square("A", 139.0, 35.0, 1.0)]), "--with-default-conditions")
+    named = tmp_path / "fixes.txt"
+    named.write_text('{"subject_id": "s", "ts": "2026-01-01T00:00:00Z", "lat": 35.5, "lon": 139.5, "accuracy_m": 5}\n')
+    p = gf("judge", db, "--fixes", named, "--fixes-format", "ndjson")
+    assert "1 judged, 0 stale, 0 invalid" in p.stdout and "1 notifications" in p.stdout, p.stdout

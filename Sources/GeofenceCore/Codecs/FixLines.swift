@@ -29,11 +29,13 @@ public enum FixLines {
     public struct CSV: IteratorProtocol {
         let path: String
         var reader: CSVReader
-        let index: [Int], fields: Int
+        /// Each of `columns`' place in a line; nil for an optional column the file does not have.
+        let index: [Int?], fields: Int
         var ended = false
 
-        /// Reads the header; an input error if the file is empty or lacks a column.
-        public init(path: String, chunks: FileChunks) throws {
+        /// Reads the header; an input error if the file is empty or lacks a
+        /// `required` column (a missing optional column reads as empty).
+        public init(path: String, chunks: FileChunks, required: [String] = FixLines.columns) throws {
             self.path = path
             reader = CSVReader(chunks: chunks.next)
             let header: [String]
@@ -43,9 +45,10 @@ public enum FixLines {
                 }
                 header = h.map { $0.trimmingEdgeSpaces() }
             } catch let e as InputError { throw e.located(file: path) }
-            index = try columns.map { c -> Int in
+            index = try columns.map { c -> Int? in
                 guard let i = header.firstIndex(of: c) else {
-                    throw InputError("the header has no column \(Echo.quoted(c)) (needs \(columns.joined(separator: ", ")))", file: path, item: "line 1")
+                    guard required.contains(c) else { return nil }
+                    throw InputError("the header has no column \(Echo.quoted(c)) (needs \(required.joined(separator: ", ")))", file: path, item: "line 1")
                 }
                 return i
             }
@@ -68,7 +71,8 @@ public enum FixLines {
                 return bad
             }
             func value(_ k: Int) -> FixRow.Field {
-                let v = values[index[k]].trimmingEdgeSpaces()
+                guard let i = index[k] else { return .null }
+                let v = values[i].trimmingEdgeSpaces()
                 return v.isEmpty ? .null : .text(v)
             }
             return FixRow(subject: value(0), ts: value(1), lat: value(2), lon: value(3), accuracy: value(4))
@@ -81,7 +85,7 @@ public enum FixLines {
     /// parse of each number and time from a String. A line this cannot
     /// settle, or an odd one, gets the same treatment as a line
     /// `CSVReader.readRow` read, so its row is the same.
-    static func plainRow(_ line: UnsafeBufferPointer<UInt8>, _ index: [Int], fields: Int, line number: Int) -> FixRow {
+    static func plainRow(_ line: UnsafeBufferPointer<UInt8>, _ index: [Int?], fields: Int, line number: Int) -> FixRow {
         withUnsafeTemporaryAllocation(of: Range<Int>.self, capacity: fields) { bounds in
             var n = 0, start = 0
             for i in 0...line.count where i == line.count || line[i] == 0x2C {
@@ -93,7 +97,8 @@ public enum FixLines {
             /// Column k (in `columns` order) without spaces at its ends (only
             /// spaces, as `trimmingCharacters` trims a field).
             func field(_ k: Int) -> UnsafeBufferPointer<UInt8> {
-                var r = bounds[index[k]]
+                guard let i = index[k] else { return UnsafeBufferPointer(rebasing: line[0..<0]) }
+                var r = bounds[i]
                 while !r.isEmpty && line[r.lowerBound] == 0x20 { r = (r.lowerBound + 1)..<r.upperBound }
                 while !r.isEmpty && line[r.upperBound - 1] == 0x20 { r = r.lowerBound..<(r.upperBound - 1) }
                 return UnsafeBufferPointer(rebasing: line[r])

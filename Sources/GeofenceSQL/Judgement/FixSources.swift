@@ -44,14 +44,17 @@ public enum FixSources {
     public static func estimatedRows(_ path: String) throws -> Int { try FixLines.estimatedRows(path) }
 
     /// Streams a CSV or NDJSON file (by extension: .ndjson/.jsonl, else CSV),
-    /// parsed on a thread of its own (`ReadAhead`).
-    public static func file(_ path: String) throws -> AnySequence<FixRow> {
+    /// parsed on a thread of its own (`ReadAhead`). A CSV header must name
+    /// the `required` columns (all five for judgement; `locate` needs only
+    /// lat and lon).
+    /// `ndjson`, when given, says the format whatever the name.
+    public static func file(_ path: String, required: [String] = columns, ndjson: Bool? = nil) throws -> AnySequence<FixRow> {
         let chunks = try FileChunks(path: path)
-        if path.hasSuffix(".ndjson") || path.hasSuffix(".jsonl") {
+        if ndjson ?? (path.hasSuffix(".ndjson") || path.hasSuffix(".jsonl")) {
             var lines = FixLines.NDJSON(path: path, chunks: chunks)
             return AnySequence(ReadAhead { lines.next() })
         }
-        var csv = try FixLines.CSV(path: path, chunks: chunks)
+        var csv = try FixLines.CSV(path: path, chunks: chunks, required: required)
         return AnySequence(ReadAhead { csv.next() })
     }
 

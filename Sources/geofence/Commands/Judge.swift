@@ -17,7 +17,7 @@ struct Judge: ParsableCommand {
             order (subject, time, area, condition); --format ndjson writes one JSON object per line \
             with the same fields and a GeoJSON Point geometry. --out - writes them to standard \
             output and the summary to standard error; --fixes - reads standard input (CSV, or \
-            NDJSON with --format ndjson or --fixes-format ndjson).
+            NDJSON with --fixes-format ndjson).
             """)
 
     @Argument(help: "The database file.") var db: String
@@ -25,9 +25,10 @@ struct Judge: ParsableCommand {
     @Option(help: "A table or view of fixes to judge.") var table = "gf_fixes"
     @Flag(help: "Keep the judged rows in gf_fixes instead of emptying the inbox.") var keep = false
     @Option(help: "Also write this run's notifications to a file (CSV, or see --format); - for standard output.") var out: String?
-    @Option(help: "Format of --out: csv or ndjson (one JSON object per notification); also of --fixes - unless --fixes-format.")
+    @Option(help: "Format of --out: csv or ndjson (one JSON object per notification).")
     var format: EventFormat = .csv
-    @Option(help: "Format of --fixes - (standard input): csv or ndjson; default: csv (--format is the output's).") var fixesFormat: EventFormat?
+    @Option(help: "Format of --fixes: csv or ndjson, whatever the file's name; default: by the name (.ndjson, .jsonl: NDJSON), CSV for - (standard input). --format is the output's.")
+    var fixesFormat: EventFormat?
     @Flag(help: "Record why fixes did not count and transitions did not notify (table gf_explain).") var explain = false
     @Flag(help: "Drop the fixes a phone with the stored positioning settings would not have reported: worse than the accuracy tier, or closer than the distance filter to the subject's last fix.")
     var deviceFilter = false
@@ -52,9 +53,9 @@ struct Judge: ParsableCommand {
             let bar = ProgressBar(label: "judging", unit: "fixes")
             let report = try conn.transaction { () -> Judgement.Report in
                 let rows: AnySequence<Judgement.Row> = try fixes.map { name in
-                    guard name == standardStream else { return try FixSources.file(name) }
+                    guard name == standardStream else { return try FixSources.file(name, ndjson: fixesFormat.map { $0 == .ndjson }) }
                     return fixesFormat == .ndjson ? try FixSources.ndjson("/dev/stdin", name: "standard input")
-                                                             : try FixSources.file("/dev/stdin")
+                                                             : try FixSources.file("/dev/stdin", ndjson: false)
                 }
                     ?? AnySequence(FixSources.table(conn, name: table))
                 let filter = deviceFilter ? FixFilter(try Settings(conn).positioning()) : nil

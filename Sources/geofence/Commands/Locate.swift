@@ -15,7 +15,7 @@ struct Locate: ParsableCommand {
     @Option(parsing: .unconditional, help: "Longitude in degrees.", transform: decimalOption) var lon: Double?
     @Option(parsing: .unconditional, help: "Horizontal accuracy (CEP68 radius) in metres.", transform: decimalOption) var accuracy: Double = 0
     @Option(parsing: .unconditional, help: "CEP confidence p in [0, 1) for every area, instead of each area's own.", transform: decimalOption) var confidence: Double?
-    @Option(help: "Locate every fix of this CSV or NDJSON file (columns as for judge) instead of one position; writes CSV rows row,area_id,verdict for every inside or undecided pair.")
+    @Option(help: "Locate every fix of this CSV or NDJSON file (lat and lon; accuracy_m if given, else 0; other columns ignored) instead of one position; writes CSV rows row,area_id,verdict for every inside or undecided pair.")
     var fixes: String?
     @Option(help: "With --fixes: write the pairs to this file instead of standard output.") var out: String?
     @OptionGroup var output: OutputOptions
@@ -55,7 +55,7 @@ extension Locate {
         buffer.reserveCapacity(1 << 17)
         func flush() throws { try output.write(bytes: buffer); buffer.removeAll(keepingCapacity: true) }
         let inside = Array(",inside\n".utf8), undecided = Array(",undecided\n".utf8)
-        let report = try BatchLocate.run(conn, fixes: try FixSources.file(path == standardStream ? "/dev/stdin" : path), confidence: confidence) { row, id, verdict in
+        let report = try BatchLocate.run(conn, fixes: try FixSources.file(path == standardStream ? "/dev/stdin" : path, required: ["lat", "lon"]), confidence: confidence) { row, id, verdict in
             appendDecimal(row, to: &buffer)
             buffer.append(0x2C)
             if id.utf8.contains(where: { $0 == 0x2C || $0 == 0x22 || $0 == 0x0A || $0 == 0x0D }) {
