@@ -58,3 +58,17 @@ def test_upsert_gives_an_area_its_default_pair_once(tmp_path):
     gf("import", db, areas, "--upsert", "--with-default-conditions")
     # A was in the catalog before (no pair added); B is new once, then only replaced.
     assert sql(db, "SELECT area_id, group_concat(timing) FROM gf_conditions GROUP BY area_id ORDER BY area_id;").stdout == "B|IN,OUT\n"
+
+
+def test_a_real_unix_time_keeps_its_microseconds_in_gf_check_as_in_judge_table(tmp_path):
+    db = catalog(tmp_path, "A")
+    c = sqlite3.connect(db, isolation_level=None)
+    c.enable_load_extension(True)
+    c.load_extension(str(EXTENSION))
+    # 3 µs apart: SQLite's own 15-digit text of these REALs is the same time.
+    times = [1767226250.123451, 1767226250.123454]
+    assert [c.execute("SELECT gf_time(?)", (t,)).fetchone()[0] for t in times] == \
+        ["2026-01-01T00:10:50.123451Z", "2026-01-01T00:10:50.123454Z"]
+    c.execute("SELECT gf_check('s', ?, 35.605, 139.705, 5)", (times[0],)).fetchall()
+    c.execute("SELECT gf_check('s', ?, 35.7, 139.705, 5)", (times[1],)).fetchall()
+    assert c.execute("SELECT judged_fixes FROM gf_subjects").fetchone() == (2,)

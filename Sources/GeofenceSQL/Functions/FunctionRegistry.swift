@@ -78,10 +78,17 @@ public struct Arguments {
     /// times are compared and stored whole, but C callers, error messages and
     /// other tools read text only up to a NUL, so `walk\0er` would be shown
     /// (and elsewhere taken) as `walk`.
+    ///
+    /// A REAL is written as Swift writes a Double (the shortest text that
+    /// reads back as the same value, as a table's REAL column is read by
+    /// `judge --table`), not as SQLite's 15 significant digits, which would
+    /// cut a Unix time's microseconds.
     public func text(_ i: Int) throws -> String {
         let v = raw(i)
         switch sqlite.pointee.value_type!(v) {
-        case SQLITE_TEXT, SQLITE_INTEGER, SQLITE_FLOAT:
+        case SQLITE_FLOAT:
+            return "\(sqlite.pointee.value_double!(v))"
+        case SQLITE_TEXT, SQLITE_INTEGER:
             let s = text(of: v)
             guard !s.utf8.contains(0) else { throw fail(i, "holds a NUL character (U+0000), which no text here may hold: \(Echo.quoted(s))") }
             return s
