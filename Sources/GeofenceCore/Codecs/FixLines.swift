@@ -46,6 +46,10 @@ public enum FixLines {
                 header = h.map { $0.trimmingEdgeSpaces() }
             } catch let e as InputError { throw e.located(file: path) }
             index = try columns.map { c -> Int? in
+                // Two columns of one name: which holds the fix is anyone's guess.
+                if header.filter({ $0 == c }).count > 1 {
+                    throw InputError("the header names column \(Echo.quoted(c)) twice", file: path, item: "line 1")
+                }
                 guard let i = header.firstIndex(of: c) else {
                     guard required.contains(c) else { return nil }
                     throw InputError("the header has no column \(Echo.quoted(c)) (needs \(required.joined(separator: ", ")))", file: path, item: "line 1")

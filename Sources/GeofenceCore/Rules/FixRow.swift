@@ -43,6 +43,8 @@ public struct FixRow {
             }
         }
         self.init(subjectId: text(subject), ts: text(ts), lat: nil, lon: nil, accuracy: nil)
+        if case .blob = subject { problem = "subject_id is a BLOB, not text" }
+        if case .blob = ts { problem = "ts is a BLOB, not a time" }
         func number(_ name: String, _ f: Field) -> Double? {
             switch f {
             case .null: return nil
