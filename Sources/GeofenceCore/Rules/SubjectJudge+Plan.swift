@@ -5,31 +5,19 @@
 /// for a stay the fix left whose verdict outside the shape needs the area's
 /// rules.
 ///
-/// Stays and candidates are merged by order keys (`StayMap.orderKey(at:)`,
-/// `CandidateGrid.orderKey`), integers, where the catalog's merge compares
-/// area_id strings.
+/// Stays and candidates are merged by order keys (`finishStays` with
+/// `.order`: `StayMap.orderKey(at:)`, `CandidateGrid.orderKey`), integers,
+/// where the catalog's merge compares area_id strings.
 extension SubjectJudge {
     mutating func judgePlanned(_ plan: PlannedFix, _ step: inout Step) throws {
         let areas = plan.areas
         step.state.stays.fillOrderKeys { areas.grid.orderKey(of: $0) }
         for e in plan.entries {
             let (i, code) = CandidatePlan.decode(e)
-            let hasStay = try finishPlannedStays(before: 2 * i + 1, areas, &step)
+            let hasStay = try finishStays(before: .order(2 * i + 1), planned: areas, &step)
             judgePlanned(i, code, areas, hasStay: hasStay, &step)
         }
-        _ = try finishPlannedStays(before: nil, areas, &step)
-    }
-
-    /// `finishStays` by order keys: judges on its own every stay before
-    /// `key` (every one left, if nil); returns whether the stay now at
-    /// `step.next` is `key`'s.
-    private mutating func finishPlannedStays(before key: Int?, _ areas: PlannedAreas, _ step: inout Step) throws -> Bool {
-        while step.next < step.state.stays.count {
-            let k = step.state.stays.orderKey(at: step.next)
-            if let key, k >= key { return k == key }
-            try judgePlannedStay(areas, &step)
-        }
-        return false
+        _ = try finishStays(before: nil, planned: areas, &step)
     }
 
     /// One planned candidate (grid index `i`). Its counts are read only
@@ -58,7 +46,7 @@ extension SubjectJudge {
 
     /// The stay at `step.next`, whose area is not among the fix's
     /// candidates, so the fix is not inside it.
-    private mutating func judgePlannedStay(_ areas: PlannedAreas, _ step: inout Step) throws {
+    mutating func judgePlannedStay(_ areas: PlannedAreas, _ step: inout Step) throws {
         let key = step.state.stays.orderKey(at: step.next)
         // An area the grid does not have is looked up by id, as ever.
         guard key & 1 == 1 else { return try judgeStay(&step) }

@@ -47,24 +47,20 @@ public struct JudgeCounters: Equatable, Sendable {
 }
 
 /// Judges fixes of one subject, in time order, against a catalog: one fix
-/// goes through four stages (behaviour §3–§5), each below with its contract.
+/// goes through four stages (behaviour §3–§5). Each stage's rule is a type
+/// of its own with its contract; this struct is the pipeline that feeds
+/// one into the next, subject by subject.
 ///
 ///     var judge = SubjectJudge(catalog: catalog)
 ///     var state = SubjectState(subjectId: "u1")
 ///     let notified = try judge.judge(fix, &state)          // or: plan: PlannedFix(entries, areas)
 ///
-/// 1. Candidates: the areas the fix may be inside, from the catalog's index
-///    (`JudgeCatalog.forEachCandidate`) or worked out ahead by a
-///    `CandidatePlan`, merged in area order with the subject's stays, so an
-///    exit is seen even from a fix far from the area (`finishStays`).
-/// 2. Verdict: inside, outside or undecided, with the area's accuracy limits,
-///    confidence and validity (`VerdictRule`); a fast path answers a fix
-///    inside an area whose stay is already INSIDE, when the area's traits
-///    say that only lengthens the streak (`lengthensInsideStreak`).
-/// 3. Stay update: the verdict counted in the (subject, area) stay, which
-///    confirms an ENTER or EXIT after its confirm count (`count`).
-/// 4. Notify: the conditions the transition (or the stay's length) makes
-///    due, each unless a filter blocks it (SubjectJudge+Conditions.swift).
+/// | stage | type (its contract) | here |
+/// |---|---|---|
+/// | 1. candidates: the areas the fix may be inside, merged in area order with the subject's stays, so an exit is seen even far from the area | `JudgeCatalog` (`forEachCandidate`), or a `CandidatePlan` worked out ahead | `finishStays` (the merge, once for both kinds of key), `judgeCandidate`, `judgePlanned` |
+/// | 2. verdict: inside, outside or undecided, with the area's accuracy limits, confidence and validity | `VerdictRule`; `AreaTraits` says which short-circuit is safe | `lengthensInsideStreak` (a fix inside an INSIDE stay of an area whose inside fixes only lengthen it) |
+/// | 3. stay update: the verdict counted in the (subject, area) stay, confirming an ENTER or EXIT after its confirm count | `StayState.apply` | `count` |
+/// | 4. notify: the conditions the transition (or the stay's length) makes due, each unless a filter blocks it | `ConditionFilter.check` | `notify` (SubjectJudge+Conditions.swift) |
 public struct SubjectJudge {
     public let catalog: JudgeCatalog
     public let explain: Bool
@@ -111,7 +107,7 @@ public struct SubjectJudge {
             try judgePlanned(plan, &step)
         } else {
             try catalog.forEachCandidate(at: fix.position) { id, area, hint in
-                let hasStay = try finishStays(before: id, &step)
+                let hasStay = try finishStays(before: .areaId(id), &step)
                 try judgeCandidate(id, area, hint, hasStay: hasStay, &step)
             }
             _ = try finishStays(before: nil, &step)
@@ -147,15 +143,33 @@ public struct SubjectJudge {
 
     // MARK: 1. Candidates merged with stays
 
-    /// Judges on its own every stay whose area_id comes before `id` (every
-    /// stay left, if nil): the fix is not among those areas' candidates, so
-    /// outside their boxes or masks. Returns whether the stay now at
-    /// `step.next` is `id`'s own.
-    mutating func finishStays(before id: String?, _ step: inout Step) throws -> Bool {
+    /// Where a candidate stands in the merge: its area_id (candidates
+    /// through the catalog, compared as the catalog orders them), or its
+    /// order key (candidates of a plan, `CandidateGrid.orderKey`, compared
+    /// with the stays' `StayMap.orderKey`: integers, not strings).
+    enum MergeKey {
+        case areaId(String)
+        case order(Int)
+    }
+
+    /// The merge, written once for both kinds of key: judges on its own
+    /// every stay that comes before `key` (every stay left, if nil), the fix
+    /// not being among those areas' candidates, so outside their boxes or
+    /// masks; returns whether the stay now at `step.next` is `key`'s own.
+    /// `planned`: the plan's areas, which then judge those stays.
+    mutating func finishStays(before key: MergeKey?, planned: PlannedAreas? = nil, _ step: inout Step) throws -> Bool {
         while step.next < step.state.stays.count {
-            let key = step.state.stays.key(at: step.next)
-            if let id, !(key < id) { return key == id }
-            try judgeStay(&step)
+            switch key {
+            case .areaId(let id)?:
+                let k = step.state.stays.key(at: step.next)
+                if !(k < id) { return k == id }
+            case .order(let o)?:
+                let k = step.state.stays.orderKey(at: step.next)
+                if k >= o { return k == o }
+            case nil:
+                break
+            }
+            if let planned { try judgePlannedStay(planned, &step) } else { try judgeStay(&step) }
         }
         return false
     }
