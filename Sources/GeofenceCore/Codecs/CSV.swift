@@ -43,7 +43,7 @@ public struct CSVReader: IteratorProtocol, Sequence {
 
     /// The field's text, nil if it is not UTF-8. ASCII (nearly every field of
     /// a fixes file) needs no validation: `String(validating:)` is a generic
-    /// call that looked up type metadata per field, ~15 % of reading a CSV.
+    /// call that looks up type metadata per field.
     @inline(__always)
     static func text(_ bytes: UnsafeBufferPointer<UInt8>) -> String? {
         var high: UInt8 = 0

@@ -1,7 +1,7 @@
 /// Plain decimal numbers (`-35.4998264`, `12.2`) read without `strtod`.
 ///
 /// Why: a fixes file has three of them per row, and glibc's `strtod` (behind
-/// `Double(String)`) took ~0.2 µs each, a third of reading a row. How:
+/// `Double(String)`) is the dearest part of reading one. How:
 /// Clinger's fast path. A decimal with at most 15 significant digits is an
 /// integer m < 2^53 over a power of ten 10^k with k ≤ 22; both are exact
 /// doubles, and IEEE division rounds the quotient correctly, so m / 10^k is

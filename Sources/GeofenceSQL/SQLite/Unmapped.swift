@@ -5,11 +5,10 @@ extension Connection {
     /// For reads that visit each page once, over a large part of a large
     /// catalog: mapped pages stay resident in the process until the
     /// mapping goes, each with its neighbours (the kernel maps a fault's
-    /// surroundings too, and an import interleaves index and table pages).
-    /// On a million-fence catalog, counting the areas mapped ~0.3 GB, the
-    /// scan of ids and boxes ~0.35 GB, and reading half the areas' rows
-    /// ~0.7 GB, all of it counted in the process's peak RSS. Unmapping also
-    /// lets go of the pages mapped before.
+    /// surroundings too, and an import interleaves index and table pages),
+    /// so on a large catalog such a read would count hundreds of megabytes
+    /// in the process's peak RSS. Unmapping also lets go of the pages
+    /// mapped before.
     func unmapped<R>(_ body: () throws -> R) throws -> R {
         let mapped = try scalar("PRAGMA mmap_size").int64 ?? 0
         if mapped != 0 { try execute("PRAGMA mmap_size = 0") }

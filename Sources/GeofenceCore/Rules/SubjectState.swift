@@ -1,0 +1,47 @@
+/// Everything judgement keeps about one subject (behaviour §4): its last judged
+/// fix, its non-neutral stays, and the local day each condition last notified
+/// it. Subjects never share state, so subjects can be judged in any order, or
+/// in separate tasks, with the same results.
+public struct SubjectState: Equatable, Sendable {
+    public var subjectId: String
+    public var lastFix: Fix?
+    /// How many fixes of this subject have been judged (stale and dropped
+    /// ones do not count): the clock a stored streak grows by.
+    public var judgedFixes = 0
+    public var stays = StayMap()
+    public var lastNotifiedDay: [Int64: Int] = [:]
+    public init(subjectId: String) { self.subjectId = subjectId }
+}
+
+public struct Notification: Equatable, Sendable {
+    public var subjectId: String
+    public var ts: Timestamp
+    public var areaId: String
+    public var conditionId: Int64
+    public var transition: ConditionDefinition.Timing
+    public var lat: Double
+    public var lon: Double
+    public var accuracy: Double
+}
+
+/// Why a fix did not count, or a transition did not notify (`--explain`).
+public struct Explanation: Equatable, Sendable {
+    public var subjectId: String
+    public var ts: Timestamp
+    public var areaId: String?
+    public var conditionId: Int64?
+    public var kind: String
+    public var reason: String
+}
+
+public struct JudgeCounters: Equatable, Sendable {
+    public var judged = 0, stale = 0, invalid = 0, transitions = 0, notifications = 0, filtered = 0
+    /// Fixes the device filter dropped (FixFilter): worse than the accuracy tier, closer than the distance filter.
+    public var droppedAccuracy = 0, droppedDistance = 0
+    public init() {}
+    public mutating func add(_ o: JudgeCounters) {
+        judged += o.judged; stale += o.stale; invalid += o.invalid
+        transitions += o.transitions; notifications += o.notifications; filtered += o.filtered
+        droppedAccuracy += o.droppedAccuracy; droppedDistance += o.droppedDistance
+    }
+}
