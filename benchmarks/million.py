@@ -214,6 +214,16 @@ def main():
     sums = {"engine": checksum(*engine_pairs(pairs_csv))}
     report["locate"]["pairs"], report["locate"]["checksum"] = sums["engine"][1], str(sums["engine"][0])
     print("locate", json.dumps(report["locate"]), flush=True)
+
+    def agree(key, name, answer):
+        """A peer's pairs (an .npz of fix and area indices): counted, summed, printed; the run stops unless they are the engine's."""
+        got = np.load(answer)
+        sums[key] = checksum(got["fi"], got["ai"])
+        report[key]["pairs"], report[key]["checksum"] = sums[key][1], str(sums[key][0])
+        print(key, json.dumps(report[key]), flush=True)
+        if sums[key] != sums["engine"]:
+            raise SystemExit(f"the engine and {name} disagree: {sums}")
+
     if duckdb_peer and not args.skip_duckdb:
         catalog = w / "catalog.duckdb"
         if not catalog.exists():
@@ -222,23 +232,13 @@ def main():
         answer = w / "duckdb-pairs.npz"
         report["duckdb"], err = measured([sys.executable, ROOT / "benchmarks" / "duckdb_peer.py", catalog, points_csv, answer])
         report["duckdb"]["query_s"] = float(re.search(r"query ([0-9.]+) s", err).group(1))
-        got = np.load(answer)
-        sums["duckdb"] = checksum(got["fi"], got["ai"])
-        report["duckdb"]["pairs"], report["duckdb"]["checksum"] = sums["duckdb"][1], str(sums["duckdb"][0])
-        print("duckdb", json.dumps(report["duckdb"]), flush=True)
-        if sums["duckdb"] != sums["engine"]:
-            raise SystemExit(f"the engine and DuckDB disagree: {sums}")
+        agree("duckdb", "DuckDB", answer)
     if not args.skip_shapely:
         answer = w / "shapely-pairs.npz"
         report["shapely"], err = measured([sys.executable, ROOT / "benchmarks" / "shapely_peer.py", fences, points_csv, answer])
         m = re.search(r"fences loaded ([0-9.]+) s, fixes read ([0-9.]+) s, query ([0-9.]+) s", err)
         report["shapely"].update(load_s=float(m.group(1)), read_fixes_s=float(m.group(2)), query_s=float(m.group(3)))
-        got = np.load(answer)
-        sums["shapely"] = checksum(got["fi"], got["ai"])
-        report["shapely"]["pairs"], report["shapely"]["checksum"] = sums["shapely"][1], str(sums["shapely"][0])
-        print("shapely", json.dumps(report["shapely"]), flush=True)
-        if sums["shapely"] != sums["engine"]:
-            raise SystemExit(f"the engine and shapely disagree: {sums}")
+        agree("shapely", "shapely", answer)
 
     # 3. The full judgement at each count, each from a fresh state.
     for n, subjects, path in judged:
