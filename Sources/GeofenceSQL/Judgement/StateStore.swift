@@ -34,19 +34,17 @@ final class StateStore {
         saveStreaks = try db.prepare("UPDATE gf_stay_rows SET in_base = ?3, out_base = ?4, base_judged = ?5 WHERE subject_id = ?1 AND area_id = ?2")
         saveNotified = try RowBatches(db, "INSERT INTO gf_last_notified (subject_id, condition_id, local_date) VALUES ", columns: 3,
                                       tail: " ON CONFLICT(subject_id, condition_id) DO UPDATE SET local_date = excluded.local_date")
-        var ids = Set<Int64>()
-        let suppressing = try db.prepare("SELECT condition_id FROM gf_conditions WHERE renotify_suppress_days > 0")
-        while try suppressing.step() { if let id = suppressing.value(0).int64 { ids.insert(id) } }
-        suppressingConditions = ids
+        suppresses = try db.prepare("SELECT renotify_suppress_days > 0 FROM gf_conditions WHERE condition_id = ?")
     }
 
-    /// The conditions with a suppression, the only ones whose notified day a
-    /// rule reads: without any, a subject's thousand days are not read at all.
-    private let suppressingConditions: Set<Int64>
+    /// Whether a condition has a suppression (its notified day is then read by a rule).
+    private let suppresses: Statement
 
     /// The states this store saved last, by subject, for
-    /// `load(_:trustingLastSave:)`; at most `savedSubjects` of them.
+    /// `load(_:trustingLastSave:)`; at most `savedSubjects` of them. Kept
+    /// only after a trusting load: a batch never reads them back.
     private var saved: [String: SubjectState] = [:]
+    private var lastLoadTrusted = false
     static let savedSubjects = 4_096
 
     /// With `trustingLastSave`, a subject whose last fix in the database is
@@ -58,6 +56,7 @@ final class StateStore {
     /// records a newer last fix).
     func load(_ subject: String, trustingLastSave: Bool) throws -> SubjectState {
         var s = SubjectState(subjectId: subject)
+        lastLoadTrusted = trustingLastSave
         try loadSubject.bind([.text(subject)])
         // Reset at once: a statement left on its row holds a read lock (the statement is reused).
         defer { loadSubject.reset() }
@@ -80,7 +79,6 @@ final class StateStore {
             let base = try Self.count(loadStays.value(4), "gf_stay_rows.base_judged", of: subject)
             s.stays[loadStays.value(0).string ?? ""] = stored.continued(by: max(0, s.judgedFixes - base))
         }
-        guard !suppressingConditions.isEmpty else { return s }
         try loadNotified.bind([.text(subject)])
         while try loadNotified.step() {
             if let id = loadNotified.value(0).int64, let day = CivilDate.parseStored(loadNotified.value(1).string ?? "") {
@@ -148,9 +146,17 @@ final class StateStore {
             try st.bind(integer: id, at: p + 2)
             try st.bind(text: ConditionDefinition.formatDate(day), at: p + 3)
         }
-        // Kept as `load` would read it back: only the days a rule reads.
+        guard lastLoadTrusted else { return }
+        // Kept as `load` would read it back: only the days a rule reads, those
+        // loaded (of conditions with a suppression) and the new ones of such
+        // conditions (each looked up by its id: a call notifies a few).
         var kept = s
-        kept.lastNotifiedDay = s.lastNotifiedDay.filter { suppressingConditions.contains($0.key) }
+        kept.lastNotifiedDay = try s.lastNotifiedDay.filter { id, _ in
+            if before.lastNotifiedDay[id] != nil { return true }
+            try suppresses.bind([.integer(id)])
+            defer { suppresses.reset() }
+            return try suppresses.step() && suppresses.value(0).int64 == 1
+        }
         if saved.count >= Self.savedSubjects { saved.removeAll(keepingCapacity: true) }
         saved[s.subjectId] = kept
     }
