@@ -58,11 +58,7 @@ extension Locate {
         let report = try BatchLocate.run(conn, fixes: try FixSources.file(path == standardStream ? "/dev/stdin" : path, required: ["lat", "lon"]), confidence: confidence) { row, id, verdict in
             appendDecimal(row, to: &buffer)
             buffer.append(0x2C)
-            if id.utf8.contains(where: { $0 == 0x2C || $0 == 0x22 || $0 == 0x0A || $0 == 0x0D }) {
-                buffer += csvField(id).utf8
-            } else {
-                buffer += id.utf8
-            }
+            buffer += csvField(id).utf8
             buffer += verdict == .inside ? inside : undecided
             if buffer.count > 1 << 16 { try flush() }
         }
@@ -71,15 +67,6 @@ extension Locate {
         fputs("located \(report.fixes) fixes (\(report.invalid) invalid): \(report.pairs) pairs; "
               + "catalog loaded in \(String(format4: report.loadSeconds)) s, fixes located in \(String(format4: report.locateSeconds)) s\n", stderr)
     }
-}
-
-/// `n` in decimal digits, appended without a String.
-func appendDecimal(_ n: Int, to out: inout [UInt8]) {
-    if n < 0 { out.append(UInt8(ascii: "-")) }
-    var v = n.magnitude
-    let start = out.count
-    repeat { out.append(UInt8(ascii: "0") + UInt8(v % 10)); v /= 10 } while v > 0
-    out[start...].reverse()
 }
 
 extension String {
