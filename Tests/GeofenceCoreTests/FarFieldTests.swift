@@ -31,6 +31,43 @@ final class FarFieldTests: XCTestCase {
         }
     }
 
+    /// The bounds of a nearest-first walk: no point of a box, across ±180° and
+    /// near the poles included, is nearer than either bound of the box.
+    func testBoxBoundsAreBelowEveryPointOfTheBox() {
+        var rng = SplitMix(seed: 21)
+        var tight = 0
+        for _ in 0..<1500 {
+            let p = LonLat(lon: .random(in: -180...180, using: &rng), lat: .random(in: -90...90, using: &rng))
+            let w = [0.001, 0.05, 1, 20, 200].randomElement(using: &rng)!, h = [0.001, 0.05, 1, 20, 90].randomElement(using: &rng)!
+            let minLon = Double.random(in: -180...(180 - min(w, 360)), using: &rng)
+            let minLat = Double.random(in: -90...(90 - min(h, 180)), using: &rng)
+            let box = BoundingBox(minLon: minLon, minLat: minLat, maxLon: min(180, minLon + w), maxLat: min(90, minLat + h))
+            let bounds = SphereBounds(p)
+            let low = bounds.lowerBound(to: box), far = bounds.farLowerBound(to: box)
+            var nearest = Double.infinity
+            for i in 0...12 {
+                for j in 0...12 {
+                    let q = LonLat(lon: box.minLon + (box.maxLon - box.minLon) * Double(i) / 12,
+                                   lat: box.minLat + (box.maxLat - box.minLat) * Double(j) / 12)
+                    guard let d = Geodesy.vincenty(p, q)?.distance else { continue }
+                    nearest = min(nearest, d)
+                }
+            }
+            guard nearest.isFinite else { continue }
+            XCTAssertLessThanOrEqual(low, nearest, "\(p) \(box)")
+            if let far {
+                XCTAssertLessThanOrEqual(far, nearest, "\(p) \(box)")
+                if w <= 0.05 && h <= 0.05 && nearest > 1_000_000 && far > nearest - 10_000 { tight += 1 }
+            }
+        }
+        XCTAssertGreaterThan(tight, 0)   // the far bound does what it is for
+        // A box that is none is never passed over.
+        let p = SphereBounds(LonLat(lon: 0, lat: 0))
+        XCTAssertEqual(p.lowerBound(to: BoundingBox(minLon: 10, minLat: .nan, maxLon: 11, maxLat: 1)), 0)
+        XCTAssertEqual(p.lowerBound(to: BoundingBox(minLon: 11, minLat: 0, maxLon: 10, maxLat: 1)), 0)
+        XCTAssertNil(p.farLowerBound(to: BoundingBox(minLon: .nan, minLat: 0, maxLon: 10, maxLat: 1)))
+    }
+
     func testNearlyAntipodalPointsAreMeasuredOnTheEllipsoid() {
         // (0, 0) to (0.5, 179.7): Vincenty does not settle; GeographicLib gives 19,944,127.421 m.
         let p = LonLat(lon: 0, lat: 0), q = LonLat(lon: 179.7, lat: 0.5)

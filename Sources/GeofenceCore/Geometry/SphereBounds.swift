@@ -17,7 +17,7 @@ import Darwin
 /// `lowRadius`·θ and at most `highRadius`·θ long, θ being the great-circle
 /// angle between the same coordinates on the unit sphere: 0.6 % below and
 /// 0.5 % above the truth at worst.
-struct SphereBounds {
+public struct SphereBounds {
     static let lowRadius = WGS84.a * (1 - WGS84.e2)
     static let highRadius = WGS84.a / (1 - WGS84.e2).squareRoot()
     /// At most the distance between points a degree of latitude apart, anywhere.
@@ -25,9 +25,44 @@ struct SphereBounds {
 
     let lon: Double
     let sinLat, cosLat: Double
+    /// The point itself, for `farLowerBound`.
+    let point: LonLat
 
     init(_ fix: FixFrame) {
-        lon = fix.p.lon; sinLat = fix.sinLat; cosLat = fix.cosLat
+        lon = fix.p.lon; sinLat = fix.sinLat; cosLat = fix.cosLat; point = fix.p
+    }
+
+    public init(_ p: LonLat) {
+        let p = p.canonical, phi = p.lat * .pi / 180
+        lon = p.lon; sinLat = sin(phi); cosLat = cos(phi); point = p
+    }
+
+    /// At most the ellipsoidal distance from the point to any point of the
+    /// box (an R*Tree's: west to east without wrapping); 0 for a box that is
+    /// none (NaN, west past east, south past north), so that it is never
+    /// passed over.
+    public func lowerBound(to b: BoundingBox) -> Double {
+        let width = b.maxLon - b.minLon
+        guard width >= 0, b.maxLat >= b.minLat else { return 0 }
+        let bound = lowerBound(lat1: b.minLat, lat2: b.maxLat, lon1: b.minLon, width: width)
+        return bound.isNaN ? 0 : bound
+    }
+
+    /// At most the ellipsoidal distance from the point to any point of the
+    /// box, within about the box's size of the truth where `lowerBound(to:)`
+    /// is 0.6 % of the distance away (which at thousands of km is more than
+    /// a city): the geodesic distance to the box's centre (Vincenty) less the
+    /// length of a way from the centre to any point of the box, along its
+    /// meridian and then a parallel (no geodesic is longer than a way).
+    /// Nil where Vincenty does not settle (nearly antipodal) or the box is none.
+    public func farLowerBound(to b: BoundingBox) -> Double? {
+        let halfLat = (b.maxLat - b.minLat) / 2, halfLon = (b.maxLon - b.minLon) / 2
+        guard halfLat >= 0, halfLon >= 0, halfLat.isFinite, halfLon.isFinite else { return nil }
+        let centre = LonLat(lon: b.minLon + halfLon, lat: b.minLat + halfLat)
+        guard let d = Geodesy.vincenty(point, centre)?.distance, d.isFinite else { return nil }
+        let equatorward = b.minLat <= 0 && b.maxLat >= 0 ? 0 : min(abs(b.minLat), abs(b.maxLat))
+        let reach = Self.highRadius * (halfLat + halfLon * cos(equatorward * .pi / 180)) * .pi / 180
+        return max(0, d - reach - 1)
     }
 
     /// At most the ellipsoidal distance from the fix to any point of the box

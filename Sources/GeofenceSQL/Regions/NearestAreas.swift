@@ -6,15 +6,25 @@ import Glibc
 /// The areas nearest to a position, by geodesic distance to their boundary
 /// (0 inside), found through the catalog's R*Tree.
 ///
-/// How: ask the index for every area whose box meets the box of a circle of
-/// radius r around the position. Each candidate gets a cheap lower bound (the
-/// distance to its index box) and is looked at in order of that bound, only
-/// while the bound could still beat the n-th best distance found: a polygon is
-/// first read and given a `LocalEstimate` (exact containment and a tighter
-/// bound, no edge index), and gets an exact distance only if it can still
-/// enter. Once n areas lie within r, no unseen area can be nearer (its
+/// How: a best-first walk of the R*Tree (`RTreeNodes`). The frontier holds
+/// index nodes and areas by a lower bound of their distance (that of their
+/// box, `SphereBounds`, rigorous on the ellipsoid and across ±180°; a node's
+/// box holds all its areas' boxes, so its bound is no larger than theirs),
+/// and the nearest bound is taken next: a node is
+/// replaced by its cells; a polygon is first read and given a
+/// `LocalEstimate` (exact containment and a tighter bound, no edge index) and
+/// goes back with it, and gets an exact distance only if it can still enter.
+/// The walk ends when the nearest bound left is past the n-th best distance
+/// found: nothing unseen can then enter. So a position far from every area
+/// reads a few nodes down to the nearest ones, not every area within the
+/// distance.
+///
+/// An index of another layout than SpatiaLite's is searched the plain way,
+/// through the virtual table: every area whose box meets the box of a circle
+/// of radius r around the position goes in the frontier, which is drained as
+/// above; once n areas lie within r, no unseen area can be nearer (its
 /// nearest point would lie in the circle, so its box would meet the circle's
-/// box), and the answer is final; otherwise r grows fourfold from 20 m.
+/// box); otherwise r grows fourfold from 20 m. Both give the same answer.
 public final class NearestAreas {
     public struct Found: Sendable {
         public var areaId: String
@@ -27,81 +37,130 @@ public final class NearestAreas {
     let cache: ShapeCache
     private var window: Statement?
     private var row: Statement?
+    private var schemaVersion: Statement?
+    private var tree: RTreeNodes?
+    private var treeSchema: Int64?
 
     init(_ db: Connection, cache: ShapeCache) { self.db = db; self.cache = cache }
     public convenience init(_ db: Connection) { self.init(db, cache: ShapeCache(capacity: 4096)) }
 
-    /// The first radius tried: in a dense city a 20 m box already meets hundreds of fences.
+    /// The first radius tried by the plain search: in a dense city a 20 m box already meets hundreds of fences.
     static let startRadiusM = 20.0
     /// Beyond half the meridian every point on Earth is within r.
     static let worldRadiusM = 20_100_000.0
+
+    /// An entry of the frontier: its box, and whether its bound is already
+    /// the far bound (`SphereBounds.farLowerBound`), worked out only for
+    /// entries that reach the front.
+    private struct Frontier {
+        enum Kind {
+            /// An index node and the depth of the cells it holds (0: areas).
+            case node(Int64, depth: Int)
+            case area(Int64)
+        }
+        var kind: Kind
+        var box: BoundingBox?
+        var tightened = false
+    }
+
+    /// One query's frontier and answer.
+    private struct Search {
+        let p: LonLat, count: Int, time: Timestamp?
+        let bounds: SphereBounds
+        var frontier = BoundQueue<Frontier>()
+        var loaded: [Int64: Loaded] = [:]
+        var measured: [Found] = []                 // exact, sorted by (distance, area_id)
+
+        var nth: Double { measured.count >= count ? measured[count - 1].distanceM : .infinity }
+
+        mutating func add(_ f: Found) {
+            let at = measured.firstIndex { ($0.distanceM, $0.areaId) > (f.distanceM, f.areaId) } ?? measured.count
+            measured.insert(f, at: at)
+            if measured.count > count { measured.removeLast() }
+        }
+
+        /// The cells of a node at `depth`: areas in a leaf, nodes one level down otherwise.
+        mutating func push(_ cells: [RTreeNodes.Cell], depth: Int) {
+            for c in cells {
+                frontier.push(bounds.lowerBound(to: c.box),
+                              Frontier(kind: depth == 0 ? .area(c.id) : .node(c.id, depth: depth - 1), box: c.box))
+            }
+        }
+    }
 
     /// Up to `count` areas nearest to `p`, nearest first (ties by area_id);
     /// with `at`, only areas valid at that time.
     public func nearest(to p: LonLat, count: Int, at time: Timestamp? = nil) throws -> [Found] {
         guard count > 0 else { return [] }
+        var search = Search(p: p, count: count, time: time, bounds: SphereBounds(p))
+        if let tree = try treeReader() {
+            tree.beginWalk()
+            let root = try tree.root()
+            search.push(root.cells, depth: root.depth)
+            try drain(&search, tree)
+            return search.measured
+        }
         var seen = Set<Int64>()
-        // Candidates not yet measured, by lower bound (nearest last). A polygon
-        // first gets the bound of its index box, then, once loaded, the bound of
-        // a LocalEstimate; only one that can still enter gets an exact distance.
-        var pending: [(bound: Double, id: Int64)] = []
-        var loaded: [Int64: Loaded] = [:]
-        var measured: [Found] = []                 // exact, sorted by (distance, area_id)
-        func nth() -> Double { measured.count >= count ? measured[count - 1].distanceM : .infinity }
-        func push(_ bound: Double, _ id: Int64) {
-            let at = pending.firstIndex { $0.bound <= bound } ?? pending.count
-            pending.insert((bound, id), at: at)
-        }
-        func add(_ f: Found) {
-            let at = measured.firstIndex { ($0.distanceM, $0.areaId) > (f.distanceM, f.areaId) } ?? measured.count
-            measured.insert(f, at: at)
-            if measured.count > count { measured.removeLast() }
-        }
         var r = Self.startRadiusM
         while true {
             let box = Geodesy.boundingBox(of: Circle(center: p, radiusM: r))
             for (id, b) in try candidates(in: box) where seen.insert(id).inserted {
-                pending.append((Self.lowerBound(from: p, to: b), id))
+                search.frontier.push(search.bounds.lowerBound(to: b), Frontier(kind: .area(id), box: b))
             }
-            pending.sort { $0.bound > $1.bound }
-            while let next = pending.last, next.bound <= nth() {
-                pending.removeLast()
-                if let l = loaded.removeValue(forKey: next.id) {
-                    add(Found(areaId: l.areaId, distanceM: try exactDistance(next.id, l, from: p),
-                              shape: l.shape, validUntil: l.validUntil))
-                    continue
-                }
-                guard let l = try load(next.id, at: time) else { continue }
-                if case .polygons(let polys) = l.shape, let e = LocalEstimate(polys, from: p) {
-                    if e.inside && e.lowerBoundM > 0 {
-                        add(Found(areaId: l.areaId, distanceM: 0, shape: l.shape, validUntil: l.validUntil))
-                    } else {
-                        loaded[next.id] = l
-                        push(max(next.bound, e.inside ? 0 : e.lowerBoundM), next.id)
-                    }
-                } else {
-                    add(Found(areaId: l.areaId, distanceM: try exactDistance(next.id, l, from: p),
-                              shape: l.shape, validUntil: l.validUntil))
-                }
-            }
-            if r >= Self.worldRadiusM || nth() <= r { return measured }
+            try drain(&search, nil)
+            if r >= Self.worldRadiusM || search.nth <= r { return search.measured }
             r = min(r * 4, Self.worldRadiusM)
         }
     }
 
-    /// A distance no larger than the geodesic distance from `p` to any point of
-    /// the box: degrees of latitude at the shortest meridian degree, degrees of
-    /// longitude at the parallel nearest a pole, 1 % slack. Across the
-    /// antimeridian or near a pole it falls back to latitude alone.
-    static func lowerBound(from p: LonLat, to b: BoundingBox) -> Double {
-        let dLat = max(0, b.minLat - p.lat, p.lat - b.maxLat)
-        let latM = dLat * 110_574
-        let dLonRaw = p.lon < b.minLon ? b.minLon - p.lon : (p.lon > b.maxLon ? p.lon - b.maxLon : 0)
-        let dLon = min(dLonRaw, 360 - dLonRaw)
-        let poleward = max(abs(p.lat), abs(b.minLat), abs(b.maxLat))
-        guard dLon > 0, dLon < 30, poleward < 80 else { return latM * 0.99 }
-        let lonM = dLon * 111_320 * cos(poleward * .pi / 180)
-        return 0.99 * (latM * latM + lonM * lonM).squareRoot()
+    /// Takes the frontier's nearest entry while it could still enter the answer.
+    private func drain(_ s: inout Search, _ tree: RTreeNodes?) throws {
+        while s.frontier.minBound <= s.nth, var (bound, next) = s.frontier.pop() {
+            // A box's first bound can be 0.6 % of the distance short; before
+            // its entry is opened, it goes back with the far bound if that
+            // is larger (far from the catalog, most then never come back).
+            if !next.tightened, bound > 0, let box = next.box {
+                next.tightened = true
+                if let far = s.bounds.farLowerBound(to: box), far > bound {
+                    s.frontier.push(far, next)
+                    continue
+                }
+            }
+            let id: Int64
+            switch next.kind {
+            case .node(let number, let depth):
+                guard let tree else { continue }
+                s.push(try tree.cells(ofNode: number), depth: depth)
+                continue
+            case .area(let area):
+                id = area
+            }
+            if let l = s.loaded.removeValue(forKey: id) {
+                s.add(Found(areaId: l.areaId, distanceM: try exactDistance(id, l, from: s.p), shape: l.shape, validUntil: l.validUntil))
+                continue
+            }
+            guard let l = try load(id, at: s.time) else { continue }
+            if case .polygons(let polys) = l.shape, let e = LocalEstimate(polys, from: s.p) {
+                if e.inside && e.lowerBoundM > 0 {
+                    s.add(Found(areaId: l.areaId, distanceM: 0, shape: l.shape, validUntil: l.validUntil))
+                } else {
+                    s.loaded[id] = l
+                    s.frontier.push(max(bound, e.inside ? 0 : e.lowerBoundM), Frontier(kind: .area(id), box: nil))
+                }
+            } else {
+                s.add(Found(areaId: l.areaId, distanceM: try exactDistance(id, l, from: s.p), shape: l.shape, validUntil: l.validUntil))
+            }
+        }
+    }
+
+    /// The node reader while the schema is unchanged; nil for an index of another layout.
+    private func treeReader() throws -> RTreeNodes? {
+        if schemaVersion == nil { schemaVersion = try db.prepare("PRAGMA schema_version") }
+        let s = schemaVersion!
+        defer { s.reset() }
+        guard try s.step(), let version = s.value(0).int64 else { return nil }
+        if version != treeSchema { tree = try RTreeNodes.open(db); treeSchema = version }
+        return tree
     }
 
     private func candidates(in b: BoundingBox) throws -> [(Int64, BoundingBox)] {
@@ -167,5 +226,5 @@ public final class NearestAreas {
     }
 
     /// Statements are finalized here, before the connection closes.
-    public func close() { window = nil; row = nil }
+    public func close() { window = nil; row = nil; schemaVersion = nil; tree = nil; treeSchema = nil }
 }

@@ -1,0 +1,182 @@
+"""gf_nearest and gf_regions walk the R*Tree's nodes nearest first: on real
+and generated shapes at the hard places (±180°, near the poles, far out at
+sea), the answer is the brute force's (every area's exact distance, ranked);
+an index of another layout is searched through the virtual table with the
+same answer; uncommitted writes are seen; a damaged node is an error that
+names it, never a crash or a silently wrong answer."""
+import json
+import math
+import random
+import shutil
+import sqlite3
+
+import pytest
+
+from conftest import gf, write_collection
+from reference import connect, import_areas, natural_earth_countries
+
+
+def circle(area_id, lon, lat, radius, **props):
+    return {"type": "Feature", "properties": {"area_id": area_id, "radius_m": radius, **props},
+            "geometry": {"type": "Point", "coordinates": [lon, lat]}}
+
+
+def polygon(area_id, lon, lat, size, rng, **props):
+    """An irregular ring of 3-12 vertices around (lon, lat), `size` degrees
+    across, moved off ±180° and the poles so that it stays one simple ring."""
+    n = rng.randint(3, 12)
+    lon = max(-180.0 + size / 2, min(180.0 - size / 2, lon))
+    lat = max(-90.0 + size / 2, min(90.0 - size / 2, lat))
+    ring = []
+    for k in range(n):
+        a = 2 * math.pi * k / n
+        r = size * rng.uniform(0.3, 0.5)
+        ring.append([lon + r * math.cos(a), lat + r * math.sin(a)])
+    ring.append(ring[0])
+    return {"type": "Feature", "properties": {"area_id": area_id, **props},
+            "geometry": {"type": "Polygon", "coordinates": [ring]}}
+
+
+# Clusters of small fences at the hard places: a dense city, both sides of
+# the antimeridian, near both poles, on the equator.
+CLUSTERS = [(139.76, 35.68, 0.2), (179.7, -17.8, 0.4), (-179.7, -17.8, 0.4), (10.0, 88.5, 1.5),
+            (-60.0, -84.0, 2.0), (0.0, 0.0, 0.5), (-74.0, 40.7, 0.3)]
+
+
+@pytest.fixture(scope="module")
+def world(tmp_path_factory):
+    """Natural Earth's countries plus 3,000 generated fences (some with a
+    validity window): (catalog path, area ids)."""
+    work = tmp_path_factory.mktemp("walk")
+    db = work / "world.db"
+    features = import_areas(db, natural_earth_countries(work), "--make-valid")
+    rng = random.Random(11)
+    extra = []
+    for i in range(3000):
+        lon0, lat0, spread = CLUSTERS[i % len(CLUSTERS)]
+        lon = max(-180.0, min(180.0, lon0 + rng.uniform(-spread, spread)))
+        lat = max(-89.9, min(89.9, lat0 + rng.uniform(-spread, spread)))
+        props = {"valid_from": "2026-01-01T00:00:00Z", "valid_until": "2026-06-30T23:59:59Z"} if i % 10 == 0 else {}
+        if i % 3 == 0:
+            extra.append(circle(f"C{i:04d}", lon, lat, rng.uniform(20, 3000), **props))
+        else:
+            extra.append(polygon(f"P{i:04d}", lon, lat, rng.uniform(0.002, 0.05), rng, **props))
+    gf("import", db, write_collection(work / "extra.geojson", extra))
+    return db, sorted(features) + [f["properties"]["area_id"] for f in extra]
+
+
+def brute_force(conn, lat, lon, n, at=None):
+    """Every valid area's distance to its boundary (0 inside), ranked by (distance, area_id)."""
+    rows = conn.execute("""
+        SELECT area_id, max(0.0, -gf_area_distance_m(area_id, ?1, ?2)) AS d FROM gf_areas
+        WHERE ?3 IS NULL OR ((valid_from IS NULL OR gf_time(valid_from) <= gf_time(?3))
+                             AND (valid_until IS NULL OR gf_time(valid_until) >= gf_time(?3)))
+        ORDER BY d, area_id LIMIT ?4""", (lat, lon, at, n)).fetchall()
+    return rows
+
+
+def positions(rng, count):
+    """Positions near each cluster, on both sides of ±180°, within a degree of
+    the poles, far out at sea, and anywhere."""
+    out = [(-17.8, 180.0), (-17.8, -180.0), (-17.8, 179.999), (89.99, 0.0), (-89.99, 45.0), (90.0, 0.0),
+           (-90.0, 0.0), (0.0, -140.0), (-50.0, -120.0), (35.68, 139.76)]
+    for lon0, lat0, spread in CLUSTERS:
+        for _ in range(3):
+            out.append((max(-90.0, min(90.0, lat0 + rng.uniform(-3 * spread, 3 * spread))),
+                        ((lon0 + rng.uniform(-3 * spread, 3 * spread) + 180) % 360) - 180))
+    out += [(rng.uniform(-90, 90), rng.uniform(-180, 180)) for _ in range(count)]
+    return out
+
+
+def assert_same(got, ref, where):
+    assert [a for _, a, _ in got] == [a for a, _ in ref], where
+    for (_, a, d), (_, rd) in zip(got, ref):
+        assert abs(d - rd) <= 1e-6 * max(1.0, rd), (where, a, d, rd)
+
+
+def test_nearest_is_the_brute_force_answer(world):
+    db, _ = world
+    conn = connect(db)
+    rng = random.Random(5)
+    for lat, lon in positions(rng, 40):
+        for n, at in ((1, None), (7, None), (25, "2026-09-01T00:00:00Z"), (25, "2026-03-01T00:00:00Z")):
+            got = conn.execute("SELECT rank, area_id, distance_m FROM gf_nearest(?, ?, ?, ?)", (lat, lon, n, at)).fetchall()
+            assert_same(got, brute_force(conn, lat, lon, n, at), (lat, lon, n, at))
+
+
+def test_regions_name_the_brute_force_areas(world):
+    db, _ = world
+    conn = connect(db)
+    for lat, lon in [(-17.8, 180.0), (88.9, 12.0), (10.0, -150.0), (35.7, 139.8)]:
+        plan = json.loads(conn.execute("SELECT gf_regions(?, ?, 5)", (lat, lon)).fetchone()[0])
+        assert [a["area_id"] for a in plan["areas"]] == [a for a, _ in brute_force(conn, lat, lon, 5)]
+
+
+def test_another_index_layout_gives_the_same_answer(world, tmp_path):
+    """An R*Tree with an auxiliary column is not read node by node: the
+    virtual table's box queries answer, the same."""
+    src, _ = world
+    db = tmp_path / "aux.db"
+    shutil.copy(src, db)
+    conn = connect(db)
+    questions = [(lat, lon, 9) for lat, lon in positions(random.Random(8), 15)]
+    before = [conn.execute("SELECT rank, area_id, distance_m FROM gf_nearest(?, ?, ?)", q).fetchall() for q in questions]
+    conn.executescript("""
+        CREATE TEMP TABLE boxes AS SELECT * FROM idx_gf_areas_geom;
+        DROP TABLE idx_gf_areas_geom;
+        CREATE VIRTUAL TABLE idx_gf_areas_geom USING rtree(pkid, xmin, xmax, ymin, ymax, +note);
+        INSERT INTO idx_gf_areas_geom (pkid, xmin, xmax, ymin, ymax) SELECT * FROM boxes;
+    """)
+    conn.commit()
+    after = [conn.execute("SELECT rank, area_id, distance_m FROM gf_nearest(?, ?, ?)", q).fetchall() for q in questions]
+    assert after == before
+
+
+def test_uncommitted_areas_are_seen(world, tmp_path):
+    """Areas added and removed inside the caller's transaction count at once."""
+    src, _ = world
+    db = tmp_path / "tx.db"
+    shutil.copy(src, db)
+    conn = connect(db)
+    conn.execute("BEGIN")
+    conn.execute("DELETE FROM gf_areas WHERE area_id IN ('C0000', 'Japan')")
+    conn.execute("""INSERT INTO gf_areas (area_id, kind, geom) VALUES ('NEW', 'polygon',
+                    GeomFromText('MULTIPOLYGON(((-140 -30, -139.99 -30, -139.99 -29.99, -140 -30)))', 4326))""")
+    for lat, lon in [(-30.5, -140.2), (35.68, 139.76), (36.0, 138.0)]:
+        got = conn.execute("SELECT rank, area_id, distance_m FROM gf_nearest(?, ?, 5)", (lat, lon)).fetchall()
+        ref = brute_force(conn, lat, lon, 5)
+        assert_same(got, ref, (lat, lon))
+    assert conn.execute("SELECT area_id FROM gf_nearest(-30.5, -140.2, 1)").fetchone()[0] == "NEW"
+    conn.rollback()
+
+
+@pytest.mark.parametrize("damage", ["truncate", "cycle", "missing-child"])
+def test_a_damaged_index_node_is_named(world, tmp_path, damage):
+    src, _ = world
+    db = tmp_path / "damaged.db"
+    shutil.copy(src, db)
+    raw = sqlite3.connect(db)
+    depth = int.from_bytes(raw.execute("SELECT substr(data, 1, 2) FROM idx_gf_areas_geom_node WHERE nodeno = 1").fetchone()[0], "big")
+    assert depth >= 1  # 4,000 areas need more than one node
+    if damage == "truncate":
+        raw.execute("UPDATE idx_gf_areas_geom_node SET data = substr(data, 1, 30) WHERE nodeno = 1")
+    elif damage == "cycle":
+        # The root's first cell points back at the root.
+        raw.execute("UPDATE idx_gf_areas_geom_node SET data = substr(data, 1, 4) || zeroblob(7) || x'01' || substr(data, 13) "
+                    "WHERE nodeno = 1")
+    else:
+        child = int.from_bytes(raw.execute("SELECT substr(data, 5, 8) FROM idx_gf_areas_geom_node WHERE nodeno = 1").fetchone()[0], "big")
+        raw.execute("DELETE FROM idx_gf_areas_geom_node WHERE nodeno = ?", (child,))
+    raw.commit()
+    raw.close()
+    conn = connect(db)
+    # Every cell of the root is in reach of a worldwide question.
+    with pytest.raises(sqlite3.Error) as e:
+        for lat, lon in [(0.0, 0.0), (60.0, 100.0), (-40.0, -70.0), (35.68, 139.76)]:
+            conn.execute("SELECT * FROM gf_nearest(?, ?, 10000)", (lat, lon)).fetchall()
+    assert "idx_gf_areas_geom is damaged: node" in str(e.value)
+    assert "RecoverSpatialIndex" in str(e.value)
+    # The connection is still usable.
+    assert conn.execute("SELECT count(*) FROM gf_areas").fetchone()[0] > 3000
+    p = gf("nearest", db, "--lat", "0", "--lon", "0", "-n", "10000", check=False)
+    assert p.returncode != 0 and "idx_gf_areas_geom is damaged" in p.stderr
