@@ -14,6 +14,21 @@ final class JSONTests: XCTestCase {
         XCTAssertThrowsError(try JSONReader.parse("[" + String(repeating: "1", count: 70) + ".]"))
     }
 
+    /// The byte writer of JSON strings gives exactly the String writer's text:
+    /// every control byte, quote and backslash, and multi-byte UTF-8 left raw.
+    func testAppendStringIsWriteStringAsBytes() {
+        var all = (0..<0x80).map { String(UnicodeScalar(UInt8($0))) }
+        all += ["", "plain", #"q"uote\back"#, "tab\there\r\n", "é東京😀\u{2028}\u{7f}", "\u{1b}[31m\u{0}end", "\u{1f}\u{10}\u{a}"]
+        all.append(all.joined())
+        for s in all {
+            var text = ""
+            JSONValue.writeString(s, to: &text)
+            var bytes: [UInt8] = [0x5B]
+            JSONValue.appendString(s, to: &bytes)
+            XCTAssertEqual(bytes, [0x5B] + Array(text.utf8), s.debugDescription)
+        }
+    }
+
     func testErrorsSayWhere() {
         XCTAssertThrowsError(try JSONReader.parse("{\n  \"a\": [1, 2,]\n}")) { e in
             let err = e as! JSONSyntaxError
