@@ -24,7 +24,8 @@ func appendNotificationJSONLine(_ row: [String?], to out: inout [UInt8]) {
         out += key
         guard let cell else { out += "null".utf8; continue }
         if notificationJSONNumeric[i] {
-            let d = Double(cell)
+            // The plain decimals of stored coordinates without strtod (the same Double, bit for bit).
+            let d = DecimalText.parse(cell) ?? Double(cell)
             if i == 5 { lat = d } else if i == 6 { lon = d }
             if let d, d.isFinite { out += cell.utf8; continue }
         }
