@@ -14,6 +14,21 @@ final class JSONTests: XCTestCase {
         XCTAssertThrowsError(try JSONReader.parse("[" + String(repeating: "1", count: 70) + ".]"))
     }
 
+    /// The byte writer of JSON strings gives exactly the String writer's text:
+    /// every control byte, quote and backslash, and multi-byte UTF-8 left raw.
+    func testAppendStringIsWriteStringAsBytes() {
+        var all = (0..<0x80).map { String(UnicodeScalar(UInt8($0))) }
+        all += ["", "plain", #"q"uote\back"#, "tab\there\r\n", "é東京😀\u{2028}\u{7f}", "\u{1b}[31m\u{0}end", "\u{1f}\u{10}\u{a}"]
+        all.append(all.joined())
+        for s in all {
+            var text = ""
+            JSONValue.writeString(s, to: &text)
+            var bytes: [UInt8] = [0x5B]
+            JSONValue.appendString(s, to: &bytes)
+            XCTAssertEqual(bytes, [0x5B] + Array(text.utf8), s.debugDescription)
+        }
+    }
+
     func testErrorsSayWhere() {
         XCTAssertThrowsError(try JSONReader.parse("{\n  \"a\": [1, 2,]\n}")) { e in
             let err = e as! JSONSyntaxError
@@ -176,10 +191,41 @@ final class CSVTests: XCTestCase {
     func testRowsDoNotDependOnHowTheFileIsChunked() throws {
         let text = Array("\u{FEFF}id,ts,lat\r\na,1,35.5\n\"b,\"\"q\"\"\",2,\n,,\r\nc\rd,é,\"x\r\ny\"\n\nlast,no,newline".utf8)
         let expected: [[String]] = [["id", "ts", "lat"], ["a", "1", "35.5"], ["b,\"q\"", "2", ""], ["", "", ""],
-                                    ["cd", "é", "x\r\ny"], [""], ["last", "no", "newline"]]
+                                    ["c"], ["d", "é", "x\r\ny"], [""], ["last", "no", "newline"]]
         for size in [1, 2, 3, 5, 7, 11, text.count] {
             XCTAssertEqual(try rows(text, chunk: size), expected, "chunks of \(size) bytes")
         }
+    }
+
+    /// A lone CR ends a line as LF and CRLF do (CR-only files come from
+    /// spreadsheets on the Mac); a CR inside quotes stays in the field, and
+    /// lines are counted the same way for messages.
+    func testLoneCarriageReturnEndsALine() throws {
+        let text = Array("id,ts\ra,1\r\rb,\"x\ry\"\r\nc,3\n\"open\r".utf8)
+        let expected: [[String]] = [["id", "ts"], ["a", "1"], [""], ["b", "x\ry"], ["c", "3"]]
+        for size in [1, 2, 3, 5, text.count] {
+            var given = 0
+            var reader = CSVReader(chunks: {
+                guard given < text.count else { return nil }
+                defer { given += size }
+                return Array(text[given..<min(given + size, text.count)])
+            })
+            var out: [[String]] = []
+            XCTAssertThrowsError(try { while let r = try reader.readRow() { out.append(r) } }()) { e in
+                XCTAssertTrue("\(e)".contains("unterminated quoted field") && "\(e)".contains("line 7"), "\(e)")
+            }
+            XCTAssertEqual(out, expected, "chunks of \(size) bytes")
+        }
+        // Plain lines, read straight from the chunk, end at a lone CR too.
+        var given = false
+        var reader = CSVReader(chunks: { if given { return nil }; given = true; return Array("h\r1,2\r3,4\r\n5\r".utf8) })
+        XCTAssertEqual(try reader.readRow(), ["h"])
+        var plain: [String] = []
+        while let line = reader.withPlainLine({ String(decoding: $0, as: UTF8.self) }) { plain.append(line) }
+        XCTAssertEqual(plain, ["1,2", "3,4"])
+        XCTAssertEqual(reader.line, 4)
+        XCTAssertEqual(try reader.readRow(), ["5"])
+        XCTAssertNil(try reader.readRow())
     }
 
     func testBadInputSaysWhere() {

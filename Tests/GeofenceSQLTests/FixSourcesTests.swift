@@ -33,16 +33,16 @@ final class FixSourcesTests: DatabaseTestCase {
         "   ",
     ]
 
-    func rows(_ name: String, _ body: [String], crlf: Bool) throws -> [Judgement.Row] {
-        let end = crlf ? "\r\n" : "\n"
+    func rows(_ name: String, _ body: [String], end: String) throws -> [Judgement.Row] {
         let path = write(name, (["subject_id,ts,lat,lon,accuracy_m"] + body).joined(separator: end) + end)
         return Array(try FixSources.file(path))
     }
 
     func testPlainLinesReadAsTheGeneralReaderReadsThem() throws {
         let quoted = lines.map { $0.isEmpty ? $0 : $0.split(separator: ",", omittingEmptySubsequences: false).map { "\"\($0)\"" }.joined(separator: ",") }
-        for crlf in [false, true] {
-            let plain = try rows("plain.csv", lines, crlf: crlf), general = try rows("quoted.csv", quoted, crlf: crlf)
+        // Every line end a CSV file may have: LF, CRLF, and the lone CR of old Mac files.
+        for end in ["\n", "\r\n", "\r"] {
+            let plain = try rows("plain.csv", lines, end: end), general = try rows("quoted.csv", quoted, end: end)
             XCTAssertEqual(plain.count, lines.count)
             XCTAssertEqual(general.count, lines.count)
             for (k, (p, g)) in zip(plain, general).enumerated() {
@@ -53,7 +53,7 @@ final class FixSourcesTests: DatabaseTestCase {
                 XCTAssertEqual(p.validated.map { $0 }, g.validated.map { $0 }, line)
                 XCTAssertEqual(p.problem, g.problem, line)
             }
-            // The common lines did take the plain way: their time came parsed.
+            // The common lines did take the plain way (a lone CR ends one, too): their time came parsed.
             XCTAssertNotNil(plain[0].parsedTs)
             XCTAssertNil(general[0].parsedTs)
         }

@@ -1,10 +1,12 @@
 """Rows of fixes that say two things at once, or give bytes where text is
 due: a header naming a column twice is refused (which column holds the fix
 is anyone's guess), and a BLOB subject or time in a table is an invalid fix
-that says so."""
+that says so. A CSV file's lines may end in LF, CRLF or a lone CR (as
+spreadsheets on the Mac export them): all three read the same."""
+import json
 import sqlite3
 
-from conftest import gf, square, write_collection
+from conftest import SAMPLES, gf, square, write_collection
 
 
 def catalog(tmp_path):
@@ -34,3 +36,31 @@ def test_a_blob_subject_or_time_is_an_invalid_fix_that_says_so(tmp_path):
     assert "0 judged, 0 stale, 2 invalid" in p.stdout, p.stdout
     reasons = sqlite3.connect(db).execute("SELECT reason FROM gf_explain WHERE kind = 'invalid' ORDER BY rowid").fetchall()
     assert reasons == [("row 1: subject_id is a BLOB, not text",), ("row 2: ts is a BLOB, not a time",)], reasons
+
+
+def test_csv_lines_may_end_in_a_lone_cr(tmp_path):
+    """judge --fixes, locate --fixes and conditions import read a CR-only
+    file as they read it with LF (it once read as one line: judge refused its
+    header, locate silently found nothing); a CR inside quotes stays."""
+    seen = {}
+    for name, end in [("lf", "\n"), ("crlf", "\r\n"), ("cr", "\r")]:
+        db = tmp_path / f"{name}.db"
+        gf("init", db)
+        gf("import", db, SAMPLES / "areas.geojson", "--group", "AREA_GROUPID_001", "--with-default-conditions")
+        conditions, fixes = tmp_path / f"conditions-{name}.csv", tmp_path / f"fixes-{name}.csv"
+        conditions.write_bytes((SAMPLES / "conditions.csv").read_text().replace("\n", end).encode())
+        lines = (SAMPLES / "fixes.csv").read_text().splitlines() + ['"quoted\rsubject",2026-11-20T10:00:00+09:00,35.7150,139.7730,8']
+        fixes.write_bytes("".join(line + end for line in lines).encode())
+        gf("conditions", "import", db, conditions)
+        out = tmp_path / f"out-{name}.csv"
+        summary = gf("judge", db, "--fixes", fixes, "--out", out).stdout
+        assert "12 fixes: 12 judged, 0 stale, 0 invalid" in summary, (name, summary)
+        located = gf("locate", db, "--fixes", fixes).stdout
+        seen[name] = (gf("conditions", "list", db, "--json").stdout, out.read_bytes(), located,
+                      gf("state", db, "--json").stdout)
+    assert seen["cr"] == seen["crlf"] == seen["lf"]
+    _, events, located, state = seen["cr"]
+    # 10 events, with the imported conditions' DWELL (101) and filtered IN (102).
+    assert events.count(b"\n") == 11 and b",101,DWELL," in events and b",102,IN," in events, events
+    assert b'"quoted\rsubject"' in events, events
+    assert len(located.splitlines()) > 1 and "quoted\rsubject" in [s["subject_id"] for s in json.loads(state)]

@@ -1,8 +1,9 @@
 """`locate --fixes` takes a row by the fix's own rules for latitude,
 longitude and accuracy (one rule, in the core), needing no subject or
 time; a row without accuracy is an exact position. A row those rules refuse
-gives no pair and is counted as invalid."""
-from conftest import gf, square, write_collection
+gives no pair and is counted as invalid. `--fixes-format` means for locate
+what it means for judge."""
+from conftest import CLI, gf, run, square, write_collection
 
 
 def test_rows_are_taken_by_the_fix_rules_without_subject_or_time(tmp_path):
@@ -46,3 +47,28 @@ def test_fixes_format_says_the_format_whatever_the_name(tmp_path):
     named.write_text('{"subject_id": "s", "ts": "2026-01-01T00:00:00Z", "lat": 35.5, "lon": 139.5, "accuracy_m": 5}\n')
     p = gf("judge", db, "--fixes", named, "--fixes-format", "ndjson")
     assert "1 judged, 0 stale, 0 invalid" in p.stdout and "1 notifications" in p.stdout, p.stdout
+
+
+def test_locate_fixes_format_as_for_judge(tmp_path):
+    """NDJSON on standard input, or in a file whatever its name, with
+    --fixes-format ndjson; --fixes-format csv reads a .ndjson name as CSV;
+    without the option standard input is CSV, as for judge."""
+    db = tmp_path / "c.db"
+    gf("init", db)
+    gf("import", db, write_collection(tmp_path / "a.geojson", [square("A", 139.0, 35.0, 1.0)]))
+    ndjson = ('{"lat": 35.5, "lon": 139.5}\n{"lat": 36.5, "lon": 139.5}\n'
+              '{"lat": 35.25, "lon": 139.25, "accuracy_m": 10}\n')
+    pairs = "row,area_id,verdict\n1,A,inside\n3,A,inside\n"
+    p = run(CLI, "locate", db, "--fixes", "-", "--fixes-format", "ndjson", input=ndjson)
+    assert p.stdout == pairs and "located 3 fixes (0 invalid): 2 pairs" in p.stderr, p.stderr
+    named = tmp_path / "fixes.txt"
+    named.write_text(ndjson)
+    assert gf("locate", db, "--fixes", named, "--fixes-format", "ndjson").stdout == pairs
+    csv_named = tmp_path / "positions.ndjson"
+    csv_named.write_text("lat,lon\n35.5,139.5\n")
+    assert gf("locate", db, "--fixes", csv_named, "--fixes-format", "csv").stdout == "row,area_id,verdict\n1,A,inside\n"
+    # Standard input is CSV by default: an NDJSON stream is no CSV header.
+    p = run(CLI, "locate", db, "--fixes", "-", input=ndjson, check=False)
+    assert p.returncode == 1 and "line 1: stray quote" in p.stderr, p.stderr
+    p = gf("locate", db, "--lat", "35.5", "--lon", "139.5", "--fixes-format", "ndjson", check=False)
+    assert p.returncode != 0 and "--fixes-format is the format of --fixes" in p.stderr, p.stderr

@@ -1,5 +1,8 @@
 /// RFC 4180 CSV: comma-separated, double-quoted fields with "" for a quote,
-/// CRLF or LF line ends. A UTF-8 byte-order mark at the start is skipped.
+/// CRLF or LF line ends, and a lone CR too, as Python's csv module and pandas
+/// read it: spreadsheets on the Mac still export CR-only files, which must not
+/// read as one long line. A CR or LF inside a quoted field is kept. A UTF-8
+/// byte-order mark at the start is skipped.
 /// `CSVReader` streams rows from chunks, so a file of millions of fixes is
 /// never whole in memory.
 public struct CSVReader: IteratorProtocol, Sequence {
@@ -62,9 +65,9 @@ public struct CSVReader: IteratorProtocol, Sequence {
         return s
     }
 
-    /// Hands `body` the next line's bytes (without its CRLF or LF) when the
-    /// line is plain: ASCII, with no quote, NUL or other CR, and whole in the
-    /// chunk at hand. Such a line's fields are exactly its comma-separated
+    /// Hands `body` the next line's bytes (without its CRLF, LF or CR) when
+    /// the line is plain: ASCII, with no quote or NUL, and whole in the chunk
+    /// at hand (a CR at the chunk's end may be half a CRLF). Such a line's fields are exactly its comma-separated
     /// parts, as `readRow` would give them, and a caller can read them
     /// without a String each. Returns nil, consuming nothing, for any other
     /// line and at a chunk's end: `readRow` reads that one.
@@ -76,7 +79,7 @@ public struct CSVReader: IteratorProtocol, Sequence {
             while i < b.count {
                 let c = b[i]
                 if c == 0x0A { return (i, i + 1) }
-                if c == 0x0D { return i + 1 < b.count && b[i + 1] == 0x0A ? (i, i + 2) : nil }
+                if c == 0x0D { return i + 1 < b.count ? (i, b[i + 1] == 0x0A ? i + 2 : i + 1) : nil }
                 if c == 0x22 || c >= 0x80 || c == 0 { return nil }
                 i += 1
             }
@@ -133,7 +136,8 @@ public struct CSVReader: IteratorProtocol, Sequence {
                         if n == 0x22 { field.append(0x22) } else { quoted = false; position -= 1 }
                     } else { quoted = false }
                 } else {
-                    if b == 0x0A { line += 1 }
+                    // Lines are counted as outside quotes: a CRLF is one.
+                    if b == 0x0D || (b == 0x0A && field.last != 0x0D) { line += 1 }
                     field.append(b)
                 }
                 continue
@@ -143,8 +147,9 @@ public struct CSVReader: IteratorProtocol, Sequence {
                 guard field.isEmpty && !wasQuoted else { throw InputError("stray quote inside an unquoted field", item: "line \(line)") }
                 quoted = true; wasQuoted = true
             case 0x2C: try endField()
-            case 0x0D: break
-            case 0x0A:
+            case 0x0A, 0x0D:
+                // CRLF is one line end: the LF after a CR is consumed with it.
+                if b == 0x0D, let n = try byte(), n != 0x0A { position -= 1 }
                 line += 1
                 try endField()
                 return row

@@ -92,6 +92,32 @@ public enum JSONValue: Equatable, Sendable {
         out += "\""
     }
 
+    /// `s` as a JSON string appended as UTF-8 bytes, the same text as
+    /// `writeString`. In valid UTF-8 the bytes it escapes (below 0x20, quote,
+    /// backslash) only ever stand for themselves, so each byte is tested alone.
+    public static func appendString(_ s: String, to out: inout [UInt8]) {
+        out.append(UInt8(ascii: "\""))
+        if !s.utf8.contains(where: { $0 < 0x20 || $0 == UInt8(ascii: "\"") || $0 == UInt8(ascii: "\\") }) {
+            out += s.utf8
+            out.append(UInt8(ascii: "\""))
+            return
+        }
+        for b in s.utf8 {
+            switch b {
+            case UInt8(ascii: "\""), UInt8(ascii: "\\"): out += [UInt8(ascii: "\\"), b]
+            case 0x0A: out += [UInt8(ascii: "\\"), UInt8(ascii: "n")]
+            case 0x0D: out += [UInt8(ascii: "\\"), UInt8(ascii: "r")]
+            case 0x09: out += [UInt8(ascii: "\\"), UInt8(ascii: "t")]
+            case 0..<0x20:
+                let low = b & 15
+                out += [UInt8(ascii: "\\"), UInt8(ascii: "u"), UInt8(ascii: "0"), UInt8(ascii: "0"),
+                        UInt8(ascii: "0") + (b >> 4), low < 10 ? UInt8(ascii: "0") + low : UInt8(ascii: "a") + low - 10]
+            default: out.append(b)
+            }
+        }
+        out.append(UInt8(ascii: "\""))
+    }
+
     /// A JSON number for a Double: integral values without a fraction.
     public static func number(_ d: Double) -> JSONValue { .number(numberText(d)) }
 

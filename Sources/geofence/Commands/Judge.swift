@@ -27,7 +27,7 @@ struct Judge: ParsableCommand {
     @Option(help: "Also write this run's notifications to a file (CSV, or see --format); - for standard output.") var out: String?
     @Option(help: "Format of --out: csv or ndjson (one JSON object per notification).")
     var format: EventFormat = .csv
-    @Option(help: "Format of --fixes: csv or ndjson, whatever the file's name; default: by the name (.ndjson, .jsonl: NDJSON), CSV for - (standard input). --format is the output's.")
+    @Option(help: ArgumentHelp(fixesFormatHelp + " --format is the output's."))
     var fixesFormat: EventFormat?
     @Flag(help: "Record why fixes did not count and transitions did not notify (table gf_explain).") var explain = false
     @Flag(help: "Drop the fixes a phone with the stored positioning settings would not have reported: worse than the accuracy tier, or closer than the distance filter to the subject's last fix.")
@@ -52,11 +52,7 @@ struct Judge: ParsableCommand {
             let output = try out.map { try OutputFile($0 == standardStream ? nil : $0, database: conn) }
             let bar = ProgressBar(label: "judging", unit: "fixes")
             let report = try conn.transaction { () -> Judgement.Report in
-                let rows: AnySequence<Judgement.Row> = try fixes.map { name in
-                    guard name == standardStream else { return try FixSources.file(name, ndjson: fixesFormat.map { $0 == .ndjson }) }
-                    return fixesFormat == .ndjson ? try FixSources.ndjson("/dev/stdin", name: "standard input")
-                                                             : try FixSources.file("/dev/stdin", ndjson: false)
-                }
+                let rows: AnySequence<Judgement.Row> = try fixes.map { try fixRows($0, format: fixesFormat) }
                     ?? AnySequence(FixSources.table(conn, name: table))
                 let filter = deviceFilter ? FixFilter(try Settings(conn).positioning()) : nil
                 let judgement = try Judgement(conn, explain: explain, fixFilter: filter)

@@ -17,6 +17,7 @@ struct Locate: ParsableCommand {
     @Option(parsing: .unconditional, help: "CEP confidence p in [0, 1) for every area, instead of each area's own.", transform: decimalOption) var confidence: Double?
     @Option(help: "Locate every fix of this CSV or NDJSON file (lat and lon; accuracy_m if given, else 0; other columns ignored) instead of one position; writes CSV rows row,area_id,verdict for every inside or undecided pair.")
     var fixes: String?
+    @Option(help: ArgumentHelp(fixesFormatHelp)) var fixesFormat: EventFormat?
     @Option(help: "With --fixes: write the pairs to this file instead of standard output.") var out: String?
     @OptionGroup var output: OutputOptions
 
@@ -24,6 +25,7 @@ struct Locate: ParsableCommand {
         if let c = confidence, !(c >= 0 && c < 1) { throw ValidationError("--confidence must be in [0, 1), got \(c)") }
         if fixes == nil && (lat == nil || lon == nil) { throw ValidationError("give --lat and --lon, or --fixes FILE") }
         if fixes != nil && (lat != nil || lon != nil) { throw ValidationError("--fixes replaces --lat/--lon: give one or the other") }
+        if fixes == nil && fixesFormat != nil { throw ValidationError("--fixes-format is the format of --fixes: give --fixes FILE") }
     }
 
     func run() throws {
@@ -55,7 +57,7 @@ extension Locate {
         buffer.reserveCapacity(1 << 17)
         func flush() throws { try output.write(bytes: buffer); buffer.removeAll(keepingCapacity: true) }
         let inside = Array(",inside\n".utf8), undecided = Array(",undecided\n".utf8)
-        let report = try BatchLocate.run(conn, fixes: try FixSources.file(path == standardStream ? "/dev/stdin" : path, required: ["lat", "lon"]), confidence: confidence) { row, id, verdict in
+        let report = try BatchLocate.run(conn, fixes: try fixRows(path, format: fixesFormat, required: ["lat", "lon"]), confidence: confidence) { row, id, verdict in
             appendDecimal(row, to: &buffer)
             buffer.append(0x2C)
             buffer += csvField(id).utf8

@@ -11,22 +11,46 @@ enum EventFormat: String, ExpressibleByArgument, CaseIterable {
     case ndjson
 }
 
-/// The NDJSON line of one notification row (columns as `notificationColumns`).
-func notificationJSONLine(_ row: [String?]) -> String {
-    let numeric: Set<String> = ["condition_id", "lat", "lon", "accuracy_m"]
-    var members: [(String, JSONValue)] = zip(notificationColumns, row).map { name, cell in
-        guard let cell else { return (name, .null) }
-        if numeric.contains(name), let d = Double(cell), d.isFinite { return (name, .number(cell)) }
-        return (name, .string(cell))
+/// The NDJSON line of one notification row (columns as
+/// `notificationColumns`), appended with its newline: the columns in order,
+/// condition_id, lat, lon and accuracy_m as numbers in their stored text when
+/// that reads as a finite number (else as strings), NULL as null; then
+/// `geometry`, a GeoJSON Point [lon, lat] when both read as numbers, else null.
+/// (lat and lon are columns 5 and 6.) Written as bytes, not through a
+/// `JSONValue` tree and a String per line: a run can write millions.
+func appendNotificationJSONLine(_ row: [String?], to out: inout [UInt8]) {
+    var lat: Double?, lon: Double?
+    for (i, (key, cell)) in zip(notificationJSONKeys, row).enumerated() {
+        out += key
+        guard let cell else { out += "null".utf8; continue }
+        if notificationJSONNumeric[i] {
+            // The plain decimals of stored coordinates without strtod (the same Double, bit for bit).
+            let d = DecimalText.parse(cell) ?? Double(cell)
+            if i == 5 { lat = d } else if i == 6 { lon = d }
+            if let d, d.isFinite { out += cell.utf8; continue }
+        }
+        JSONValue.appendString(cell, to: &out)
     }
-    if let lat = row[5].flatMap(Double.init), let lon = row[6].flatMap(Double.init) {
-        members.append(("geometry", .object([("type", .string("Point")),
-                                             ("coordinates", .array([.number(JSONValue.numberText(lon)), .number(JSONValue.numberText(lat))]))])))
+    if let lat, let lon {
+        out += #","geometry":{"type":"Point","coordinates":["#.utf8
+        out += JSONValue.numberText(lon).utf8
+        out.append(UInt8(ascii: ","))
+        out += JSONValue.numberText(lat).utf8
+        out += "]}}\n".utf8
     } else {
-        members.append(("geometry", .null))
+        out += ",\"geometry\":null}\n".utf8
     }
-    return JSONValue.object(members).serialized
 }
+
+/// Each column's opening, `{"subject_id":` then `,"ts":` and so on.
+private let notificationJSONKeys: [[UInt8]] = notificationColumns.enumerated().map { i, name in
+    var key: [UInt8] = [i == 0 ? UInt8(ascii: "{") : UInt8(ascii: ",")]
+    JSONValue.appendString(name, to: &key)
+    return key + [UInt8(ascii: ":")]
+}
+
+/// Which columns are written as JSON numbers when their text reads as one.
+private let notificationJSONNumeric = notificationColumns.map { ["condition_id", "lat", "lon", "accuracy_m"].contains($0) }
 
 /// Writes the notifications `notificationQuery` selects (a run's, a
 /// subject's, since a time) in `format` and closes the output; the caller
@@ -57,8 +81,7 @@ func writeNotifications(_ conn: Connection, run: Int64? = nil, subject: String? 
             }
             buffer.append(0x0A)
         case .ndjson:
-            buffer += notificationJSONLine(cells).utf8
-            buffer.append(0x0A)
+            appendNotificationJSONLine(cells, to: &buffer)
         }
         if buffer.count >= 1 << 16 { try output.write(bytes: buffer); buffer.removeAll(keepingCapacity: true) }
     }
