@@ -144,3 +144,28 @@ def test_ndjson_events_are_strict_json_of_the_stored_rows_and_the_old_bytes(tmp_
     run1 = subprocess.run([CLI, "notifications", db, "--run", "1", "--format", "ndjson"], capture_output=True, check=True).stdout
     assert run1 == outputs["judge_csv_fixes"]
     assert {name: digest(data) for name, data in outputs.items()} == EXPECTED
+
+
+def test_hand_edited_numbers_that_are_not_json_become_strings(tmp_path):
+    """Text a user wrote into a numeric column that Swift would read as a
+    number but JSON does not allow (hex, a leading zero or plus, a bare
+    point, spaces) is written as a string, so every line stays JSON."""
+    db = tmp_path / "edited.db"
+    gf("init", db)
+    odd = ["0x10", "007", "+5", "5.", ".5", " 5", "1e5 ", "0X1p3", "1_0"]
+    con = sqlite3.connect(db)
+    with con:
+        con.executemany("INSERT INTO gf_notifications (run_id, subject_id, ts, area_id, condition_id, transition, "
+                        "lat, lon, accuracy_m) VALUES (1, ?, '2026-11-23T00:00:00Z', 'a', ?, 'IN', ?, 10, ?)",
+                        [(f"s{i}", text, text, text) for i, text in enumerate(odd)])
+    # The columns' REAL and INTEGER affinity keeps what SQLite reads as a number (007, +5, 5., .5, ' 5', '1e5 ') as one.
+    stored = dict(con.execute("SELECT subject_id, lat FROM gf_notifications").fetchall())
+    con.close()
+    assert sum(isinstance(v, str) for v in stored.values()) >= 3
+    listed = subprocess.run([CLI, "notifications", db, "--format", "ndjson"], capture_output=True, check=True).stdout
+    lines = [dict(strict(line)) for line in listed.decode().splitlines()]
+    assert len(lines) == len(odd)
+    for line in lines:
+        value = stored[line["subject_id"]]
+        assert line["lat"] == value and line["accuracy_m"] == value, (line, value)
+        assert (line["geometry"] is None) == isinstance(value, str)

@@ -14,7 +14,8 @@ enum EventFormat: String, ExpressibleByArgument, CaseIterable {
 /// The NDJSON line of one notification row (columns as
 /// `notificationColumns`), appended with its newline: the columns in order,
 /// condition_id, lat, lon and accuracy_m as numbers in their stored text when
-/// that reads as a finite number (else as strings), NULL as null; then
+/// that is a JSON number and finite (else as strings: a hand-edited `0x10`
+/// or `007` would not be JSON), NULL as null; then
 /// `geometry`, a GeoJSON Point [lon, lat] when both read as numbers, else null.
 /// (lat and lon are columns 5 and 6.) Written as bytes, not through a
 /// `JSONValue` tree and a String per line: a run can write millions.
@@ -25,7 +26,7 @@ func appendNotificationJSONLine(_ row: [String?], to out: inout [UInt8]) {
         guard let cell else { out += "null".utf8; continue }
         if notificationJSONNumeric[i] {
             // The plain decimals of stored coordinates without strtod (the same Double, bit for bit).
-            let d = DecimalText.parse(cell) ?? Double(cell)
+            let d = isJSONNumber(cell) ? DecimalText.parse(cell) ?? Double(cell) : nil
             if i == 5 { lat = d } else if i == 6 { lon = d }
             if let d, d.isFinite { out += cell.utf8; continue }
         }
@@ -40,6 +41,25 @@ func appendNotificationJSONLine(_ row: [String?], to out: inout [UInt8]) {
     } else {
         out += ",\"geometry\":null}\n".utf8
     }
+}
+
+/// RFC 8259's number grammar: -?(0|[1-9][0-9]*)(.[0-9]+)?([eE][+-]?[0-9]+)?
+func isJSONNumber(_ text: String) -> Bool {
+    var u = text.utf8[...]
+    func digits() -> Int {
+        let n = u.prefix { $0 >= 0x30 && $0 <= 0x39 }.count
+        u = u.dropFirst(n)
+        return n
+    }
+    if u.first == UInt8(ascii: "-") { u = u.dropFirst() }
+    if u.first == UInt8(ascii: "0") { u = u.dropFirst() } else if digits() == 0 { return false }
+    if u.first == UInt8(ascii: ".") { u = u.dropFirst(); if digits() == 0 { return false } }
+    if u.first == UInt8(ascii: "e") || u.first == UInt8(ascii: "E") {
+        u = u.dropFirst()
+        if u.first == UInt8(ascii: "+") || u.first == UInt8(ascii: "-") { u = u.dropFirst() }
+        if digits() == 0 { return false }
+    }
+    return u.isEmpty
 }
 
 /// Each column's opening, `{"subject_id":` then `,"ts":` and so on.
