@@ -16,6 +16,10 @@ public final class Judgement {
 
     public struct Report {
         public var runId: Int64
+        /// The largest notification id before the run (0 for none): every
+        /// row the run writes has a larger one, so a listing of the run can
+        /// read that range instead of the whole table.
+        public var notificationsAfter: Int64 = 0
         public var fixes = 0
         public var counters = JudgeCounters()
     }
@@ -44,6 +48,11 @@ public final class Judgement {
         return try db.scalar("SELECT last_insert_rowid()").int64 ?? 0
     }
 
+    /// Read inside the run's transaction: no other writer can insert before its rows.
+    func lastNotificationId() throws -> Int64 {
+        try db.scalar("SELECT coalesce(max(id), 0) FROM gf_notifications").int64 ?? 0
+    }
+
     func finishRun(_ r: Report) throws {
         let c = r.counters
         try db.query("""
@@ -61,7 +70,7 @@ public final class Judgement {
     /// fixes are read.
     public func run(_ rows: some Sequence<Row>, source: String?, expectedFixes: Int? = nil,
                     progress: ((Int, Int) -> Void)? = nil) throws -> Report {
-        var report = Report(runId: try startRun(kind: "judge", source: source))
+        var report = Report(runId: try startRun(kind: "judge", source: source), notificationsAfter: try lastNotificationId())
         var judge = SubjectJudge(catalog: catalog, explain: explain, fixFilter: fixFilter)
         // Counted through SQLite's cache: mapped, the count's pages stayed
         // resident (`Connection.unmapped`).
@@ -224,7 +233,8 @@ public final class Judgement {
     /// soon as anything else writes) the state saved by the previous check is
     /// reused when the database still shows its last fix.
     public func check(_ row: Row, recordRun: Bool = true, trustingLastSave: Bool = false) throws -> (Report, [Notification]) {
-        var report = Report(runId: recordRun ? try startRun(kind: "check", source: nil) : 0)
+        var report = Report(runId: recordRun ? try startRun(kind: "check", source: nil) : 0,
+                            notificationsAfter: recordRun ? try lastNotificationId() : 0)
         report.fixes = 1
         var judge = SubjectJudge(catalog: catalog, explain: explain)
         var out: [Notification] = []

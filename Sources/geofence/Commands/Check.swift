@@ -23,7 +23,7 @@ struct Check: ParsableCommand {
             let (report, notifications) = try conn.transaction {
                 try Judgement(conn, explain: explain).check(Judgement.Row(subjectId: subject, ts: time, lat: lat, lon: lon, accuracy: accuracy))
             }
-            let rows = try notificationRows(conn, run: report.runId)
+            let rows = try notificationRows(conn, NotificationListing(of: report))
             if seed {
                 for r in rows { print(seedLine(r)) }
                 if notifications.isEmpty { print(report.counters.stale > 0 ? "(stale fix: not judged)" : "(no notifications)") }

@@ -65,13 +65,13 @@ struct Judge: ParsableCommand {
                 // back); standard output only once the run is committed, so a pipeline never
                 // receives the events of a run that was then rolled back.
                 if let output, out != standardStream {
-                    try writeNotifications(conn, run: report.runId, format: format, to: output)
+                    try writeNotifications(conn, NotificationListing(of: report), format: format, to: output)
                 }
                 return report
             }
             do {
                 if let output, out == standardStream {
-                    try writeNotifications(conn, run: report.runId, format: format, to: output)
+                    try writeNotifications(conn, NotificationListing(of: report), format: format, to: output)
                 }
                 try output?.commit()
             } catch var e as InputError {
@@ -91,21 +91,16 @@ struct Judge: ParsableCommand {
 
 let notificationColumns = ["subject_id", "ts", "area_id", "condition_id", "transition", "lat", "lon", "accuracy_m"]
 
-/// The SELECT behind `notificationRows` and the --out file: the canonical order.
-let notificationQuery = """
-    SELECT subject_id, ts, area_id, condition_id, transition, lat, lon, accuracy_m FROM gf_notifications
-    WHERE (?1 IS NULL OR run_id = ?1) AND (?2 IS NULL OR subject_id = ?2) AND (?3 IS NULL OR ts >= ?3)
-    ORDER BY subject_id, ts, area_id, condition_id
-    """
-
 /// A stored column as people read it: stored times carry six fraction
 /// digits for exact ordering, people get the short form.
 func notificationField(_ i: Int, _ v: SQLiteValue) -> String? {
     i == 1 ? v.string.flatMap { try? Timestamp.parse($0).iso8601 } : (v.isNull ? nil : v.string)
 }
 
-func notificationRows(_ conn: Connection, run: Int64? = nil, subject: String? = nil, since: String? = nil) throws -> [[String?]] {
-    try conn.query(notificationQuery, [run.sqlValue, subject.sqlValue, since.sqlValue]).map { row in
-        row.enumerated().map { i, v in notificationField(i, v) }
-    }
+func notificationRows(_ conn: Connection, _ listing: NotificationListing) throws -> [[String?]] {
+    let rows = try listing.statement(conn)
+    defer { rows.reset() }
+    var out: [[String?]] = []
+    while try rows.step() { out.append(notificationColumns.indices.map { notificationField($0, rows.value($0)) }) }
+    return out
 }

@@ -16,13 +16,14 @@ struct Notifications: ParsableCommand {
         try reporting {
             let conn = try openCatalog(db)
             let sinceText = try since.map { try parseTime($0, field: "--since").storageText }
+            let listing = NotificationListing(run: runId, subject: subject, since: sinceText)
             if let format, !seed {
                 let out = try OutputFile(nil, database: conn)
-                try writeNotifications(conn, run: runId, subject: subject, since: sinceText, format: format, to: out)
+                try writeNotifications(conn, listing, format: format, to: out)
                 try out.commit()
                 return
             }
-            let rows = try notificationRows(conn, run: runId, subject: subject, since: sinceText)
+            let rows = try notificationRows(conn, listing)
             if seed {
                 for r in rows { print("[\(r[0] ?? "")] " + seedLine(r)) }
                 return

@@ -72,15 +72,12 @@ private let notificationJSONKeys: [[UInt8]] = notificationColumns.enumerated().m
 /// Which columns are written as JSON numbers when their text reads as one.
 private let notificationJSONNumeric = notificationColumns.map { ["condition_id", "lat", "lon", "accuracy_m"].contains($0) }
 
-/// Writes the notifications `notificationQuery` selects (a run's, a
-/// subject's, since a time) in `format` and closes the output; the caller
-/// commits it. Row by row from the statement into the file's buffer: a run
+/// Writes the notifications `listing` selects (a run's, a subject's, since
+/// a time) in `format` and closes the output; the caller commits it. Row by row from the statement into the file's buffer: a run
 /// can write millions, which need not all be held as strings first.
-func writeNotifications(_ conn: Connection, run: Int64? = nil, subject: String? = nil, since: String? = nil,
-                        format: EventFormat, to output: OutputFile) throws {
+func writeNotifications(_ conn: Connection, _ listing: NotificationListing, format: EventFormat, to output: OutputFile) throws {
     if format == .csv { try output.write(notificationColumns.joined(separator: ",") + "\n") }
-    let rows = try conn.prepare(notificationQuery)
-    try rows.bind([run.sqlValue, subject.sqlValue, since.sqlValue])
+    let rows = try listing.statement(conn)
     defer { rows.reset() }
     var cells = [String?](repeating: nil, count: notificationColumns.count)
     // Lines gather in a buffer written 64 KB at a time; a fix that notifies

@@ -1,0 +1,72 @@
+"""Listings of notifications read only what they list, in canonical order
+(subject, time, area, condition, then the order written): `check` and
+`judge --out` after earlier runs give exactly their own run's rows, whether
+the run is a small part of the table (read by its id range) or most of it
+(read through the subject index); `notifications --subject` and `--run`
+agree with a plain SQL reference, ties included."""
+import csv
+import io
+import sqlite3
+
+from conftest import SAMPLES, gf
+
+COLUMNS = "subject_id, ts, area_id, condition_id, transition, lat, lon, accuracy_m"
+
+
+def reference(db, where, values=()):
+    con = sqlite3.connect(db)
+    rows = con.execute(f"SELECT {COLUMNS} FROM gf_notifications WHERE {where} "
+                       "ORDER BY subject_id, ts, area_id, condition_id, id", values).fetchall()
+    con.close()
+    return rows
+
+
+def listed(text):
+    rows = list(csv.reader(io.StringIO(text)))
+    return rows[1:]
+
+
+def same(csv_rows, sql_rows):
+    assert len(csv_rows) == len(sql_rows)
+    for got, want in zip(csv_rows, sql_rows):
+        assert got[0] == want[0] and got[2] == want[2] and int(got[3]) == want[3] and got[4] == want[4]
+        assert (float(got[5]), float(got[6]), float(got[7])) == tuple(want[5:8])
+
+
+def test_a_runs_listing_is_its_rows_after_earlier_runs(tmp_path, catalog):
+    # Earlier runs fill the table: the same fixes judged under many subject names.
+    fixes = (SAMPLES / "fixes.csv").read_text().splitlines()
+    big = tmp_path / "big.csv"
+    big.write_text("\n".join([fixes[0]] + [f"{k}-{line}" for k in range(40) for line in fixes[1:]]) + "\n")
+    gf("judge", catalog, "--fixes", big)
+    before = sqlite3.connect(catalog).execute("SELECT count(*) FROM gf_notifications").fetchone()[0]
+    assert before > 100
+    # A small run now: its rows are a small part of the table.
+    out = tmp_path / "small.csv"
+    gf("judge", catalog, "--fixes", SAMPLES / "fixes.csv", "--out", out)
+    run = sqlite3.connect(catalog).execute("SELECT max(run_id) FROM gf_runs").fetchone()[0]
+    same(listed(out.read_text()), reference(catalog, "run_id = ?", (run,)))
+    assert listed(out.read_text())
+    # A check after them: exactly its own notifications.
+    p = gf("check", catalog, "--subject", "0-walker-01", "--lat", "35.6812", "--lon", "139.7671", "--accuracy", "5",
+           "--time", "2030-01-01T00:00:00Z", "--csv")
+    run = sqlite3.connect(catalog).execute("SELECT max(run_id) FROM gf_runs").fetchone()[0]
+    same(listed(p.stdout), reference(catalog, "run_id = ?", (run,)))
+    # A subject's listing and a run's, against SQL.
+    p = gf("notifications", catalog, "--subject", "7-" + fixes[1].split(",")[0], "--format", "csv")
+    same(listed(p.stdout), reference(catalog, "subject_id = ?", ("7-" + fixes[1].split(",")[0],)))
+    p = gf("notifications", catalog, "--run", "1", "--since", "2026-01-01T00:00:00Z", "--format", "csv")
+    same(listed(p.stdout), reference(catalog, "run_id = 1 AND ts >= '2026-01-01T00:00:00.000000Z'"))
+
+
+def test_rows_equal_in_all_four_keys_keep_the_order_written(tmp_path, catalog):
+    con = sqlite3.connect(catalog)
+    with con:
+        con.executemany("INSERT INTO gf_notifications (run_id, subject_id, ts, area_id, condition_id, transition, "
+                        "lat, lon, accuracy_m) VALUES (7, 's', '2026-11-23T00:00:00.000000Z', 'a', 1, ?, 1, 2, ?)",
+                        [("IN", 30.0), ("OUT", 10.0), ("DWELL", 20.0), ("IN", 5.0)])
+    con.close()
+    for args in (["--run", "7"], ["--subject", "s"], []):
+        p = gf("notifications", catalog, *args, "--format", "csv")
+        rows = [r for r in listed(p.stdout) if r[0] == "s"]
+        assert [r[7] for r in rows] == ["30.0", "10.0", "20.0", "5.0"], args
