@@ -32,3 +32,41 @@ def test_a_fix_reaching_a_broken_area_fails_the_batch_and_writes_nothing(tmp_pat
     p = gf("locate", db, "--fixes", fixes, "--out", out, check=False)
     assert p.returncode == 1 and "not a time" in p.stderr, p.stderr
     assert not out.exists()
+
+
+def test_a_few_fixes_go_through_the_index_with_the_grids_pairs(tmp_path):
+    """A batch of fewer fixes than areas / 30 is located through the R*Tree;
+    its pairs are the grid path's, row for row: on ±180° (both spellings), on
+    shared vertices and edges, on box corners, with accuracies of 0 to 3 km,
+    and for circles."""
+    import random
+    rng = random.Random(3)
+    features = []
+    for i in range(40):
+        for j in range(30):
+            lon, lat = -180.0 + i * 0.05 if i < 20 else 179.0 + (i - 20) * 0.05, -17.0 + j * 0.05
+            if lon + 0.05 <= 180.0:
+                features.append(square(f"S{i:02d}-{j:02d}", lon, lat, 0.05))
+    for k in range(300):
+        features.append({"type": "Feature", "properties": {"area_id": f"C{k:03d}", "radius_m": rng.uniform(50, 5000)},
+                         "geometry": {"type": "Point", "coordinates": [rng.uniform(179.0, 180.0), rng.uniform(-17.0, -15.5)]}})
+    db = tmp_path / "m.db"
+    gf("init", db)
+    gf("import", db, write_collection(tmp_path / "m.geojson", features))
+    n_areas = len(features)
+    positions = [(-16.0, 180.0), (-16.0, -180.0), (-16.5, 179.95), (-16.5, -179.95), (-17.0, -180.0), (-15.55, 179.5)]
+    positions += [(rng.choice([-17.0, -16.0, -15.5]) + rng.randrange(30) * 0.05, -180.0 + rng.randrange(20) * 0.05)
+                  for _ in range(20)]                                   # grid vertices
+    positions += [(rng.uniform(-17.1, -15.4), rng.uniform(179.0, 180.0)) for _ in range(30)]
+    few = n_areas // 30 - 1
+    rows = [f"s,{k},{lat},{lon},{rng.choice([0, 0, 3, 300, 3000])}" for k, (lat, lon) in
+            enumerate((positions * 10)[:few])]
+    small, large = tmp_path / "small.csv", tmp_path / "large.csv"
+    small.write_text("subject_id,ts,lat,lon,accuracy_m\n" + "\n".join(rows) + "\n")
+    large.write_text("subject_id,ts,lat,lon,accuracy_m\n" + "\n".join(rows + rows[:2]) + "\n")
+    p_small = gf("locate", db, "--fixes", small)
+    p_large = gf("locate", db, "--fixes", large)
+    got = p_small.stdout.splitlines()
+    want = [line for line in p_large.stdout.splitlines() if line == "row,area_id,verdict" or int(line.split(",")[0]) <= few]
+    assert got == want
+    assert sum(line.endswith("inside") for line in got) > 50

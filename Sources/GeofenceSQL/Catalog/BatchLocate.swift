@@ -7,7 +7,9 @@ import Glibc
 /// every area whose box holds it — the question "which fences contain each
 /// fix" answered without a query per fix.
 ///
-/// How: every area's box is read at the start into a `CandidateGrid`
+/// How: a batch of fewer valid fixes than areas / 30 locates each fix
+/// through the R*Tree (`locateThroughIndex`), with the same pairs. Otherwise
+/// every area's box is read at the first chunk into a `CandidateGrid`
 /// (`OnDemandAreas`); fixes are cut into chunks, and before a chunk is
 /// located the areas whose boxes its fixes fall in and that are not yet
 /// prepared are read and prepared on every core. The chunk is then split
@@ -40,16 +42,27 @@ public enum BatchLocate {
     public static func run(_ db: Connection, fixes rows: some Sequence<Judgement.Row>, confidence: Double?,
                            emit: (Int, String, Verdict) throws -> Void) throws -> Report {
         var report = Report()
-        let started = now()
-        let areas = try OnDemandAreas(db)
+        var started = now()
+        // The grid of every box is built only once the batch is known not to
+        // be small (`locateThroughIndex`).
+        let fewFixes = try fewFixesLimit(db)
         report.loadSeconds = now() - started
+        var areas: OnDemandAreas?
         var chunk: [Point] = []
         func flush() throws {
+            if areas == nil {
+                started = now()
+                areas = try OnDemandAreas(db)
+                report.loadSeconds += now() - started
+            }
+            guard let areas else { return }
             let prepared = now()
             try areas.prepare(touchedBy: chunk.map(\.p))
             let t = now()
             report.loadSeconds += t - prepared
-            let pairs = locate(chunk, areas, confidence)
+            try emitAll(locate(chunk, areas, confidence), at: t)
+        }
+        func emitAll(_ pairs: [Pair], at t: Double) throws {
             report.locateSeconds += now() - t
             for pair in pairs {
                 try emit(pair.row, pair.areaId, pair.verdict)
@@ -67,7 +80,12 @@ public enum BatchLocate {
             chunk.append(Point(row: report.fixes, p: p, accuracy: accuracy))
             if chunk.count >= chunkFixes { try flush() }
         }
-        try flush()
+        if areas == nil && chunk.count < fewFixes {
+            let t = now()
+            try emitAll(try locateThroughIndex(db, chunk, confidence), at: t)
+        } else {
+            try flush()
+        }
         return report
     }
 
