@@ -70,3 +70,32 @@ def test_rows_equal_in_all_four_keys_keep_the_order_written(tmp_path, catalog):
         p = gf("notifications", catalog, *args, "--format", "csv")
         rows = [r for r in listed(p.stdout) if r[0] == "s"]
         assert [r[7] for r in rows] == ["30.0", "10.0", "20.0", "5.0"], args
+
+
+def test_one_subjects_reset_state_and_one_areas_conditions(tmp_path, catalog):
+    """`reset --subject`, `state --subject` and `conditions list --area` touch
+    exactly their subject's or area's rows (now through the indexes)."""
+    fixes = (SAMPLES / "fixes.csv").read_text().splitlines()
+    two = tmp_path / "two.csv"
+    two.write_text("\n".join([fixes[0]] + [f"{k}-{line}" for k in range(2) for line in fixes[1:]]) + "\n")
+    gf("judge", catalog, "--fixes", two)
+    con = sqlite3.connect(catalog)
+    tables = ["gf_subjects", "gf_stay_rows", "gf_last_notified", "gf_notifications"]
+
+    def counts():
+        return {t: dict(con.execute(f"SELECT subject_id LIKE '0-%', count(*) FROM {t} GROUP BY 1").fetchall()) for t in tables}
+    before = counts()
+    assert all(before[t].get(1, 0) > 0 and before[t].get(0, 0) > 0 for t in ["gf_subjects", "gf_notifications"])
+    subject = "0-" + fixes[1].split(",")[0]
+    state = gf("state", catalog, "--subject", subject, "--csv").stdout
+    assert {line.split(",")[0] for line in state.splitlines()[1:]} == {subject}
+    gf("reset", catalog, "--subject", subject, "--notifications")
+    after = counts()
+    for t in tables:
+        assert after[t].get(0) == before[t].get(0), t           # the other subjects' rows stay
+        left = con.execute(f"SELECT count(*) FROM {t} WHERE subject_id = ?", (subject,)).fetchone()[0]
+        assert left == 0, t
+    area = con.execute("SELECT area_id FROM gf_conditions LIMIT 1").fetchone()[0]
+    listed = gf("conditions", "list", catalog, "--area", area, "--csv").stdout.splitlines()[1:]
+    want = con.execute("SELECT condition_id FROM gf_conditions WHERE area_id = ? ORDER BY condition_id", (area,)).fetchall()
+    assert [int(line.split(",")[0]) for line in listed] == [w[0] for w in want] and len(want) >= 2

@@ -41,7 +41,9 @@ public final class ConditionStore {
     }
 
     public func all(area: String? = nil) throws -> [ConditionDefinition] {
-        try db.query("SELECT \(Self.columns) FROM gf_conditions WHERE ?1 IS NULL OR area_id = ?1 ORDER BY condition_id", [area.sqlValue])
+        // Only a given filter is written: `?1 IS NULL OR area_id = ?1` would keep SQLite from gf_conditions_by_area.
+        guard let area else { return try db.query("SELECT \(Self.columns) FROM gf_conditions ORDER BY condition_id").map(Self.condition) }
+        return try db.query("SELECT \(Self.columns) FROM gf_conditions WHERE area_id = ?1 ORDER BY condition_id", [.text(area)])
             .map(Self.condition)
     }
 

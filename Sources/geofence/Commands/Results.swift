@@ -42,13 +42,14 @@ struct State: ParsableCommand {
     func run() throws {
         try reporting {
             let conn = try openCatalog(db)
+            // Only a given filter is written (`?1 IS NULL OR …` keeps SQLite from the subject's index).
             let rows = try conn.query("""
                 SELECT s.subject_id, s.last_ts, s.last_lat, s.last_lon, s.last_accuracy_m,
                        t.area_id, t.state, t.in_streak, t.out_streak, t.entered_at
                 FROM gf_subjects AS s LEFT JOIN gf_stays AS t ON t.subject_id = s.subject_id
-                WHERE ?1 IS NULL OR s.subject_id = ?1
+                \(subject == nil ? "" : "WHERE s.subject_id = ?1")
                 ORDER BY s.subject_id, t.area_id
-                """, [subject.sqlValue]).map { $0.map { $0.isNull ? nil : $0.string } }
+                """, subject.map { [.text($0)] } ?? []).map { $0.map { $0.isNull ? nil : $0.string } }
             output.print(columns: ["subject_id", "last_ts", "last_lat", "last_lon", "last_accuracy_m", "area_id", "state",
                                    "in_streak", "out_streak", "entered_at"], rows: rows,
                          numeric: ["last_lat", "last_lon", "last_accuracy_m", "in_streak", "out_streak"])
@@ -67,10 +68,13 @@ struct Reset: ParsableCommand {
         try reporting {
             let conn = try openCatalog(db)
             let n = try conn.transaction { () -> Int in
-                let v: [SQLiteValue] = [subject.sqlValue]
-                let count = Int(try conn.scalar("SELECT count(*) FROM gf_subjects WHERE ?1 IS NULL OR subject_id = ?1", v).int64 ?? 0)
+                // Only a given filter is written: `?1 IS NULL OR subject_id = ?1`
+                // would read every row of every table for one subject.
+                let v: [SQLiteValue] = subject.map { [.text($0)] } ?? []
+                let filter = subject == nil ? "" : " WHERE subject_id = ?1"
+                let count = Int(try conn.scalar("SELECT count(*) FROM gf_subjects" + filter, v).int64 ?? 0)
                 for table in ["gf_subjects", "gf_stay_rows", "gf_last_notified"] + (notifications ? ["gf_notifications", "gf_explain"] : []) {
-                    try conn.query("DELETE FROM \(table) WHERE ?1 IS NULL OR subject_id = ?1", v)
+                    try conn.query("DELETE FROM \(table)" + filter, v)
                 }
                 return count
             }
