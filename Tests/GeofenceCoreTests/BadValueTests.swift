@@ -16,6 +16,32 @@ final class BadValueTests: XCTestCase {
         XCTAssertNil(far.withUTF8 { Timestamp.parseCommon($0) })
     }
 
+    /// A batch's byte reader of times (`parseCommon`) gives `parse`'s answer
+    /// for every text it takes, and takes ISO 8601 with offsets as people
+    /// write it; what it leaves (nil) `parse` refuses or reads another way.
+    func testTheBatchTimeReaderIsParse() throws {
+        var rng = SplitMix(seed: 26)
+        let pieces: [[String]] = [["2026", "1999", "0000", "9999", "20x6"], ["-"], ["11", "02", "12", "13", "00"], ["-"],
+                                  ["18", "29", "31", "30", "00"], ["T", "t", " ", "X", ""], ["20", "23", "00", "24"], [":"],
+                                  ["07", "59", "60"], ["", ":58", ":60", ":59", ":6"],
+                                  ["", ".583", ",5", ".1234567891", "."], ["+09:00", "Z", "z", "-0130", "+24:00", "-23:59", "", "+09", " "]]
+        var taken = 0
+        for _ in 0..<20_000 {
+            var text = pieces.map { $0.randomElement(using: &rng)! }.joined()
+            if Int.random(in: 0..<20, using: &rng) == 0 { text = "2016-12-31T23:59:60.5Z" }
+            let fast = text.withCString { p in
+                Timestamp.parseCommon(UnsafeBufferPointer(start: UnsafeRawPointer(p).assumingMemoryBound(to: UInt8.self), count: text.utf8.count))
+            }
+            if let fast {
+                taken += 1
+                XCTAssertEqual(fast, try? Timestamp.parse(text), text)
+            }
+        }
+        XCTAssertGreaterThan(taken, 1000)
+        var common = "2026-11-18T20:07:58.583+09:00"
+        XCTAssertEqual(common.withUTF8 { Timestamp.parseCommon($0) }, try Timestamp.parse("2026-11-18T11:07:58.583Z"))
+    }
+
     func testJSONRefusesDuplicateNamesNulAndHexadecimal() {
         XCTAssertThrowsError(try JSONReader.parse(#"{"a": 1, "b": 2, "a": 3}"#)) { e in
             XCTAssertTrue((e as? JSONSyntaxError)?.message.contains("duplicate member name 'a'") ?? false, "\(e)")

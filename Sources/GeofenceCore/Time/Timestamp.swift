@@ -81,7 +81,16 @@ public struct Timestamp: Comparable, Hashable, Sendable, CustomStringConvertible
             guard unix.isStorable else { throw ParseError.outOfRange(s) }
             return unix
         }
-        let b = Array(s.utf8)
+        var bytes = s
+        return try bytes.withUTF8 { try parseOffsetText($0, { s }).get() }
+    }
+
+    /// `YYYY-MM-DD(T|t| )HH:MM[:SS[(.|,)digits]](Z|z|±HH[:]MM)` from bytes
+    /// without edge spaces: the one reader of ISO 8601 text, for `parse` and
+    /// for a batch's bytes (`parseCommon`). `text` makes the String errors
+    /// quote, only when there is an error.
+    static func parseOffsetText(_ b: UnsafeBufferPointer<UInt8>, _ text: () -> String) -> Result<Timestamp, ParseError> {
+        func fail(_ e: (String) -> ParseError) -> Result<Timestamp, ParseError> { .failure(e(text())) }
         var i = 0
         func num(_ n: Int) -> Int? {
             guard i + n <= b.count else { return nil }
@@ -91,16 +100,16 @@ public struct Timestamp: Comparable, Hashable, Sendable, CustomStringConvertible
             return v
         }
         func lit(_ c: UInt8) -> Bool { if i < b.count && b[i] == c { i += 1; return true }; return false }
-        guard let y = num(4), lit(45), let mo = num(2), lit(45), let d = num(2) else { throw ParseError.malformed(s) }
+        guard let y = num(4), lit(45), let mo = num(2), lit(45), let d = num(2) else { return fail(ParseError.malformed) }
         guard i < b.count, b[i] == 84 || b[i] == 116 || b[i] == 32 else {
-            if i == b.count { throw ParseError.noOffset(s) }
-            throw ParseError.malformed(s)
+            if i == b.count { return fail(ParseError.noOffset) }
+            return fail(ParseError.malformed)
         }
         i += 1
-        guard let h = num(2), lit(58), let mi = num(2) else { throw ParseError.malformed(s) }
+        guard let h = num(2), lit(58), let mi = num(2) else { return fail(ParseError.malformed) }
         var sec = 0, micros = 0
         if lit(58) {
-            guard let ss = num(2) else { throw ParseError.malformed(s) }
+            guard let ss = num(2) else { return fail(ParseError.malformed) }
             sec = ss
             if lit(46) || lit(44) {
                 var digits = 0
@@ -108,27 +117,27 @@ public struct Timestamp: Comparable, Hashable, Sendable, CustomStringConvertible
                     if digits < 6 { micros = micros * 10 + Int(b[i] - 48) }
                     digits += 1; i += 1
                 }
-                guard digits > 0 else { throw ParseError.malformed(s) }
+                guard digits > 0 else { return fail(ParseError.malformed) }
                 for _ in digits..<max(digits, 6) { micros *= 10 }
             }
         }
-        guard i < b.count else { throw ParseError.noOffset(s) }
+        guard i < b.count else { return fail(ParseError.noOffset) }
         var offsetMinutes = 0
         if lit(90) || lit(122) {
             offsetMinutes = 0
         } else if b[i] == 43 || b[i] == 45 {
             let sign = b[i] == 45 ? -1 : 1
             i += 1
-            guard let oh = num(2) else { throw ParseError.malformed(s) }
+            guard let oh = num(2) else { return fail(ParseError.malformed) }
             _ = lit(58)
-            guard let om = num(2), oh <= 23, om <= 59 else { throw ParseError.malformed(s) }
+            guard let om = num(2), oh <= 23, om <= 59 else { return fail(ParseError.malformed) }
             offsetMinutes = sign * (oh * 60 + om)
         } else {
-            throw ParseError.malformed(s)
+            return fail(ParseError.malformed)
         }
-        guard i == b.count else { throw ParseError.malformed(s) }
+        guard i == b.count else { return fail(ParseError.malformed) }
         guard (1...12).contains(mo), d >= 1, d <= CivilDate.daysInMonth(y, mo), h <= 23, mi <= 59, sec <= 60 else {
-            throw ParseError.malformed(s)
+            return fail(ParseError.malformed)
         }
         let days = CivilDate.toDays(y, mo, d)
         let local = Int64(days) * 86_400 + Int64(h * 3600 + mi * 60 + min(sec, 59))
@@ -139,12 +148,12 @@ public struct Timestamp: Comparable, Hashable, Sendable, CustomStringConvertible
             // fraction (POSIX's reading): in order, but one second early.
             let (utcDays, utcSecond) = utc.floorDivided(by: 86_400)
             let (_, _, nextDay) = CivilDate.fromDays(utcDays + 1)
-            guard utcSecond == 86_399, nextDay == 1 else { throw ParseError.notLeapSecond(s) }
+            guard utcSecond == 86_399, nextDay == 1 else { return fail(ParseError.notLeapSecond) }
         }
         let t = Timestamp(microseconds: utc * 1_000_000 + Int64(micros))
         // 9999-12-31T23:30:00-01:00 is in year 10000 (UTC).
-        guard t.isStorable else { throw ParseError.outOfRange(s) }
-        return t
+        guard t.isStorable else { return fail(ParseError.outOfRange) }
+        return .success(t)
     }
 
     /// The stored form, `YYYY-MM-DDTHH:MM:SS.ffffffZ`, read without allocating:
@@ -158,8 +167,13 @@ public struct Timestamp: Comparable, Hashable, Sendable, CustomStringConvertible
     /// (the stored form, Unix seconds), read from bytes without spaces at
     /// either end; nil for anything else, which `parse` then reads.
     public static func parseCommon(_ b: UnsafeBufferPointer<UInt8>) -> Timestamp? {
-        parseStorageText(b) ?? parseUnixSeconds(b)
+        if let t = parseStorageText(b) ?? parseUnixSeconds(b) { return t }
+        // ISO 8601 with an offset, as people write it: read here rather than
+        // from a String of every field of the row.
+        if case .success(let t) = parseOffsetText(b, { String(decoding: b, as: UTF8.self) }) { return t }
+        return nil
     }
+
 
     static func parseStorageText(_ b: UnsafeBufferPointer<UInt8>) -> Timestamp? {
         guard b.count == 27, b[4] == 45, b[7] == 45, b[10] == 84, b[13] == 58, b[16] == 58, b[19] == 46, b[26] == 90 else { return nil }
