@@ -52,6 +52,7 @@ public struct AreaImporter {
             }
             var spatialIndex = BulkSpatialIndex(db)
             try spatialIndex.begin()
+            try ImportTriggers.suspend(db)
             // The last default condition's id, once the first is made.
             var lastCondition: Int64?
             try parser.run { batch in
@@ -88,6 +89,7 @@ public struct AreaImporter {
             progress?(fileSize, fileSize)
             try spatialIndex.finish()
             report.repairedTriggers = spatialIndex.repaired
+            try ImportTriggers.resume(db)
 
             let updated = try options.updatedAt ?? updatedAtMember(parser.foreignMembers, path: path)
             report.updatedAt = updated

@@ -10,15 +10,7 @@
 /// and gf_check refuses to cache a catalog that lacks them.
 enum CatalogStamp {
     /// (name, CREATE TRIGGER text as sqlite_master stores it), from sql/005.
-    static let triggers: [(name: String, sql: String)] = {
-        guard let script = EmbeddedSQL.migrations.first(where: { $0.0 == 5 })?.2 else { return [] }
-        return script.split(separator: "CREATE TRIGGER ", omittingEmptySubsequences: false).dropFirst().compactMap { chunk in
-            guard let end = chunk.firstRange(of: "END;") else { return nil }
-            let body = "CREATE TRIGGER " + chunk[..<end.lowerBound] + "END"
-            let name = chunk.prefix { $0 != " " }
-            return (String(name), body)
-        }
-    }()
+    static let triggers = EmbeddedSQL.triggers(inMigration: 5)
 
     /// The stamp triggers that are missing or not as the engine wrote them.
     static func damaged(_ db: Connection) throws -> [String] {
