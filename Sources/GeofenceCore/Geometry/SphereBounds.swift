@@ -49,6 +49,16 @@ public struct SphereBounds {
     }
 
     /// At most the ellipsoidal distance from the point to any point of the
+    /// box, from the latitudes alone (no meridian is shorter than
+    /// `lowRadius` a radian): no trigonometry, for the many boxes a search
+    /// only queues; 0 for a box that is none.
+    public func latitudeLowerBound(to b: BoundingBox) -> Double {
+        let gap = max(0, b.minLat - point.lat, point.lat - b.maxLat)
+        let bound = Self.lowRadius * gap * .pi / 180 - 1
+        return bound > 0 ? bound : 0
+    }
+
+    /// At most the ellipsoidal distance from the point to any point of the
     /// box, within about the box's size of the truth where `lowerBound(to:)`
     /// is 0.6 % of the distance away (which at thousands of km is more than
     /// a city): the geodesic distance to the box's centre (Vincenty) less the

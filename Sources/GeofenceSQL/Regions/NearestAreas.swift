@@ -49,9 +49,12 @@ public final class NearestAreas {
     /// Beyond half the meridian every point on Earth is within r.
     static let worldRadiusM = 20_100_000.0
 
-    /// An entry of the frontier: its box, and whether its bound is already
-    /// the far bound (`SphereBounds.farLowerBound`), worked out only for
-    /// entries that reach the front.
+    /// An entry of the frontier: its box, and how far its bound has been
+    /// tightened. A cell is queued with the bound of its latitudes alone
+    /// (`SphereBounds.latitudeLowerBound`, no trigonometry: most cells of a
+    /// node never reach the front); one that reaches it goes back with the
+    /// box's bound (`lowerBound(to:)`), then, past `farFromM`, with the far
+    /// bound (`farLowerBound`), each if larger, before it is opened.
     private struct Frontier {
         enum Kind {
             /// An index node and the depth of the cells it holds (0: areas).
@@ -60,14 +63,25 @@ public final class NearestAreas {
         }
         var kind: Kind
         var box: BoundingBox?
-        var tightened = false
+        /// 0: latitudes only; 1: the box's bound; 2: the far bound too.
+        var stage: UInt8 = 0
     }
+
+    /// Where the box's bound (0.6 % short at worst) is more than ~100 m short.
+    static let farFromM = 20_000.0
 
     /// One query's frontier and answer.
     private struct Search {
         let p: LonLat, count: Int, time: Timestamp?
         let bounds: SphereBounds
-        var frontier = BoundQueue<Frontier>()
+        /// Entries by place; the queue holds places, so that it moves 16 bytes, not an entry.
+        var entries: [Frontier] = []
+        var frontier = BoundQueue<Int>()
+
+        mutating func enqueue(_ bound: Double, _ entry: Frontier) {
+            entries.append(entry)
+            frontier.push(bound, entries.count - 1)
+        }
         var loaded: [Int64: Loaded] = [:]
         var measured: [Found] = []                 // exact, sorted by (distance, area_id)
 
@@ -82,8 +96,8 @@ public final class NearestAreas {
         /// The cells of a node at `depth`: areas in a leaf, nodes one level down otherwise.
         mutating func push(_ cells: [RTreeNodes.Cell], depth: Int) {
             for c in cells {
-                frontier.push(bounds.lowerBound(to: c.box),
-                              Frontier(kind: depth == 0 ? .area(c.id) : .node(c.id, depth: depth - 1), box: c.box))
+                enqueue(bounds.latitudeLowerBound(to: c.box),
+                        Frontier(kind: depth == 0 ? .area(c.id) : .node(c.id, depth: depth - 1), box: c.box))
             }
         }
     }
@@ -105,7 +119,7 @@ public final class NearestAreas {
         while true {
             let box = Geodesy.boundingBox(of: Circle(center: p, radiusM: r))
             for (id, b) in try candidates(in: box) where seen.insert(id).inserted {
-                search.frontier.push(search.bounds.lowerBound(to: b), Frontier(kind: .area(id), box: b))
+                search.enqueue(search.bounds.lowerBound(to: b), Frontier(kind: .area(id), box: b, stage: 1))
             }
             try drain(&search, nil)
             if r >= Self.worldRadiusM || search.nth <= r { return search.measured }
@@ -115,14 +129,24 @@ public final class NearestAreas {
 
     /// Takes the frontier's nearest entry while it could still enter the answer.
     private func drain(_ s: inout Search, _ tree: RTreeNodes?) throws {
-        while s.frontier.minBound <= s.nth, var (bound, next) = s.frontier.pop() {
-            // A box's first bound can be 0.6 % of the distance short; before
-            // its entry is opened, it goes back with the far bound if that
-            // is larger (far from the catalog, most then never come back).
-            if !next.tightened, bound > 0, let box = next.box {
-                next.tightened = true
-                if let far = s.bounds.farLowerBound(to: box), far > bound {
-                    s.frontier.push(far, next)
+        while s.frontier.minBound <= s.nth, let (bound, place) = s.frontier.pop() {
+            var next = s.entries[place]
+            // Before an entry is opened, its bound is tightened (`Frontier`);
+            // if it grew, the entry goes back (far from the catalog, most
+            // then never come back).
+            if next.stage < 2, let box = next.box {
+                var tighter = bound
+                if next.stage == 0 {
+                    tighter = max(tighter, s.bounds.lowerBound(to: box))
+                    next.stage = 1
+                }
+                if tighter > Self.farFromM {
+                    tighter = max(tighter, s.bounds.farLowerBound(to: box) ?? 0)
+                    next.stage = 2
+                }
+                s.entries[place] = next
+                if tighter > bound {
+                    s.frontier.push(tighter, place)
                     continue
                 }
             }
@@ -145,7 +169,7 @@ public final class NearestAreas {
                     s.add(Found(areaId: l.areaId, distanceM: 0, shape: l.shape, validUntil: l.validUntil))
                 } else {
                     s.loaded[id] = l
-                    s.frontier.push(max(bound, e.inside ? 0 : e.lowerBoundM), Frontier(kind: .area(id), box: nil))
+                    s.enqueue(max(bound, e.inside ? 0 : e.lowerBoundM), Frontier(kind: .area(id), box: nil, stage: 2))
                 }
             } else {
                 s.add(Found(areaId: l.areaId, distanceM: try exactDistance(id, l, from: s.p), shape: l.shape, validUntil: l.validUntil))
