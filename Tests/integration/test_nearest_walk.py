@@ -150,7 +150,7 @@ def test_uncommitted_areas_are_seen(world, tmp_path):
     conn.rollback()
 
 
-@pytest.mark.parametrize("damage", ["truncate", "cycle", "missing-child"])
+@pytest.mark.parametrize("damage", ["truncate", "cycle", "missing-child", "root-says-leaf"])
 def test_a_damaged_index_node_is_named(world, tmp_path, damage):
     src, _ = world
     db = tmp_path / "damaged.db"
@@ -164,9 +164,12 @@ def test_a_damaged_index_node_is_named(world, tmp_path, damage):
         # The root's first cell points back at the root.
         raw.execute("UPDATE idx_gf_areas_geom_node SET data = substr(data, 1, 4) || zeroblob(7) || x'01' || substr(data, 13) "
                     "WHERE nodeno = 1")
-    else:
+    elif damage == "missing-child":
         child = int.from_bytes(raw.execute("SELECT substr(data, 5, 8) FROM idx_gf_areas_geom_node WHERE nodeno = 1").fetchone()[0], "big")
         raw.execute("DELETE FROM idx_gf_areas_geom_node WHERE nodeno = ?", (child,))
+    else:
+        # Depth 0: the root's child node numbers would be read as areas' row ids.
+        raw.execute("UPDATE idx_gf_areas_geom_node SET data = zeroblob(2) || substr(data, 3) WHERE nodeno = 1")
     raw.commit()
     raw.close()
     conn = connect(db)
@@ -175,8 +178,34 @@ def test_a_damaged_index_node_is_named(world, tmp_path, damage):
         for lat, lon in [(0.0, 0.0), (60.0, 100.0), (-40.0, -70.0), (35.68, 139.76)]:
             conn.execute("SELECT * FROM gf_nearest(?, ?, 10000)", (lat, lon)).fetchall()
     assert "idx_gf_areas_geom is damaged: node" in str(e.value)
-    assert "RecoverSpatialIndex" in str(e.value)
+    assert "CreateSpatialIndex" in str(e.value)
     # The connection is still usable.
     assert conn.execute("SELECT count(*) FROM gf_areas").fetchone()[0] > 3000
     p = gf("nearest", db, "--lat", "0", "--lon", "0", "-n", "10000", check=False)
     assert p.returncode != 0 and "idx_gf_areas_geom is damaged" in p.stderr
+    # The rebuild docs/errors.md gives works (an empty root first, which SQLite can open), and the answers are right again.
+    conn.executescript("UPDATE idx_gf_areas_geom_node SET data = zeroblob((SELECT max(length(data)) FROM idx_gf_areas_geom_node)) "
+                       "WHERE nodeno = 1; SELECT DisableSpatialIndex('gf_areas', 'geom'); DROP TABLE idx_gf_areas_geom; "
+                       "SELECT CreateSpatialIndex('gf_areas', 'geom');")
+    conn.commit()
+    assert_same(conn.execute("SELECT rank, area_id, distance_m FROM gf_nearest(35.68, 139.76, 5)").fetchall(),
+                brute_force(conn, 35.68, 139.76, 5), "rebuilt")
+
+
+def test_an_area_listed_twice_in_a_leaf_counts_once(world, tmp_path):
+    src, _ = world
+    db = tmp_path / "twice.db"
+    shutil.copy(src, db)
+    conn = connect(db)
+    want = conn.execute("SELECT rank, area_id, distance_m FROM gf_nearest(35.7, 139.8, 6)").fetchall()
+    row = conn.execute("SELECT id FROM gf_areas WHERE area_id = ?", (want[0][1],)).fetchone()[0]
+    leaf = conn.execute("SELECT nodeno FROM idx_gf_areas_geom_rowid WHERE rowid = ?", (row,)).fetchone()[0]
+    data = bytearray(conn.execute("SELECT data FROM idx_gf_areas_geom_node WHERE nodeno = ?", (leaf,)).fetchone()[0])
+    cells = int.from_bytes(data[2:4], "big")
+    at = [k for k in range(cells) if int.from_bytes(data[4 + 24 * k:12 + 24 * k], "big") == row][0]
+    other = 0 if at else 1
+    data[4 + 24 * other:28 + 24 * other] = data[4 + 24 * at:28 + 24 * at]
+    conn.execute("UPDATE idx_gf_areas_geom_node SET data = ? WHERE nodeno = ?", (bytes(data), leaf))
+    conn.commit()
+    got = conn.execute("SELECT rank, area_id, distance_m FROM gf_nearest(35.7, 139.8, 6)").fetchall()
+    assert len({a for _, a, _ in got}) == len(got) == 6

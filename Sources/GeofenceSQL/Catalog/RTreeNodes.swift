@@ -32,9 +32,15 @@ public final class RTreeNodes {
     static let cellBytes = 8 + 4 * 4
 
     private let read: Statement
+    /// The node a row id's cell lies in, and a node's parent: to check the root's depth.
+    private let leafOf: Statement, parentOf: Statement
     private var visited = Set<Int64>()
 
-    private init(_ read: Statement) { self.read = read }
+    private init(_ db: Connection, _ read: Statement) throws {
+        self.read = read
+        leafOf = try db.prepare("SELECT nodeno FROM idx_gf_areas_geom_rowid WHERE rowid = ?")
+        parentOf = try db.prepare("SELECT parentnode FROM idx_gf_areas_geom_parent WHERE nodeno = ?")
+    }
 
     /// The reader, or nil when the index is not a plain 2-D `rtree(pkid, xmin, xmax, ymin, ymax)`.
     public static func open(_ db: Connection) throws -> RTreeNodes? {
@@ -43,23 +49,38 @@ public final class RTreeNodes {
             """).string ?? ""
         let squeezed = String(sql.lowercased().unicodeScalars.filter { !$0.properties.isWhitespace && $0 != "\"" })
         guard squeezed.hasSuffix("usingrtree(pkid,xmin,xmax,ymin,ymax)") else { return nil }
-        let node = try db.scalar("""
-            SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = 'idx_gf_areas_geom_node'
+        let shadow = try db.scalar("""
+            SELECT count(*) FROM sqlite_master WHERE type = 'table'
+            AND name IN ('idx_gf_areas_geom_node', 'idx_gf_areas_geom_rowid', 'idx_gf_areas_geom_parent')
             """)
-        guard node.int64 == 1 else { return nil }
-        return RTreeNodes(try db.prepare("SELECT data FROM idx_gf_areas_geom_node WHERE nodeno = ?"))
+        guard shadow.int64 == 3 else { return nil }
+        return try RTreeNodes(db, try db.prepare("SELECT data FROM idx_gf_areas_geom_node WHERE nodeno = ?"))
     }
 
     /// Starts a new walk: every node may be read once per walk.
     public func beginWalk() { visited.removeAll(keepingCapacity: true) }
 
-    /// The root's depth (0: the root is a leaf) and its cells.
+    /// The root's depth (0: the root is a leaf) and its cells. The depth is
+    /// the only one stored, so it is checked against the shadow tables: a
+    /// leaf's first cell is a row whose cell lies in the root, an inner
+    /// node's first cell a node whose parent is the root (a root that says
+    /// it is a leaf while it holds nodes would have node numbers read as
+    /// areas).
     public func root() throws -> (depth: Int, cells: [Cell]) {
-        try node(1) { data in
+        let (depth, cells) = try node(1) { data in
             let depth = Int(Self.uint16(data, 0))
             guard depth <= Self.maxDepth else { throw Self.damaged(1, "its depth \(depth) is past SQLite's limit of \(Self.maxDepth)") }
             return (depth, try Self.cells(data, node: 1))
         }
+        if let first = cells.first {
+            let lookup = depth == 0 ? leafOf : parentOf
+            try lookup.bind([.integer(first.id)])
+            defer { lookup.reset() }
+            guard try lookup.step(), lookup.value(0).int64 == 1 else {
+                throw Self.damaged(1, "its depth \(depth) does not match the tree's other tables")
+            }
+        }
+        return (depth, cells)
     }
 
     /// The cells of node `number`.
@@ -110,6 +131,7 @@ public final class RTreeNodes {
 
     private static func damaged(_ node: Int64, _ why: String) -> CatalogError {
         CatalogError("the spatial index idx_gf_areas_geom is damaged: node \(node) cannot be read (\(why)); "
-                     + "rebuild it with SELECT RecoverSpatialIndex('gf_areas', 'geom', 1) in a SpatiaLite shell")
+                     + "rebuild it in a SpatiaLite shell: SELECT DisableSpatialIndex('gf_areas', 'geom'); "
+                     + "DROP TABLE idx_gf_areas_geom; SELECT CreateSpatialIndex('gf_areas', 'geom');")
     }
 }

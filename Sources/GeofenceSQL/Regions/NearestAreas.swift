@@ -83,6 +83,8 @@ public final class NearestAreas {
             frontier.push(bound, entries.count - 1)
         }
         var loaded: [Int64: Loaded] = [:]
+        /// Areas read once: an index that lists one twice (damaged) gives it once.
+        var opened = Set<Int64>()
         var measured: [Found] = []                 // exact, sorted by (distance, area_id)
 
         var nth: Double { measured.count >= count ? measured[count - 1].distanceM : .infinity }
@@ -163,6 +165,7 @@ public final class NearestAreas {
                 s.add(Found(areaId: l.areaId, distanceM: try exactDistance(id, l, from: s.p), shape: l.shape, validUntil: l.validUntil))
                 continue
             }
+            guard s.opened.insert(id).inserted else { continue }
             guard let l = try load(id, at: s.time) else { continue }
             if case .polygons(let polys) = l.shape, let e = LocalEstimate(polys, from: s.p) {
                 if e.inside && e.lowerBoundM > 0 {
