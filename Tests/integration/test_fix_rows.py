@@ -64,3 +64,16 @@ def test_csv_lines_may_end_in_a_lone_cr(tmp_path):
     assert events.count(b"\n") == 11 and b",101,DWELL," in events and b",102,IN," in events, events
     assert b'"quoted\rsubject"' in events, events
     assert len(located.splitlines()) > 1 and "quoted\rsubject" in [s["subject_id"] for s in json.loads(state)]
+
+
+def test_conditions_import_counts_what_it_imports_not_blank_lines(tmp_path):
+    db = tmp_path / "c.db"
+    gf("init", db)
+    gf("areas", "add", db, "--id", "a", "--geometry", '{"type":"Polygon","coordinates":[[[0,0],[1,0],[1,1],[0,1],[0,0]]]}')
+    blank = tmp_path / "blank.csv"
+    blank.write_bytes(b"condition_id,area_id,timing\r\r\r\r")
+    assert gf("conditions", "import", db, blank).stdout.strip() == "imported 0 conditions"
+    two = tmp_path / "two.csv"
+    two.write_bytes(b"condition_id,area_id,timing\r50,a,IN\r\r51,a,OUT\r\r")
+    assert gf("conditions", "import", db, two).stdout.strip() == "imported 2 conditions"
+    assert sqlite3.connect(db).execute("SELECT count(*) FROM gf_conditions").fetchone()[0] == 2

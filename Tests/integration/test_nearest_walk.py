@@ -79,7 +79,8 @@ def positions(rng, count):
     """Positions near each cluster, on both sides of ±180°, within a degree of
     the poles, far out at sea, and anywhere."""
     out = [(-17.8, 180.0), (-17.8, -180.0), (-17.8, 179.999), (89.99, 0.0), (-89.99, 45.0), (90.0, 0.0),
-           (-90.0, 0.0), (0.0, -140.0), (-50.0, -120.0), (35.68, 139.76)]
+           (-90.0, 0.0), (0.0, -140.0), (-50.0, -120.0), (35.68, 139.76),
+           (-35.68, -40.24), (-35.5, -40.0), (-40.7, 106.0), (0.0, 180.0)]   # near the antipodes of clusters
     for lon0, lat0, spread in CLUSTERS:
         for _ in range(3):
             out.append((max(-90.0, min(90.0, lat0 + rng.uniform(-3 * spread, 3 * spread))),
@@ -102,6 +103,16 @@ def test_nearest_is_the_brute_force_answer(world):
         for n, at in ((1, None), (7, None), (25, "2026-09-01T00:00:00Z"), (25, "2026-03-01T00:00:00Z")):
             got = conn.execute("SELECT rank, area_id, distance_m FROM gf_nearest(?, ?, ?, ?)", (lat, lon, n, at)).fetchall()
             assert_same(got, brute_force(conn, lat, lon, n, at), (lat, lon, n, at))
+
+
+def test_a_position_on_a_boundary_is_at_zero_not_minus_zero(tmp_path):
+    db = tmp_path / "b.db"
+    gf("init", db)
+    gf("areas", "add", db, "--id", "sq", "--geometry", '{"type":"Polygon","coordinates":[[[0,0],[1,0],[1,1],[0,1],[0,0]]]}')
+    for fmt in ("--json", "--csv"):
+        out = gf("nearest", db, "--lat", "0.5", "--lon", "1", "-n", "1", fmt).stdout
+        assert "-0.0" not in out and "0.0" in out or '"distance_m":0' in out, out
+    assert str(connect(db).execute("SELECT distance_m FROM gf_nearest(0.5, 1, 1)").fetchone()[0]) == "0.0"
 
 
 def test_regions_name_the_brute_force_areas(world):

@@ -64,12 +64,17 @@ public struct SphereBounds {
     /// a city): the geodesic distance to the box's centre (Vincenty) less the
     /// length of a way from the centre to any point of the box, along its
     /// meridian and then a parallel (no geodesic is longer than a way).
-    /// Nil where Vincenty does not settle (nearly antipodal) or the box is none.
+    /// Nil where neither measure settles or the box is none.
     public func farLowerBound(to b: BoundingBox) -> Double? {
         let halfLat = (b.maxLat - b.minLat) / 2, halfLon = (b.maxLon - b.minLon) / 2
         guard halfLat >= 0, halfLon >= 0, halfLat.isFinite, halfLon.isFinite else { return nil }
         let centre = LonLat(lon: b.minLon + halfLon, lat: b.minLat + halfLat)
-        guard let d = Geodesy.vincenty(point, centre)?.distance, d.isFinite else { return nil }
+        // Where Vincenty does not settle (within a degree or two of the
+        // antipode), `nearlyAntipodal`: its minimum over a separating curve
+        // is never below the distance and is tested to centimetres against
+        // GeographicLib; 100 m is taken off for its search's tolerance.
+        guard let d = Geodesy.vincenty(point, centre)?.distance ?? Geodesy.nearlyAntipodal(point, centre).map({ $0.distance - 100 }),
+              d.isFinite else { return nil }
         let equatorward = b.minLat <= 0 && b.maxLat >= 0 ? 0 : min(abs(b.minLat), abs(b.maxLat))
         let reach = Self.highRadius * (halfLat + halfLon * cos(equatorward * .pi / 180)) * .pi / 180
         return max(0, d - reach - 1)

@@ -240,7 +240,8 @@ public final class NearestAreas {
         } else {
             prepared = PreparedShape(l.shape)
         }
-        return max(0, -prepared.signedDistance(p))
+        let d = -prepared.signedDistance(p)
+        return d > 0 ? d : 0   // never -0.0 (a position on the boundary), which prints as "-0.0"
     }
 
     private func rowStatement() throws -> Statement {

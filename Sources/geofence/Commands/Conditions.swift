@@ -109,9 +109,11 @@ struct Conditions: ParsableCommand {
                     throw InputError("missing column \(required)", file: file, item: "header")
                 }
                 let store = ConditionStore(conn)
+                var imported = 0
                 try conn.transaction {
                     for (i, row) in rows.dropFirst().enumerated() {
-                        if row.count == 1 && row[0].isEmpty { continue }
+                        if row.count == 1 && row[0].isEmpty { continue }   // a blank line: nothing to count
+                        imported += 1
                         guard row.count == header.count else {
                             throw InputError("has \(row.count) fields, the header has \(header.count)", file: file, item: "row \(i + 1)")
                         }
@@ -122,7 +124,7 @@ struct Conditions: ParsableCommand {
                         }
                     }
                 }
-                print("imported \(rows.count - 1) conditions")
+                print("imported \(imported) condition\(imported == 1 ? "" : "s")")
             }
         }
     }
