@@ -77,3 +77,37 @@ def test_conditions_import_counts_what_it_imports_not_blank_lines(tmp_path):
     two.write_bytes(b"condition_id,area_id,timing\r50,a,IN\r\r51,a,OUT\r\r")
     assert gf("conditions", "import", db, two).stdout.strip() == "imported 2 conditions"
     assert sqlite3.connect(db).execute("SELECT count(*) FROM gf_conditions").fetchone()[0] == 2
+
+
+def test_ndjson_lines_end_as_csv_lines_do_and_a_bom_is_skipped(tmp_path):
+    """NDJSON fixes: LF, CRLF and a lone CR end a line, also when a CRLF is
+    split between two reads of a pipe; a byte-order mark first is skipped."""
+    import subprocess
+    import time
+    from conftest import CLI
+    rows = [json.dumps({"subject_id": "a", "ts": f"2026-11-20T09:0{k}:00+09:00", "lat": 35.7085 + k * 0.001,
+                        "lon": 139.7735, "accuracy_m": 5}).encode() for k in range(6)]
+    results = {}
+    for name, data in {"lf": b"\n".join(rows) + b"\n",
+                       "mixed": b"\xef\xbb\xbf" + rows[0] + b"\r" + rows[1] + b"\r\n" + rows[2] + b"\n" + b"\r".join(rows[3:]) + b"\r"}.items():
+        db = tmp_path / f"{name}.db"
+        gf("init", db)
+        gf("import", db, SAMPLES / "areas.geojson", "--with-default-conditions")
+        f = tmp_path / f"{name}.ndjson"
+        f.write_bytes(data)
+        p = gf("judge", db, "--fixes", f, "--out", "-")
+        assert "6 judged, 0 stale, 0 invalid" in p.stderr, (name, p.stderr)
+        results[name] = p.stdout
+    assert results["mixed"] == results["lf"] and results["lf"].count("\n") > 1
+    # A CRLF cut between two writes of a pipe.
+    db = tmp_path / "pipe.db"
+    gf("init", db)
+    gf("import", db, SAMPLES / "areas.geojson", "--with-default-conditions")
+    p = subprocess.Popen([str(CLI), "judge", str(db), "--fixes", "-", "--fixes-format", "ndjson", "--out", "-"],
+                         stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    for row in rows:
+        p.stdin.write(row + b"\r"); p.stdin.flush(); time.sleep(0.05)
+        p.stdin.write(b"\n"); p.stdin.flush()
+    out, err = p.communicate(timeout=60)
+    assert p.returncode == 0 and b"6 judged, 0 stale, 0 invalid" in err, err
+    assert out.decode() == results["lf"]
