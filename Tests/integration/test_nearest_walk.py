@@ -105,6 +105,13 @@ def test_nearest_is_the_brute_force_answer(world):
             assert_same(got, brute_force(conn, lat, lon, n, at), (lat, lon, n, at))
 
 
+def test_a_null_argument_gives_no_rows_as_null_gives_null(world):
+    conn = connect(world[0])
+    for args in ((None, 0, 1), (0, None, 1), (0, 0, None)):
+        assert conn.execute("SELECT count(*) FROM gf_nearest(?, ?, ?)", args).fetchone()[0] == 0
+    assert conn.execute("SELECT gf_regions(NULL, 0, 3)").fetchone()[0] is None
+
+
 def test_a_position_on_a_boundary_is_at_zero_not_minus_zero(tmp_path):
     db = tmp_path / "b.db"
     gf("init", db)

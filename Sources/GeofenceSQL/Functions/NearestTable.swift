@@ -12,7 +12,8 @@ import GeofenceCore
 /// time; then only areas valid at that time count). Rows come nearest first,
 /// ties by area_id; distance_m is the geodesic distance to the area's boundary,
 /// 0 when the position is inside. Fewer than n rows when the catalog has
-/// fewer areas. A missing or bad argument is an SQL error naming it.
+/// fewer areas. A missing or bad argument is an SQL error naming it; a NULL
+/// lat, lon or n gives no rows.
 ///
 /// How it works: an eponymous virtual table whose hidden columns lat, lon, n
 /// and at take the call's arguments; xFilter runs `NearestAreas` (an R*Tree
@@ -153,6 +154,8 @@ enum NearestTable {
                 throw FunctionError("gf_nearest needs lat, lon and n: SELECT * FROM gf_nearest(lat, lon, n [, at])")
             }
             let a = Arguments(signature: Self.signature, argv: argv, count: Int(argc), context: nil)
+            // A NULL argument gives no rows, as a scalar gf_* function gives NULL.
+            if (0..<3).contains(where: { a.isNull($0) }) { return SQLITE_OK }
             let p = try GeometryFunctions.position(a, lat: 0, lon: 1)
             let n = try RegionFunctions.count(a, 2)
             var at: Timestamp?
