@@ -61,6 +61,9 @@ def test_ndjson_fixes_from_standard_input(tmp_path):
     db2 = fresh(tmp_path, "csv_out.db")
     p = run(CLI, "judge", db2, "--fixes", "-", "--fixes-format", "ndjson", "--out", "-", input=ndjson)
     assert p.stdout == gf("notifications", reference, "--format", "csv").stdout
+    # Errors name standard input as such, in either format (not /dev/stdin).
+    p = run(CLI, "judge", db2, "--fixes", "-", input="subject_id,ts,lat\n", check=False)
+    assert p.returncode == 1 and "error: standard input, line 1: the header has no column 'lon'" in p.stderr, p.stderr
 
 
 def test_the_busy_timeout_is_the_one_the_message_states(tmp_path):

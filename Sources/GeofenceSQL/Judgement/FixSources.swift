@@ -48,21 +48,14 @@ public enum FixSources {
     /// the `required` columns (all five for judgement; `locate` needs only
     /// lat and lon).
     /// `ndjson`, when given, says the format whatever the name.
-    public static func file(_ path: String, required: [String] = columns, ndjson: Bool? = nil) throws -> AnySequence<FixRow> {
+    /// `name` is the one errors give (standard input is read as /dev/stdin).
+    public static func file(_ path: String, name: String? = nil, required: [String] = columns, ndjson: Bool? = nil) throws -> AnySequence<FixRow> {
         let chunks = try FileChunks(path: path)
         if ndjson ?? (path.hasSuffix(".ndjson") || path.hasSuffix(".jsonl")) {
-            var lines = FixLines.NDJSON(path: path, chunks: chunks)
+            var lines = FixLines.NDJSON(path: name ?? path, chunks: chunks)
             return AnySequence(ReadAhead { lines.next() })
         }
-        var csv = try FixLines.CSV(path: path, chunks: chunks, required: required)
+        var csv = try FixLines.CSV(path: name ?? path, chunks: chunks, required: required)
         return AnySequence(ReadAhead { csv.next() })
-    }
-
-    /// NDJSON fixes from a path whose name does not say so (standard input
-    /// as /dev/stdin); `name` is the one errors give.
-    public static func ndjson(_ path: String, name: String) throws -> AnySequence<FixRow> {
-        let chunks = try FileChunks(path: path)
-        var lines = FixLines.NDJSON(path: name, chunks: chunks)
-        return AnySequence(ReadAhead { lines.next() })
     }
 }

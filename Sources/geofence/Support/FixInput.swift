@@ -10,6 +10,5 @@ let fixesFormatHelp = "Format of --fixes: csv or ndjson, whatever the file's nam
 /// the `required` columns.
 func fixRows(_ name: String, format: EventFormat?, required: [String] = FixSources.columns) throws -> AnySequence<FixRow> {
     guard name == standardStream else { return try FixSources.file(name, required: required, ndjson: format.map { $0 == .ndjson }) }
-    return format == .ndjson ? try FixSources.ndjson("/dev/stdin", name: "standard input")
-                             : try FixSources.file("/dev/stdin", required: required, ndjson: false)
+    return try FixSources.file("/dev/stdin", name: "standard input", required: required, ndjson: format == .ndjson)
 }
