@@ -282,18 +282,16 @@ def markdown(r):
                          f"its database {i['db_mib'] / o['db_mib']:.2f}× the size"))
     lines.append(row("`geofence locate --fixes` (containment, accuracy 0)", loc,
                      f"catalog loaded in {loc['load_s']:.2f} s, located in {loc['locating_s']:.2f} s; {loc['pairs']:,} pairs"))
-    if "duckdb" in r:
-        d = r["duckdb"]
-        lines.append(row("DuckDB 1.4.4 spatial join, own stored catalog (Python process)", d,
-                         f"query {d['query_s']:.2f} s; {d['pairs']:,} pairs, checksum "
-                         + ("equal" if d["checksum"] == loc["checksum"] else "DIFFERENT")
-                         + f"; engine {d['s'] / loc['s']:.2f}× DuckDB end to end"))
-    if "shapely" in r:
-        sh = r["shapely"]
-        lines.append(row("shapely 2 STRtree join from the GeoJSON (Python process)", sh,
-                         f"fences loaded {sh['load_s']:.2f} s, query {sh['query_s']:.2f} s; {sh['pairs']:,} pairs, checksum "
-                         + ("equal" if sh["checksum"] == loc["checksum"] else "DIFFERENT")
-                         + f"; engine {sh['s'] / loc['s']:.2f}× shapely end to end"))
+    def peer(key, name, label, timing):
+        if key in r:
+            p = r[key]
+            lines.append(row(label, p, f"{timing(p)}; {p['pairs']:,} pairs, checksum "
+                             + ("equal" if p["checksum"] == loc["checksum"] else "DIFFERENT")
+                             + f"; engine {p['s'] / loc['s']:.2f}× {name} end to end"))
+    peer("duckdb", "DuckDB", "DuckDB 1.4.4 spatial join, own stored catalog (Python process)",
+         lambda p: f"query {p['query_s']:.2f} s")
+    peer("shapely", "shapely", "shapely 2 STRtree join from the GeoJSON (Python process)",
+         lambda p: f"fences loaded {p['load_s']:.2f} s, query {p['query_s']:.2f} s")
     judges = ([r["judge"]] if "judge" in r else []) + r.get("judge_more", [])
     for j in judges:
         label = "`geofence judge --fixes` (default IN and OUT)"

@@ -15,9 +15,10 @@ built (--work/engine.db) and its fixes, each build in its own process:
 
   3. single CLI commands a user runs against the catalog and its state
      (`check` of a new subject, `notifications --subject`, `locate --fixes`
-     of 10 fixes, `conditions list --area`, then `reset --subject` of the
-     checked subject, which leaves the database as it was): wall time and
-     peak RSS from GNU time.
+     of 10 fixes, `conditions list --area`, then `reset --subject
+     --notifications` of the checked subject, which takes back its state and
+     notifications; its gf_runs row stays): wall time and peak RSS from GNU
+     time. The 10 fixes are written to --work/fixes-10.csv.
 
 Peak RSS is the process's (Python, SQLite's page cache and the extension).
 

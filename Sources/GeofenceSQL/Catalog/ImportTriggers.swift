@@ -22,10 +22,7 @@ enum ImportTriggers {
     }
 
     static func resume(_ db: Connection) throws {
-        for t in dropped {
-            try db.query("DROP TRIGGER IF EXISTS \"\(t.name)\"")
-            try db.query(t.sql)  // one statement, prepared and stepped: nothing after it could run
-        }
+        try EmbeddedSQL.recreate(db, dropped)
         try db.query("UPDATE gf_meta SET value = random() WHERE key = 'catalog_stamp'")
     }
 }

@@ -16,9 +16,9 @@ import GeofenceCore
 /// lat, lon or n gives no rows.
 ///
 /// How it works: an eponymous virtual table whose hidden columns lat, lon, n
-/// and at take the call's arguments; xFilter runs `NearestAreas` (an R*Tree
-/// window that grows until the answer is certain) and the cursor walks the
-/// result. Each connection's table keeps its own prepared statements and
+/// and at take the call's arguments; xFilter runs `NearestAreas` (a walk of the
+/// R*Tree's nodes, nearest first, until the answer is certain) and the
+/// cursor walks the result. Each connection's table keeps its own prepared statements and
 /// shape cache, released in xDisconnect, before the connection closes.
 enum NearestTable {
     static let signature = FunctionSignature(name: "gf_nearest", argumentNames: ["lat", "lon", "n", "at"])

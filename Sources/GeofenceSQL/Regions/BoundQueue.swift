@@ -4,7 +4,6 @@
 struct BoundQueue<Item> {
     private var heap: [(bound: Double, item: Item)] = []
 
-    var isEmpty: Bool { heap.isEmpty }
     /// The smallest bound, or +infinity when empty.
     var minBound: Double { heap.first?.bound ?? .infinity }
 

@@ -20,9 +20,6 @@ enum CatalogStamp {
 
     /// Re-creates `names` from the engine's text, inside the caller's transaction.
     static func repair(_ db: Connection, _ names: [String]) throws {
-        for t in triggers where names.contains(t.name) {
-            try db.query("DROP TRIGGER IF EXISTS \"\(t.name)\"")
-            try db.query(t.sql)  // one statement, prepared and stepped: nothing after it could run
-        }
+        try EmbeddedSQL.recreate(db, triggers.filter { names.contains($0.name) })
     }
 }
