@@ -54,9 +54,7 @@ extension BatchLocate {
                     lon >= a.box.minLon && lon <= a.box.maxLon && point.p.lat >= a.box.minLat && point.p.lat <= a.box.maxLat
                 }
                 guard held else { continue }
-                var rule = a.area.rule
-                if let c = confidence { rule.confidence = c }
-                let v = rule.verdict(a.area.shape, at: point.p, accuracy: point.accuracy)
+                let v = verdict(a.area, point, confidence)
                 if v != .outside { found.append((a.id, v)) }
             }
             found.sort { $0.id < $1.id }

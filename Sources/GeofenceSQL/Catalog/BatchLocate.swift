@@ -117,9 +117,7 @@ public enum BatchLocate {
                 for k in order[range] {
                     let point = points[k]
                     func judge(_ index: Int, _ area: JudgedArea) {
-                        var rule = area.rule
-                        if let c = confidence { rule.confidence = c }
-                        let v = rule.verdict(area.shape, at: point.p, accuracy: point.accuracy)
+                        let v = verdict(area, point, confidence)
                         if v != .outside { mine.append(Found(point: Int32(k), area: Int32(index), verdict: v)) }
                     }
                     if abs(point.p.lon) == 180 {
@@ -146,6 +144,13 @@ public enum BatchLocate {
         var sorted = [Found](repeating: Found(point: 0, area: 0, verdict: .outside), count: start[points.count])
         for part in parts { for f in part { sorted[start[Int(f.point)]] = f; start[Int(f.point)] += 1 } }
         return sorted.map { Pair(row: points[Int($0.point)].row, areaId: grid.ids[Int($0.area)], verdict: $0.verdict) }
+    }
+
+    /// gf_area_contains' verdict: the area's rules, with `confidence` for every area when given.
+    static func verdict(_ area: JudgedArea, _ point: Point, _ confidence: Double?) -> Verdict {
+        var rule = area.rule
+        if let c = confidence { rule.confidence = c }
+        return rule.verdict(area.shape, at: point.p, accuracy: point.accuracy)
     }
 
     /// A pair as the threads find it: positions, no strings.
