@@ -2,7 +2,7 @@
 # Two (or more) builds of the CLI judged in alternation on one database and
 # fixes file, in ABBA order, so that a slow stretch of a shared machine falls
 # on every build alike; prints each build's wall and CPU times and medians.
-#   bash benchmarks/alternate.sh RUNS DB FIXES.csv BIN_A BIN_B [BIN ...]
+#   [GF_JUDGE_ARGS=--explain] bash benchmarks/alternate.sh RUNS DB FIXES.csv BIN_A BIN_B [BIN ...]
 # e.g. build two commits' dist/geofence, copy them aside, then
 #   bash benchmarks/alternate.sh 8 medium.db fixes.csv /tmp/a/geofence /tmp/b/geofence
 # Each run starts from a reset state (the reset is not timed); every run must
@@ -21,7 +21,8 @@ for ((i = 1; i <= runs; i++)); do
   fi
   for b in "${order[@]}"; do
     "$b" reset "$db" --notifications >/dev/null
-    read -r w u s < <({ /usr/bin/time -f "%e %U %S" "$b" judge "$db" --fixes "$fixes" --quiet >/dev/null; } 2>&1 | tail -1)
+    # shellcheck disable=SC2086  # GF_JUDGE_ARGS: more options for every run (e.g. --explain), split on spaces
+    read -r w u s < <({ /usr/bin/time -f "%e %U %S" "$b" judge "$db" --fixes "$fixes" --quiet ${GF_JUDGE_ARGS:-} >/dev/null; } 2>&1 | tail -1)
     wall[$b]="${wall[$b]:-} $w"
     cpu[$b]="${cpu[$b]:-} $(awk -v u="$u" -v s="$s" 'BEGIN {print u + s}')"
     t=$(sqlite3 "$db" "SELECT transitions FROM gf_runs ORDER BY run_id DESC LIMIT 1")

@@ -8,16 +8,23 @@ import GeofenceHost
 /// same catalog and fixes: the same notifications, in the same order. Run
 /// under ThreadSanitizer by scripts/sanitize.sh.
 final class JudgementSQLTests: DatabaseTestCase {
-    /// Sixty squares (every fourth confirming IN after two fixes) and eleven
-    /// subjects walking among them, 150 fixes each, shuffled; and the same
-    /// fixes in the order judgement takes them (subject bytes, then time).
+    /// Sixty squares and diamonds (every fourth confirming IN after two fixes; of the
+    /// others, some with an accuracy limit, a confidence or a validity
+    /// that ends an hour into the walks, so that verdicts are undecided or
+    /// ignored and `--explain` says why) and eleven subjects walking among
+    /// them, 150 fixes each, shuffled; and the same fixes in the order
+    /// judgement takes them (subject bytes, then time).
     func walks() -> (features: [String], rows: [Judgement.Row], ordered: [Judgement.Row]) {
         var seed: UInt64 = 5
         func rnd() -> Double { seed = seed &* 6364136223846793005 &+ 1442695040888963407; return Double(seed >> 11) / Double(1 << 53) }
         var features: [String] = []
+        let rules = [#","in_confirm_count":2"#, #","in_accuracy_max_m":20"#, "", #","confidence":0.6"#, "", "", #","out_accuracy_max_m":10"#,
+                     #","valid_until":"2027-01-15T09:00:00Z""#]
         for i in 0..<60 {
-            features.append(square(String(format: "A%02d", i), 139.70 + rnd() * 0.05, 35.70 + rnd() * 0.04, 0.004 + rnd() * 0.01,
-                                   props: i % 4 == 0 ? #","in_confirm_count":2"# : ""))
+            let (id, lon, lat, size) = (String(format: "A%02d", i), 139.70 + rnd() * 0.05, 35.70 + rnd() * 0.04, 0.004 + rnd() * 0.01)
+            let props = i % 4 == 0 ? rules[0] : rules[i % 8]
+            // Half of a diamond's box lies outside it: there the grid's masks leave it out, but not when explaining.
+            features.append(i % 8 == 3 || i % 8 == 6 ? diamond(id, lon, lat, size, props: props) : square(id, lon, lat, size, props: props))
         }
         var rows: [Judgement.Row] = []
         // The last two ids are canonically equivalent in Swift but distinct bytes,
@@ -39,6 +46,13 @@ final class JudgementSQLTests: DatabaseTestCase {
         return (features, rows, ordered)
     }
 
+    /// The diamond inside `square`'s square: its corners at the middles of the square's sides.
+    func diamond(_ id: String, _ lon: Double, _ lat: Double, _ size: Double, props: String) -> String {
+        let h = size / 2
+        let c = "[[\(lon + h),\(lat)],[\(lon + size),\(lat + h)],[\(lon + h),\(lat + size)],[\(lon),\(lat + h)],[\(lon + h),\(lat)]]"
+        return #"{"type":"Feature","properties":{"area_id":"\#(id)"\#(props)},"geometry":{"type":"Polygon","coordinates":[\#(c)]}}"#
+    }
+
     /// A new catalog of `walks()`'s squares, with or without default conditions.
     func walksCatalog(_ name: String, _ features: [String], defaultConditions: Bool) throws -> Connection {
         let db = try Database.open(dir + "/\(name).db", create: true)
@@ -53,7 +67,7 @@ final class JudgementSQLTests: DatabaseTestCase {
         let (features, rows, ordered) = walks()
         func catalog(_ name: String) throws -> Connection { try walksCatalog(name, features, defaultConditions: true) }
         let single = try catalog("single")
-        let judge = try Judgement(single)
+        let judge = try Judgement(single, explain: true)
         for r in ordered { _ = try single.transaction { try judge.check(r, recordRun: false) } }
         // gf_check: its session reads the index a window at a time and reuses the
         // state it saved last; one transaction, so nothing else writes between calls.
@@ -88,6 +102,12 @@ final class JudgementSQLTests: DatabaseTestCase {
             XCTAssertEqual(report.counters.judged, rows.count)
             XCTAssertGreaterThan(report.counters.notifications, 100)
             try assertSameOutcome(batch, single, name)
+            if explain {
+                // The reasons of a batch (judged through a plan) are those of judging fix by fix.
+                let reasons = "SELECT subject_id, ts, area_id, condition_id, kind, reason FROM gf_explain ORDER BY rowid"
+                XCTAssertEqual(try batch.query(reasons), try single.query(reasons), name)
+                XCTAssertGreaterThan(try batch.scalar("SELECT count(*) FROM gf_explain").int64 ?? 0, 100, name)
+            }
             XCTAssertEqual(try batch.scalar("SELECT sql FROM sqlite_master WHERE name = 'gf_notifications_by_subject'").string,
                            "CREATE INDEX gf_notifications_by_subject ON gf_notifications (subject_id, ts)", name)
         }

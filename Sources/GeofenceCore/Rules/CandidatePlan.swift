@@ -13,8 +13,11 @@
 ///
 /// What a fix's plan holds is exactly what the grid's candidate walk
 /// (`CandidateGrid.forEachCandidate`, leaving out areas the masks show
-/// outside) gives, in the same order, each with the verdict the judge would
-/// have worked out: so judging with a plan changes nothing but speed.
+/// outside unless the judge explains) gives, in the same order, each with
+/// the verdict the judge would have worked out: so judging with a plan
+/// changes nothing but speed. The plan keeps no reasons: with `--explain`
+/// the judge works them out from the area when it replays a verdict that
+/// did not count.
 ///
 /// Threads plan shares of one batch side by side: each appends to entries
 /// of its own, and writes the spans of its own fixes.
@@ -62,8 +65,11 @@ public enum CandidatePlan {
 
     /// Plans the fixes at `order` (indices into `fixes`) as share `share`:
     /// appends their candidates to `entries` and sets their `spans`.
+    /// `skippingOutside`: leave out the areas the masks show not holding the
+    /// fix. Not when explaining: outside an area, a fix whose error circle
+    /// reaches into it is undecided there, and that is explained.
     public static func plan(_ fixes: UnsafeBufferPointer<Fix>, _ order: ArraySlice<Int>, share: Int, areas: PlannedAreas,
-                            into entries: inout [UInt32], spans: UnsafeMutableBufferPointer<Span>) {
+                            skippingOutside: Bool = true, into entries: inout [UInt32], spans: UnsafeMutableBufferPointer<Span>) {
         let grid = areas.grid
         areas.slots.withUnsafeBufferPointer { slots in
             for j in order {
@@ -72,7 +78,7 @@ public enum CandidatePlan {
                 span.share = Int32(share)
                 span.start = Int32(entries.count)
                 var frame: FixFrame?
-                grid.forEachCandidate(at: fix.position, skippingOutside: true) { i, knownInside in
+                grid.forEachCandidate(at: fix.position, skippingOutside: skippingOutside) { i, knownInside in
                     let slot = slots[i]
                     let code: Code
                     let lengthens = slot.traits.contains(.insideOnlyLengthens)

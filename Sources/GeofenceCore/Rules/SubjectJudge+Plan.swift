@@ -27,7 +27,10 @@ extension SubjectJudge {
         let verdict: Verdict
         switch code {
         case .outsideValidity:
-            if hasStay { step.next += 1 }
+            if hasStay {
+                if explain { note(step.fix, areas.grid.ids[i], nil, "ignored", "outside the area's validity period") }
+                step.next += 1
+            }
             return
         case .insideLengthens:
             if lengthensInsideStreak(hasStay: hasStay, &step) { return }
@@ -36,10 +39,11 @@ extension SubjectJudge {
         case .outside: verdict = .outside
         case .undecided: verdict = .undecided
         }
-        if !hasStay && verdict != .inside { return }
+        // Without a stay only an inside verdict counts; an undecided one is explained.
+        if !hasStay && verdict != .inside && !(explain && verdict == .undecided) { return }
         let rules = areas.rules(i, areas.counts[i])
-        // The id is read only where it is used: a new stay's key, or a notification.
-        let id = !hasStay || rules.hasConditions ? areas.grid.ids[i] : ""
+        // The id is read only where it is used: a new stay's key, a notification or a reason.
+        let id = !hasStay || rules.hasConditions || explain ? areas.grid.ids[i] : ""
         count(verdict, Counted(id: id, lookup: .planned(Unmanaged.passUnretained(areas), i), rules: rules, orderKey: 2 * i + 1),
               hasStay: hasStay, &step)
     }

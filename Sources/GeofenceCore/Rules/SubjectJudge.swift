@@ -47,15 +47,16 @@ public struct SubjectJudge {
 
     /// Applies one fix to `state`; returns its notifications ordered by
     /// area_id, then condition_id. With `plan`, the candidates and verdicts
-    /// are the plan's (the same as the catalog's, worked out ahead); a plan
-    /// keeps no reasons, so with `explain` the catalog is asked instead.
+    /// are the plan's (the same as the catalog's, worked out ahead); with
+    /// `explain` the reasons are worked out from the plan's areas as the
+    /// catalog's would be (a plan made with `skippingOutside: false`).
     public mutating func judge(_ fix: Fix, _ state: inout SubjectState, plan: PlannedFix? = nil) throws -> [Notification] {
         guard admit(fix, &state) else { return [] }
         // The state moves into the step and back, not copied.
         var step = Step(fix: fix, state: SubjectState(subjectId: ""))
         swap(&step.state, &state)
         defer { swap(&step.state, &state) }
-        if let plan, !explain {
+        if let plan {
             try judgePlanned(plan, &step)
         } else {
             try catalog.forEachCandidate(at: fix.position) { id, area, hint in

@@ -92,7 +92,7 @@ public final class Judgement {
             }
         }
         let valid = report.fixes - judge.counters.invalid
-        let strategy = CandidateStrategy.choose(fixes: valid, areas: areaCount, explain: explain, maxPreparedAreas: maxPreparedAreas,
+        let strategy = CandidateStrategy.choose(fixes: valid, areas: areaCount, maxPreparedAreas: maxPreparedAreas,
                                                 preparedEarly: early != nil)
         onDemand = nil
         // Waited for only when the first chunk is judged: until then this
@@ -104,12 +104,11 @@ public final class Judgement {
             switch strategy {
             case .prepareAll: if let early { try early.finish() } else { try catalog.prepareAllAreas() }
             case .onDemand: onDemand = try OnDemandCatalog(catalog)
-            case .indexInMemory: try catalog.loadIndexIntoMemory()
             case .rtreePerFix: break
             }
         }
         // A plan reads fewer areas cold the more fixes it holds per grid cell.
-        let chunkLimit = !strategy.plans(explain: explain) ? chunkFixes : strategy == .onDemand ? onDemandChunkFixes : plannedChunkFixes
+        let chunkLimit = !strategy.plans ? chunkFixes : strategy == .onDemand ? onDemandChunkFixes : plannedChunkFixes
         var counters = judge.counters
         // The invalid rows' explanations come first, as the rows came; each
         // subject's follow with its notifications.
@@ -130,7 +129,7 @@ public final class Judgement {
             guard !subjects.isEmpty else { return }
             // While the areas are still being prepared, on the cores' other
             // work: the fixes' order for a plan needs only the grid's cells.
-            let cellOrder = explain ? nil : early?.cells().map { cells in
+            let cellOrder = early?.cells().map { cells in
                 fixes.withUnsafeBufferPointer { CandidatePlan.cellOrder($0, cells) }
             }
             try prepare()

@@ -29,7 +29,7 @@ extension Judgement {
         while workerCatalogs.count < width { workerCatalogs.append(WorkerCatalog(catalog)) }
         for c in workerCatalogs { c.limit = maxPreparedAreas; c.skippingOutside = !explain }
         let catalogs = workerCatalogs, explain = self.explain, filter = self.fixFilter, lock = catalog.lock
-        let planned = explain ? nil : onDemand?.planned ?? catalog.plannedAreas
+        let planned = onDemand?.planned ?? catalog.plannedAreas
         let plan = planned.map { self.plan(fixes, $0, cellOrder: cellOrder) } ?? Plan(entries: [], spans: [])
         // Subject order, as they are written; but a subject that holds a
         // large share of the chunk first, or the chunk would end with one
@@ -106,6 +106,7 @@ extension Judgement {
         let runs = width == 1 ? 1 : width * 16
         var plan = Plan(entries: [[UInt32]](repeating: [], count: runs),
                         spans: [CandidatePlan.Span](repeating: CandidatePlan.Span(), count: fixes.count))
+        let skippingOutside = !explain
         fixes.withUnsafeBufferPointer { fixes in
             let order = cellOrder ?? CandidatePlan.cellOrder(fixes, areas.grid)
             let fixes = UnsafeBufferPointerBox(fixes)
@@ -118,7 +119,7 @@ extension Judgement {
                         // moves it: a dense centre's fixes have over 100 candidates
                         // each, a suburb's a few, and pages never written cost nothing.
                         entries.buffer[r].reserveCapacity(share.reduce(0) { $0 + areas.grid.candidateBound(at: fixes.buffer[$1].position) })
-                        CandidatePlan.plan(fixes.buffer, share, share: r, areas: areas, into: &entries.buffer[r], spans: spans.buffer)
+                        CandidatePlan.plan(fixes.buffer, share, share: r, areas: areas, skippingOutside: skippingOutside, into: &entries.buffer[r], spans: spans.buffer)
                     }
                 }
             }
