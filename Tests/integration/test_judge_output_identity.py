@@ -201,8 +201,11 @@ def test_every_way_of_judging_writes_the_same_bytes_as_before(tmp_path):
     assert len(got["batch_explain.explain"]) > 100
     assert {r[5] for r in got["batch_explain.explain"]} >= {"invalid", "stale"}
 
-    # One batch, no explanations (judged by a plan).
-    gf("judge", dbs["batch"], "--fixes", fixes)
+    # One batch, no explanations (judged by a plan). No trigger here: --out
+    # is written as the rows are stored, and must be the same file.
+    batch_out = tmp_path / "batch-out.csv"
+    gf("judge", dbs["batch"], "--fixes", fixes, "--out", batch_out)
+    assert batch_out.read_text() == got["batch_explain.out_csv"]
     got["batch.notifications"] = rows_of(dbs["batch"], NOTIFICATIONS)
     got["batch.state"] = state(dbs["batch"])
     assert rows_of(dbs["batch"], CANONICAL) == whole

@@ -17,10 +17,7 @@ final class DeferredIndex {
     /// Drops the index if all of the above holds; nil when it stays.
     static func dropIfUnseen(_ db: Connection) throws -> DeferredIndex? {
         let name = "gf_notifications_by_subject"
-        guard try db.scalar("""
-                SELECT (SELECT count(*) FROM sqlite_master WHERE type = 'trigger' AND tbl_name = 'gf_notifications')
-                     + (SELECT count(*) FROM sqlite_temp_master WHERE type = 'trigger' AND tbl_name = 'gf_notifications')
-                """).int64 == 0,
+        guard try !NotificationTap.notificationsHaveTriggers(db),
               try db.scalar("SELECT NOT EXISTS (SELECT 1 FROM gf_notifications)").int64 == 1,
               let sql = try db.scalar("SELECT sql FROM sqlite_master WHERE type = 'index' AND name = ?", [.text(name)]).string
         else { return nil }

@@ -147,6 +147,7 @@ public final class Judgement {
                 if let error = r.error { throw error }
                 try state.save(states[i], before: before[i])
                 try output.write(r.notifications, run: report.runId)
+                try notificationTap?.write(r.notifications, r.encoded)
                 try output.write(r.explanations, run: report.runId)
                 counters.add(r.counters)
             }
@@ -179,6 +180,9 @@ public final class Judgement {
         try finishRun(report)
         return report
     }
+
+    /// A batch's notifications handed on as they are stored (`NotificationTap`).
+    public var notificationTap: NotificationTap?
 
     /// One per judging thread, kept across chunks.
     var workerCatalogs: [WorkerCatalog] = []

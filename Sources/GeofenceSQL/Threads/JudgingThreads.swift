@@ -9,6 +9,8 @@ extension Judgement {
         var notifications: [Notification] = []
         var counters = JudgeCounters()
         var explanations: [Explanation] = []
+        /// The notifications as `notificationTap` encodes them (nil without a tap).
+        var encoded: [UInt8]?
         var error: Error?
     }
 
@@ -29,6 +31,7 @@ extension Judgement {
         while workerCatalogs.count < width { workerCatalogs.append(WorkerCatalog(catalog)) }
         for c in workerCatalogs { c.limit = maxPreparedAreas; c.skippingOutside = !explain }
         let catalogs = workerCatalogs, explain = self.explain, filter = self.fixFilter, lock = catalog.lock
+        let encode = notificationTap?.encode
         let planned = onDemand?.planned ?? catalog.plannedAreas
         let plan = planned.map { self.plan(fixes, $0, cellOrder: cellOrder) } ?? Plan(entries: [], spans: [])
         // Subject order, as they are written; but a subject that holds a
@@ -67,6 +70,7 @@ extension Judgement {
                                 }
                                 r.counters = judge.counters
                                 r.explanations = judge.explanations
+                                if let encode, r.error == nil { r.encoded = encode(r.notifications) }
                                 out.buffer[i] = r
                             }
                         } catch {

@@ -56,6 +56,10 @@ struct Judge: ParsableCommand {
                     ?? AnySequence(FixSources.table(conn, name: table))
                 let filter = deviceFilter ? FixFilter(try Settings(conn).positioning()) : nil
                 let judgement = try Judgement(conn, explain: explain, fixFilter: filter)
+                // A file is written as the run stores its rows, where that gives what reading them back would.
+                let streams = try output?.canRewind == true && !NotificationTap.notificationsHaveTriggers(conn)
+                let streamed = try output.flatMap { streams ? try StreamedEvents($0, format: format) : nil }
+                judgement.notificationTap = streamed?.tap
                 // This process ends after the run: its areas need not be freed.
                 defer { judgement.leaveAreasToExit() }
                 let report = try judgement.run(rows, source: fixes ?? table, expectedFixes: try fixes.flatMap { $0 == standardStream ? nil : try FixSources.estimatedRows($0) },
@@ -65,7 +69,12 @@ struct Judge: ParsableCommand {
                 // back); standard output only once the run is committed, so a pipeline never
                 // receives the events of a run that was then rolled back.
                 if let output, out != standardStream {
-                    try writeNotifications(conn, NotificationListing(of: report), format: format, to: output)
+                    if let streamed, streamed.inOrder {
+                        try output.close()
+                    } else {
+                        if streamed != nil { try output.rewind() }
+                        try writeNotifications(conn, NotificationListing(of: report), format: format, to: output)
+                    }
                 }
                 return report
             }

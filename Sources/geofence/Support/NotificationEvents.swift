@@ -76,7 +76,7 @@ private let notificationJSONNumeric = notificationColumns.map { ["condition_id",
 /// a time) in `format` and closes the output; the caller commits it. Row by row from the statement into the file's buffer: a run
 /// can write millions, which need not all be held as strings first.
 func writeNotifications(_ conn: Connection, _ listing: NotificationListing, format: EventFormat, to output: OutputFile) throws {
-    if format == .csv { try output.write(notificationColumns.joined(separator: ",") + "\n") }
+    try output.write(notificationHeader(format))
     let rows = try listing.statement(conn)
     defer { rows.reset() }
     var cells = [String?](repeating: nil, count: notificationColumns.count)
@@ -90,20 +90,30 @@ func writeNotifications(_ conn: Connection, _ listing: NotificationListing, form
         let stored = rows.value(1)
         if stored != lastStored { (lastStored, lastTime) = (stored, notificationField(1, stored)) }
         cells[1] = lastTime
-        switch format {
-        case .csv:
-            for i in cells.indices {
-                if i > 0 { buffer.append(0x2C) }
-                buffer += csvField(cells[i] ?? "").utf8
-            }
-            buffer.append(0x0A)
-        case .ndjson:
-            appendNotificationJSONLine(cells, to: &buffer)
-        }
+        appendNotificationLine(cells, format: format, to: &buffer)
         if buffer.count >= 1 << 16 { try output.write(bytes: buffer); buffer.removeAll(keepingCapacity: true) }
     }
     try output.write(bytes: buffer)
     try output.close()
+}
+
+/// One notification's line in `format`, its cells as `notificationField` gives them.
+func appendNotificationLine(_ cells: [String?], format: EventFormat, to buffer: inout [UInt8]) {
+    switch format {
+    case .csv:
+        for i in cells.indices {
+            if i > 0 { buffer.append(0x2C) }
+            buffer += csvField(cells[i] ?? "").utf8
+        }
+        buffer.append(0x0A)
+    case .ndjson:
+        appendNotificationJSONLine(cells, to: &buffer)
+    }
+}
+
+/// The CSV header line, or nothing for NDJSON.
+func notificationHeader(_ format: EventFormat) -> String {
+    format == .csv ? notificationColumns.joined(separator: ",") + "\n" : ""
 }
 
 /// `-` names standard input or output in `--fixes` and `--out`.

@@ -84,6 +84,20 @@ final class OutputFile {
         }
     }
 
+    /// Whether `rewind` can start the output over: a temporary file, not
+    /// standard output or a device.
+    var canRewind: Bool {
+        if case .replacing = kind { return file != nil }
+        return false
+    }
+
+    /// Empties the temporary file and starts it over (`canRewind`).
+    func rewind() throws {
+        guard canRewind, let file, fflush(file) == 0, ftruncate(fileno(file), 0) == 0, fseek(file, 0, SEEK_SET) == 0 else {
+            throw Self.error("cannot start the output over", name)
+        }
+    }
+
     /// Writes out everything written so far and closes the file (syncing a
     /// file that will be renamed). Call `commit` afterwards to put it in place.
     func close() throws {

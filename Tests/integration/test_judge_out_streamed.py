@@ -1,0 +1,100 @@
+"""`judge --out FILE` is written while the run stores its notifications,
+not read back from gf_notifications afterwards; the file must still be
+byte for byte what reading the run back gives (`geofence notifications
+--run N --format F`, the documented canonical order and stored values).
+These are the places where what the judge holds and what SQLite stores or
+orders could differ: area ids whose Swift order is not their byte order,
+-0.0 positions (SQLite stores a whole REAL as an integer: it reads back as
+0.0), a user's trigger that changes the stored rows, and outputs that
+cannot be started over (standard output, a FIFO)."""
+import json
+import os
+import sqlite3
+import threading
+
+import pytest
+
+from conftest import gf, square, write_collection
+
+# Not canonically equivalent (no batch refuses them), but ordered one way by
+# their UTF-8 bytes (e + U+0301 before U+00E9) and the other way by Swift,
+# which compares composed forms ("éa" before "éz").
+DECOMPOSED, COMPOSED = "e\u0301z", "\u00e9a"
+
+
+def catalog(tmp_path, ids):
+    db = tmp_path / "c.db"
+    gf("init", db)
+    # Overlapping squares around (0, 0): one fix enters them all at once.
+    feats = [square(a, -0.01 - 0.001 * k, -0.01 - 0.001 * k, 0.02 + 0.002 * k) for k, a in enumerate(ids)]
+    gf("import", db, write_collection(tmp_path / "a.geojson", feats), "--with-default-conditions")
+    return db
+
+
+def fixes(tmp_path, rows):
+    """NDJSON, whose numbers keep a -0.0 as -0.0 up to the judge."""
+    p = tmp_path / "fixes.ndjson"
+    p.write_text("".join(f'{{"subject_id":{json.dumps(s)},"ts":"{t}","lat":{lat},"lon":{lon},"accuracy_m":{a}}}\n'
+                         for s, t, lat, lon, a in rows))
+    return p
+
+
+WALK = [("s1", "2026-01-05T09:00:00Z", "-0.0", "-0.0", "-0.0"), ("s1", "2026-01-05T09:05:00Z", "0.5", "0.5", "5"),
+        ("s1", "2026-01-05T09:10:00Z", "0.001", "-0.0", "7.25"), ("s2", "2026-01-05T09:00:00Z", "0.002", "0.003", "0"),
+        ("s2", "2026-01-05T09:30:00Z", "1", "1", "3"), ("\u00e9", "2026-01-05T09:00:00Z", "0", "0", "1"),
+        ("e\u0301", "2026-01-05T09:01:00Z", "0", "0", "1")]
+
+
+def read_back(db, fmt):
+    return gf("notifications", db, "--run", "1", "--format", fmt).stdout
+
+
+@pytest.mark.parametrize("fmt", ["csv", "ndjson"])
+def test_a_streamed_file_is_what_reading_the_run_back_gives(tmp_path, fmt):
+    db = catalog(tmp_path, ["A", "B1", "Z"])
+    out = tmp_path / f"out.{fmt}"
+    gf("judge", db, "--fixes", fixes(tmp_path, WALK), "--out", out, "--format", fmt)
+    text = out.read_text()
+    assert text == read_back(db, fmt)
+    assert "-0.0" not in text and (",0.0,0.0,0.0\n" in text if fmt == "csv" else '"lat":0.0,"lon":0.0,"accuracy_m":0.0' in text)
+
+
+@pytest.mark.parametrize("fmt", ["csv", "ndjson"])
+def test_ids_whose_swift_order_is_not_their_byte_order_come_in_byte_order(tmp_path, fmt):
+    db = catalog(tmp_path, ["A", "B1", DECOMPOSED, COMPOSED, "Z"])
+    out = tmp_path / f"out.{fmt}"
+    gf("judge", db, "--fixes", fixes(tmp_path, WALK), "--out", out, "--format", fmt)
+    text = out.read_text()
+    assert text == read_back(db, fmt)
+    # The case that makes the orders differ is there: one fix, both ids, in bytes order.
+    first = [line for line in text.splitlines() if DECOMPOSED in line or COMPOSED in line][:2]
+    assert DECOMPOSED in first[0] and COMPOSED in first[1], first
+
+
+def test_a_trigger_that_changes_stored_rows_is_seen_in_the_file(tmp_path):
+    db = catalog(tmp_path, ["A", "B"])
+    con = sqlite3.connect(db)
+    con.executescript("""
+        CREATE TRIGGER mine AFTER INSERT ON gf_notifications
+        BEGIN UPDATE gf_notifications SET accuracy_m = 1234.5 WHERE id = NEW.id AND NEW.area_id = 'B'; END;""")
+    con.close()
+    out = tmp_path / "out.csv"
+    gf("judge", db, "--fixes", fixes(tmp_path, WALK), "--out", out)
+    text = out.read_text()
+    assert text == read_back(db, "csv") and ",1234.5\n" in text
+
+
+def test_outputs_that_cannot_be_started_over_are_read_back(tmp_path):
+    db = catalog(tmp_path, ["A", DECOMPOSED, COMPOSED])
+    f = fixes(tmp_path, WALK)
+    to_stdout = gf("judge", db, "--fixes", f, "--out", "-").stdout
+    assert to_stdout == read_back(db, "csv")
+    db2 = catalog(tmp_path / "2" if (tmp_path / "2").mkdir() is None else None, ["A", DECOMPOSED, COMPOSED])
+    fifo = tmp_path / "fifo"
+    os.mkfifo(fifo)
+    got = []
+    reader = threading.Thread(target=lambda: got.append(open(fifo).read()))
+    reader.start()
+    gf("judge", db2, "--fixes", f, "--out", fifo)
+    reader.join(timeout=60)
+    assert got == [read_back(db2, "csv")]
