@@ -51,15 +51,14 @@ struct Judge: ParsableCommand {
             // Opened first: a refused or unwritable --out fails before the run.
             let output = try out.map { try OutputFile($0 == standardStream ? nil : $0, database: conn) }
             let bar = ProgressBar(label: "judging", unit: "fixes")
-            let report = try conn.transaction { () -> Judgement.Report in
+            let (report, events) = try conn.transaction { () -> (Judgement.Report, RunEvents?) in
                 let rows: AnySequence<Judgement.Row> = try fixes.map { try fixRows($0, format: fixesFormat) }
                     ?? AnySequence(FixSources.table(conn, name: table))
                 let filter = deviceFilter ? FixFilter(try Settings(conn).positioning()) : nil
                 let judgement = try Judgement(conn, explain: explain, fixFilter: filter)
-                // A file is written as the run stores its rows, where that gives what reading them back would.
-                let streams = try output?.canRewind == true && !NotificationTap.notificationsHaveTriggers(conn)
-                let streamed = try output.flatMap { streams ? try StreamedEvents($0, format: format) : nil }
-                judgement.notificationTap = streamed?.tap
+                // Written as the run stores its rows, where that gives what reading them back would.
+                let events = try output.map { try RunEvents($0, format: format, database: conn) }
+                judgement.notificationTap = events?.tap
                 // This process ends after the run: its areas need not be freed.
                 defer { judgement.leaveAreasToExit() }
                 let report = try judgement.run(rows, source: fixes ?? table, expectedFixes: try fixes.flatMap { $0 == standardStream ? nil : try FixSources.estimatedRows($0) },
@@ -68,20 +67,11 @@ struct Judge: ParsableCommand {
                 // A file is written and synced inside the transaction (a write error rolls the run
                 // back); standard output only once the run is committed, so a pipeline never
                 // receives the events of a run that was then rolled back.
-                if let output, out != standardStream {
-                    if let streamed, streamed.inOrder {
-                        try output.close()
-                    } else {
-                        if streamed != nil { try output.rewind() }
-                        try writeNotifications(conn, NotificationListing(of: report), format: format, to: output)
-                    }
-                }
-                return report
+                if out != standardStream { try events?.finish(conn, NotificationListing(of: report)) }
+                return (report, events)
             }
             do {
-                if let output, out == standardStream {
-                    try writeNotifications(conn, NotificationListing(of: report), format: format, to: output)
-                }
+                if out == standardStream { try events?.finish(conn, NotificationListing(of: report)) }
                 try output?.commit()
             } catch var e as InputError {
                 e.message += "; the run (\(report.runId)) was committed: `geofence notifications \(db) --run \(report.runId) --csv` lists its notifications"

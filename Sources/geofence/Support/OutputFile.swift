@@ -20,7 +20,7 @@ import GeofenceSQL
 /// - Every write, flush, sync and close is checked: an error fails the
 ///   command, and the temporary file is removed.
 final class OutputFile {
-    private enum Kind { case standardOutput, direct, replacing(temp: String) }
+    private enum Kind { case standardOutput, direct, replacing(temp: String), spool }
 
     /// The name for messages.
     let name: String
@@ -71,6 +71,33 @@ final class OutputFile {
         if file == nil { throw Self.error("cannot open", path) }
     }
 
+    private init(spoolNamed name: String, _ file: UnsafeMutablePointer<FILE>) {
+        self.name = name
+        kind = .spool
+        self.file = file
+    }
+
+    /// A temporary file with no name, gone when closed: output made before
+    /// it can go where it is meant to (`copy(to:)`).
+    static func spool() throws -> OutputFile {
+        guard let f = tmpfile() else { throw error("cannot create", "a temporary file") }
+        return OutputFile(spoolNamed: "a temporary file", f)
+    }
+
+    /// Writes everything written to this spool so far to `other`.
+    func copy(to other: OutputFile) throws {
+        guard case .spool = kind, let file, fflush(file) == 0, fseek(file, 0, SEEK_SET) == 0 else {
+            throw Self.error("cannot read back", name)
+        }
+        var chunk = [UInt8](repeating: 0, count: 1 << 20)
+        while true {
+            let n = chunk.withUnsafeMutableBytes { fread($0.baseAddress, 1, $0.count, file) }
+            if n > 0 { try other.write(bytes: Array(chunk[..<n])) }
+            if n < chunk.count { break }
+        }
+        guard ferror(file) == 0 else { throw Self.error("cannot read back", name) }
+    }
+
     deinit { discard() }
 
     func write(_ s: String) throws {
@@ -87,8 +114,10 @@ final class OutputFile {
     /// Whether `rewind` can start the output over: a temporary file, not
     /// standard output or a device.
     var canRewind: Bool {
-        if case .replacing = kind { return file != nil }
-        return false
+        switch kind {
+        case .replacing, .spool: return file != nil
+        case .standardOutput, .direct: return false
+        }
     }
 
     /// Empties the temporary file and starts it over (`canRewind`).

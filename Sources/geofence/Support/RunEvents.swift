@@ -1,0 +1,103 @@
+import GeofenceCore
+import GeofenceSQL
+
+/// What `judge --out` writes: the run's notifications, in canonical order
+/// (`ORDER BY subject_id, ts, area_id, condition_id, id`), each cell as
+/// stored, exactly as `writeNotifications` gives them reading the run back.
+///
+///     let events = try RunEvents(output, format: .csv, database: conn)
+///     judgement.notificationTap = events.tap
+///     … run …
+///     try events.finish(conn, NotificationListing(of: report))
+///
+/// They are written while the run stores them (`NotificationTap`), not
+/// read back from gf_notifications afterwards: each subject's lines are made
+/// on the thread that judged it, and the writing thread appends them. To the
+/// output itself when it can be started over (a file), else to a spool
+/// copied to it at `finish` (standard output, a FIFO). Where that could
+/// differ from reading back, the run is read back instead:
+/// - a trigger on gf_notifications may change the stored rows: not streamed;
+/// - every line is checked to come after the one before it, as SQLite
+///   orders (text by its UTF-8 bytes). A batch stores a fix's notifications
+///   in area_id order as Swift compares strings, which is not byte order for
+///   some ids that are not in Unicode's composed form: `inOrder` turns false;
+/// - each cell is what the stored value reads back as: SQLite stores a REAL
+///   that is a whole number as an integer, so -0.0 comes back as 0.0.
+final class RunEvents {
+    private let output: OutputFile
+    private let format: EventFormat
+    /// Where lines go while the run stores them: `output`, or a spool; nil: read back.
+    private let target: OutputFile?
+    /// False once a subject's lines could not be made in canonical order;
+    /// nothing more is streamed then.
+    private var inOrder = true
+    private var last: Notification?
+
+    init(_ output: OutputFile, format: EventFormat, database: Connection) throws {
+        self.output = output
+        self.format = format
+        if try NotificationTap.notificationsHaveTriggers(database) {
+            target = nil
+        } else {
+            target = output.canRewind ? output : try OutputFile.spool()
+        }
+        try target?.write(notificationHeader(format))
+    }
+
+    /// The tap to give the judgement (nil: the run is read back at `finish`).
+    var tap: NotificationTap? {
+        guard target != nil else { return nil }
+        let format = self.format
+        return NotificationTap(encode: { Self.lines($0, format) }, write: { [unowned self] rows, bytes in try self.write(rows, bytes) })
+    }
+
+    /// Completes the output and closes it (the caller commits it): the
+    /// streamed lines, or the run read back through `listing`.
+    func finish(_ conn: Connection, _ listing: NotificationListing) throws {
+        if let target, inOrder {
+            if target !== output { try target.copy(to: output) }
+            return try output.close()
+        }
+        if target === output { try output.rewind() }
+        try writeNotifications(conn, listing, format: format, to: output)
+    }
+
+    private func write(_ rows: [Notification], _ bytes: [UInt8]?) throws {
+        guard inOrder, let target, let first = rows.first else { return }
+        guard let bytes, last.map({ Self.precedes($0, first) }) ?? true else { inOrder = false; return }
+        last = rows.last
+        try target.write(bytes: bytes)
+    }
+
+    /// One subject's lines, or nil if its notifications are not in canonical order.
+    static func lines(_ rows: [Notification], _ format: EventFormat) -> [UInt8]? {
+        var out: [UInt8] = []
+        out.reserveCapacity(rows.count * 96)
+        var cells = [String?](repeating: nil, count: notificationColumns.count)
+        var time: (Timestamp, String)?
+        for (k, n) in rows.enumerated() {
+            if k > 0 && !precedes(rows[k - 1], n) { return nil }
+            if time?.0 != n.ts { time = (n.ts, n.ts.iso8601) }
+            cells[0] = n.subjectId
+            cells[1] = time?.1
+            cells[2] = n.areaId
+            cells[3] = String(n.conditionId)
+            cells[4] = n.transition.rawValue
+            cells[5] = "\(n.lat + 0.0)"
+            cells[6] = "\(n.lon + 0.0)"
+            cells[7] = "\(n.accuracy + 0.0)"
+            appendNotificationLine(cells, format: format, to: &out)
+        }
+        return out
+    }
+
+    /// Whether `a` comes strictly before `b` in canonical order. (Two rows
+    /// equal in all four keys would be ordered by id, as they are stored;
+    /// one fix gives one per area and condition, so that never happens.)
+    static func precedes(_ a: Notification, _ b: Notification) -> Bool {
+        if !a.subjectId.utf8.elementsEqual(b.subjectId.utf8) { return a.subjectId.utf8.lexicographicallyPrecedes(b.subjectId.utf8) }
+        if a.ts != b.ts { return a.ts < b.ts }
+        if !a.areaId.utf8.elementsEqual(b.areaId.utf8) { return a.areaId.utf8.lexicographicallyPrecedes(b.areaId.utf8) }
+        return a.conditionId < b.conditionId
+    }
+}
