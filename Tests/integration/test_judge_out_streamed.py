@@ -10,11 +10,12 @@ cannot be started over (standard output, a FIFO: spooled)."""
 import json
 import os
 import sqlite3
+import subprocess
 import threading
 
 import pytest
 
-from conftest import gf, square, write_collection
+from conftest import CLI, gf, square, write_collection
 
 # Not canonically equivalent (no batch refuses them), but ordered one way by
 # their UTF-8 bytes (e + U+0301 before U+00E9) and the other way by Swift,
@@ -101,3 +102,12 @@ def test_standard_output_and_a_fifo_get_the_same_bytes(tmp_path, ids):
     gf("judge", db2, "--fixes", f, "--out", fifo, "--format", "ndjson")
     reader.join(timeout=60)
     assert got == [read_back(db2, "ndjson")]
+
+
+def test_no_room_for_a_spool_reads_the_run_back(tmp_path):
+    db = catalog(tmp_path, ["A", "B1"])
+    env = {**os.environ, "TMPDIR": str(tmp_path / "missing")}
+    p = subprocess.run([str(CLI), "judge", str(db), "--fixes", str(fixes(tmp_path, WALK)), "--out", "-"],
+                       capture_output=True, text=True, env=env, timeout=120)
+    assert p.returncode == 0, p.stderr
+    assert p.stdout == read_back(db, "csv") and p.stdout.count("\n") > 10

@@ -77,11 +77,17 @@ final class OutputFile {
         self.file = file
     }
 
-    /// A temporary file with no name, gone when closed: output made before
-    /// it can go where it is meant to (`copy(to:)`).
+    /// A temporary file in $TMPDIR (or /tmp), its name removed at once so
+    /// that it is gone when closed: output made before it can go where it
+    /// is meant to (`copy(to:)`).
     static func spool() throws -> OutputFile {
-        guard let f = tmpfile() else { throw error("cannot create", "a temporary file") }
-        return OutputFile(spoolNamed: "a temporary file", f)
+        let dir = getenv("TMPDIR").map { String(cString: $0) }.flatMap { $0.isEmpty ? nil : $0 } ?? "/tmp"
+        var template = Array((dir + "/geofence-spool-XXXXXX").utf8CString)
+        let fd = template.withUnsafeMutableBufferPointer { mkstemp($0.baseAddress!) }
+        guard fd >= 0 else { throw error("cannot create a temporary file", dir) }
+        template.withUnsafeBufferPointer { _ = unlink($0.baseAddress!) }
+        guard let f = fdopen(fd, "w+") else { Glibc.close(fd); throw error("cannot open a temporary file", dir) }
+        return OutputFile(spoolNamed: "a temporary file in \(dir)", f)
     }
 
     /// Writes everything written to this spool so far to `other`.

@@ -28,8 +28,8 @@ final class RunEvents {
     private let format: EventFormat
     /// Where lines go while the run stores them: `output`, or a spool; nil: read back.
     private let target: OutputFile?
-    /// False once a subject's lines could not be made in canonical order;
-    /// nothing more is streamed then.
+    /// False once a subject's lines could not be made in canonical order
+    /// (or a spool could not be written); nothing more is streamed then.
     private var inOrder = true
     private var last: Notification?
 
@@ -39,7 +39,8 @@ final class RunEvents {
         if try NotificationTap.notificationsHaveTriggers(database) {
             target = nil
         } else {
-            target = output.canRewind ? output : try OutputFile.spool()
+            // No room for a spool: read back, as before spools.
+            target = output.canRewind ? output : try? OutputFile.spool()
         }
         try target?.write(notificationHeader(format))
     }
@@ -66,7 +67,11 @@ final class RunEvents {
         guard inOrder, let target, let first = rows.first else { return }
         guard let bytes, last.map({ Self.precedes($0, first) }) ?? true else { inOrder = false; return }
         last = rows.last
-        try target.write(bytes: bytes)
+        guard target !== output else { return try target.write(bytes: bytes) }
+        // A spool that cannot be written (a full temporary directory) is
+        // given up, not the run: the run is read back instead, as it was
+        // before spools, needing no temporary room.
+        do { try target.write(bytes: bytes) } catch { inOrder = false; target.discard() }
     }
 
     /// One subject's lines, or nil if its notifications are not in canonical order.
