@@ -19,7 +19,7 @@ extension BatchLocate {
         Int(try db.scalar("SELECT coalesce(max(id), 0) FROM gf_areas").int64 ?? 0) / 30
     }
 
-    static func locateThroughIndex(_ db: Connection, _ points: [Point], _ confidence: Double?) throws -> [Pair] {
+    static func locateThroughIndex(_ db: Connection, _ points: [Point], _ confidence: Double?, idsVersion: Int) throws -> Pairs {
         let defaultConfidence = Settings(db).defaultConfidence
         let window = try db.prepare("""
             SELECT pkid FROM idx_gf_areas_geom WHERE xmin <= ?1 AND xmax >= ?1 AND ymin <= ?2 AND ymax >= ?2
@@ -39,7 +39,8 @@ extension BatchLocate {
             areas[row] = made
             return made
         }
-        var pairs: [Pair] = []
+        var pairs = Pairs(ids: [], idsVersion: idsVersion, all: [])
+        var place: [String: Int32] = [:]
         for point in points {
             var rows = Set<Int64>()
             for lon in abs(point.p.lon) == 180 ? [-180.0, 180.0] : [point.p.lon] {
@@ -58,7 +59,11 @@ extension BatchLocate {
                 if v != .outside { found.append((a.id, v)) }
             }
             found.sort { $0.id < $1.id }
-            pairs += found.map { Pair(row: point.row, areaId: $0.id, verdict: $0.verdict) }
+            for f in found {
+                let i = place[f.id] ?? Int32(pairs.ids.count)
+                if i == pairs.ids.count { place[f.id] = i; pairs.ids.append(f.id) }
+                pairs.all.append(Pair(row: point.row, area: i, verdict: f.verdict))
+            }
         }
         return pairs
     }

@@ -28,7 +28,24 @@ public enum BatchLocate {
     }
 
     struct Point { var row: Int; var p: LonLat; var accuracy: Double }
-    struct Pair { var row: Int; var areaId: String; var verdict: Verdict }
+
+    /// One fix inside (or undecided in) one area: the fix's 1-based row in
+    /// the input, and the area's place in its `Pairs.ids`.
+    public struct Pair: Sendable {
+        public var row: Int
+        public var area: Int32
+        public var verdict: Verdict
+    }
+
+    /// A chunk's pairs, in row order, then area_id order. The ids are
+    /// shared by every chunk located through the grid (all the catalog's, in
+    /// grid order: `idsVersion` stays the same), so a writer can keep what
+    /// it made of an id once; through the index each chunk has its own.
+    public struct Pairs {
+        public var ids: [String]
+        public var idsVersion: Int
+        public var all: [Pair]
+    }
 
     static func now() -> Double {
         var t = timespec()
@@ -38,9 +55,9 @@ public enum BatchLocate {
 
     static let chunkFixes = 50_000
 
-    /// `emit(row, area_id, verdict)` gets each pair; `row` is the fix's 1-based row in the input.
+    /// `emit` gets each chunk's pairs, chunk after chunk in input order.
     public static func run(_ db: Connection, fixes rows: some Sequence<Judgement.Row>, confidence: Double?,
-                           emit: (Int, String, Verdict) throws -> Void) throws -> Report {
+                           emit: (Pairs) throws -> Void) throws -> Report {
         var report = Report()
         var started = now()
         // The grid of every box is built only once the batch is known not to
@@ -62,12 +79,10 @@ public enum BatchLocate {
             report.loadSeconds += t - prepared
             try emitAll(locate(chunk, areas, confidence), at: t)
         }
-        func emitAll(_ pairs: [Pair], at t: Double) throws {
+        func emitAll(_ pairs: Pairs, at t: Double) throws {
             report.locateSeconds += now() - t
-            for pair in pairs {
-                try emit(pair.row, pair.areaId, pair.verdict)
-                report.pairs += 1
-            }
+            try emit(pairs)
+            report.pairs += pairs.all.count
             chunk.removeAll(keepingCapacity: true)
         }
         for row in rows {
@@ -82,7 +97,7 @@ public enum BatchLocate {
         }
         if areas == nil && chunk.count < fewFixes {
             let t = now()
-            try emitAll(try locateThroughIndex(db, chunk, confidence), at: t)
+            try emitAll(try locateThroughIndex(db, chunk, confidence, idsVersion: 1), at: t)
         } else {
             try flush()
         }
@@ -95,8 +110,8 @@ public enum BatchLocate {
     /// CPU cache (in arrival order each fix would meet its shapes cold); the
     /// pairs are then put back in point order by a counting sort, each
     /// point's pairs staying in area_id order.
-    private static func locate(_ points: [Point], _ catalog: OnDemandAreas, _ confidence: Double?) -> [Pair] {
-        guard !points.isEmpty else { return [] }
+    private static func locate(_ points: [Point], _ catalog: OnDemandAreas, _ confidence: Double?) -> Pairs {
+        guard !points.isEmpty else { return Pairs(ids: catalog.grid.ids, idsVersion: 0, all: []) }
         let grid = catalog.grid, handles = catalog.handles
         // Every candidate of these points was prepared (`OnDemandAreas.prepare`),
         // and `catalog` keeps it alive.
@@ -141,9 +156,14 @@ public enum BatchLocate {
         var start = [Int](repeating: 0, count: points.count + 1)
         for part in parts { for f in part { start[Int(f.point) + 1] += 1 } }
         for k in 0..<points.count { start[k + 1] += start[k] }
-        var sorted = [Found](repeating: Found(point: 0, area: 0, verdict: .outside), count: start[points.count])
-        for part in parts { for f in part { sorted[start[Int(f.point)]] = f; start[Int(f.point)] += 1 } }
-        return sorted.map { Pair(row: points[Int($0.point)].row, areaId: grid.ids[Int($0.area)], verdict: $0.verdict) }
+        var sorted = [Pair](repeating: Pair(row: 0, area: 0, verdict: .outside), count: start[points.count])
+        for part in parts {
+            for f in part {
+                sorted[start[Int(f.point)]] = Pair(row: points[Int(f.point)].row, area: f.area, verdict: f.verdict)
+                start[Int(f.point)] += 1
+            }
+        }
+        return Pairs(ids: grid.ids, idsVersion: 0, all: sorted)
     }
 
     /// gf_area_contains' verdict: the area's rules, with `confidence` for every area when given.

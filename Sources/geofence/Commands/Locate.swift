@@ -57,12 +57,34 @@ extension Locate {
         buffer.reserveCapacity(1 << 17)
         func flush() throws { try output.write(bytes: buffer); buffer.removeAll(keepingCapacity: true) }
         let inside = Array(",inside\n".utf8), undecided = Array(",undecided\n".utf8)
-        let report = try BatchLocate.run(conn, fixes: try fixRows(path, format: fixesFormat, required: ["lat", "lon"]), confidence: confidence) { row, id, verdict in
-            appendDecimal(row, to: &buffer)
-            buffer.append(0x2C)
-            buffer += csvField(id).utf8
-            buffer += verdict == .inside ? inside : undecided
-            if buffer.count > 1 << 16 { try flush() }
+        // A fix has a dozen pairs and an area thousands: each area's CSV
+        // field is made once (`fields`, all in one array, at `at`: no array
+        // per area to retain per pair) and each row number once.
+        var fields: [UInt8] = [], at: [Range<Int>?] = [], version = -1
+        var row = -1, rowField: [UInt8] = []
+        let report = try BatchLocate.run(conn, fixes: try fixRows(path, format: fixesFormat, required: ["lat", "lon"]), confidence: confidence) { pairs in
+            if pairs.idsVersion != version || at.count != pairs.ids.count {
+                (version, fields, at) = (pairs.idsVersion, [], Array(repeating: nil, count: pairs.ids.count))
+            }
+            for pair in pairs.all where at[Int(pair.area)] == nil {
+                let start = fields.count
+                fields += csvField(pairs.ids[Int(pair.area)]).utf8
+                at[Int(pair.area)] = start..<fields.count
+            }
+            try fields.withUnsafeBufferPointer { fields in
+                for pair in pairs.all {
+                    if pair.row != row {
+                        row = pair.row
+                        rowField.removeAll(keepingCapacity: true)
+                        appendDecimal(row, to: &rowField)
+                        rowField.append(0x2C)
+                    }
+                    buffer += rowField
+                    if let r = at[Int(pair.area)] { buffer += UnsafeBufferPointer(rebasing: fields[r]) }
+                    buffer += pair.verdict == .inside ? inside : undecided
+                    if buffer.count > 1 << 16 { try flush() }
+                }
+            }
         }
         try flush()
         try output.commit()
