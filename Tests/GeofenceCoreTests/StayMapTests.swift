@@ -31,12 +31,18 @@ final class StayMapTests: XCTestCase {
         XCTAssertNotEqual(built, literal)
         built.remove(at: 0)
         XCTAssertEqual(built, literal)
-        // "é" precomposed and decomposed are one key, as they were in a Dictionary.
+        // "é" precomposed and decomposed are two keys, as SQLite's UNIQUE tells
+        // them apart, in byte order ("e" 0x65 before 0xC3); and so are two
+        // strings Swift's `<` orders neither way ("A" + ring above, "Åx").
         var canonical = StayMap()
         canonical["\u{e9}"] = stay(1)
         canonical["e\u{301}"] = stay(2)
-        XCTAssertEqual(canonical.count, 1)
-        XCTAssertEqual(canonical["\u{e9}"]?.inStreak, 2)
+        canonical["\u{c5}x"] = stay(3)
+        canonical["A\u{30a}"] = stay(4)
+        XCTAssertEqual(canonical.count, 4)
+        XCTAssertEqual(canonical["\u{e9}"]?.inStreak, 1)
+        XCTAssertEqual(canonical["e\u{301}"]?.inStreak, 2)
+        XCTAssertEqual(canonical.keys.map { Array($0.utf8) }, ["A\u{30a}", "e\u{301}", "\u{c5}x", "\u{e9}"].map { Array($0.utf8) })
     }
 
     /// Stays live apart from the sorted entries, and a removed stay's place is

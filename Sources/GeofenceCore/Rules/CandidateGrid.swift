@@ -28,9 +28,10 @@ public final class CandidateGrid: Sendable {
     let outsideMasks: [UInt64], insideMasks: [UInt64]
 
     public init(_ unsorted: [(String, BoundingBox)]) {
-        // Indices in area_id order, so every cell lists its areas sorted and a
-        // lookup returns them sorted without comparing a string.
-        let items = unsorted.sorted { $0.0 < $1.0 }
+        // Indices in area_id order (their bytes, as SQLite orders them:
+        // `utf8Precedes`), so every cell lists its areas sorted and a lookup
+        // returns them sorted without comparing a string.
+        let items = unsorted.sorted { $0.0.utf8Precedes($1.0) }
         ids = items.map(\.0)
         let boxes = items.map(\.1)
         self.boxes = boxes
@@ -87,19 +88,21 @@ public final class CandidateGrid: Sendable {
     /// equivalent: "é" as one code point and as "e" and a combining accent)
     /// while their bytes differ. SQLite's UNIQUE lets both in, but judgement
     /// keys areas by String and would merge them, so the catalog refuses to
-    /// judge such a pair (`SQLCatalog.requireDistinctIds`). Sorting puts them
-    /// next to each other.
+    /// judge such a pair (`SQLCatalog.requireDistinctIds`). Both of such a
+    /// pair hold a byte above 0x7F (ASCII text has one form), so only those
+    /// ids are looked up, by Swift's equality.
     public var ambiguousIds: (String, String)? {
-        for k in ids.indices.dropFirst() where ids[k - 1] == ids[k] && !ids[k - 1].hasSameUTF8(as: ids[k]) {
-            return (ids[k - 1], ids[k])
+        var seen: [String: String] = [:]
+        for id in ids where !id.utf8.allSatisfy({ $0 < 0x80 }) {
+            if let other = seen[id], !other.hasSameUTF8(as: id) { return (other, id) }
+            seen[id] = id
         }
         return nil
     }
 
     /// The index of area `id`, by binary search of the sorted ids. Ids are
     /// told apart by their bytes, as SQLite's UNIQUE does: "é" and "e\u{301}"
-    /// are two areas, equal and adjacent to Swift's `<`, so the run of
-    /// equal ones is searched for the exact bytes.
+    /// are two areas.
     public func index(of id: String) -> Int? {
         let k = orderKey(of: id)
         return k & 1 == 1 ? k >> 1 : nil
@@ -113,14 +116,9 @@ public final class CandidateGrid: Sendable {
         var lo = 0, hi = ids.count
         while lo < hi {
             let mid = (lo + hi) / 2
-            if ids[mid] < id { lo = mid + 1 } else { hi = mid }
+            if ids[mid].utf8Precedes(id) { lo = mid + 1 } else { hi = mid }
         }
-        let start = lo
-        while lo < ids.count && ids[lo] == id {
-            if ids[lo].hasSameUTF8(as: id) { return 2 * lo + 1 }
-            lo += 1
-        }
-        return 2 * start
+        return lo < ids.count && ids[lo].hasSameUTF8(as: id) ? 2 * lo + 1 : 2 * lo
     }
 
     /// The cells a box covers: columns x0...x1, rows y0...y1.

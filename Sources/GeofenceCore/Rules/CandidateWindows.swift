@@ -29,7 +29,7 @@ public struct CandidateWindows {
 
     private struct Window {
         var box: BoundingBox
-        /// (area_id, box), sorted by area_id in Swift's order.
+        /// (area_id, box), sorted by area_id (`utf8Precedes`).
         var items: [(String, BoundingBox)]
         var lastUsed: Int
     }
@@ -67,7 +67,7 @@ public struct CandidateWindows {
         let widen = 1 / max(0.05, cos(p.lat * .pi / 180))
         let box = BoundingBox(minLon: max(-180, p.lon - half * widen), minLat: max(-90, p.lat - half),
                               maxLon: min(180, p.lon + half * widen), maxLat: min(90, p.lat + half))
-        let window = Window(box: box, items: try fetchWindow(box).sorted { $0.0 < $1.0 }, lastUsed: clock)
+        let window = Window(box: box, items: try fetchWindow(box).sorted { $0.0.utf8Precedes($1.0) }, lastUsed: clock)
         windowsRead += 1
         if windows.count < Self.kept {
             windows.append(window)

@@ -59,9 +59,9 @@ public struct StayMap: Equatable, Sendable, Sequence, ExpressibleByDictionaryLit
         var lo = 0, hi = entries.count
         while lo < hi {
             let mid = (lo + hi) / 2
-            if entries[mid].key < id { lo = mid + 1 } else { hi = mid }
+            if entries[mid].key.utf8Precedes(id) { lo = mid + 1 } else { hi = mid }
         }
-        return (lo, lo < entries.count && entries[lo].key == id)
+        return (lo, lo < entries.count && entries[lo].key.hasSameUTF8(as: id))
     }
 
     /// The stay in area `id`; setting nil removes it.

@@ -115,7 +115,7 @@ public struct SubjectJudge {
             switch key {
             case .areaId(let id)?:
                 let k = step.state.stays.key(at: step.next)
-                if !(k < id) { return k == id }
+                if !k.utf8Precedes(id) { return k.hasSameUTF8(as: id) }
             case .order(let o)?:
                 let k = step.state.stays.orderKey(at: step.next)
                 if k >= o { return k == o }

@@ -8,8 +8,7 @@ import GeofenceCore
 /// boxes are 32-bit floats rounded outward, so its answer is filtered by the
 /// shape's own box (`Shape.boundingBox`, the box the grid holds), both ends
 /// included; at ±180° both spellings of the meridian are asked, each area
-/// once; a fix's pairs come in area_id order (Swift's String order, the
-/// grid's). Areas are read and prepared once per batch, when a fix first
+/// once; a fix's pairs come in area_id order (by bytes, the grid's). Areas are read and prepared once per batch, when a fix first
 /// reaches them.
 extension BatchLocate {
     /// A batch this small locates through the index: fewer valid fixes than
@@ -58,7 +57,7 @@ extension BatchLocate {
                 let v = verdict(a.area, point, confidence)
                 if v != .outside { found.append((a.id, v)) }
             }
-            found.sort { $0.id < $1.id }
+            found.sort { $0.id.utf8Precedes($1.id) }
             for f in found {
                 let i = place[f.id] ?? Int32(pairs.ids.count)
                 if i == pairs.ids.count { place[f.id] = i; pairs.ids.append(f.id) }

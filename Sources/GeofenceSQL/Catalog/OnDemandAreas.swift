@@ -64,7 +64,7 @@ final class OnDemandAreas {
             }
         }
         // The grid sorts the areas by area_id; the row ids follow the same order.
-        let order = items.indices.sorted { items[$0].0 < items[$1].0 }
+        let order = items.indices.sorted { items[$0].0.utf8Precedes(items[$1].0) }
         grid = CandidateGrid(order.map { items[$0] })
         rows = order.map { rowOf[$0] }
         prepared = [JudgedArea?](repeating: nil, count: rows.count)

@@ -73,7 +73,7 @@ final class OnDemandCatalog {
             }
         }
         // The grid sorts the areas by area_id; the row ids follow the same order.
-        let order = items.indices.sorted { items[$0].0 < items[$1].0 }
+        let order = items.indices.sorted { items[$0].0.utf8Precedes(items[$1].0) }
         let grid = CandidateGrid(order.map { items[$0] })
         try SQLCatalog.requireDistinctIds(grid.ambiguousIds)
         rows = order.map { rowOf[$0] }

@@ -143,8 +143,8 @@ public final class SQLCatalog: JudgeCatalog {
         try candidates.bind([.real(p.lon), .real(p.lat)])
         var ids: [String] = []
         while try candidates.step() { if let id = candidates.value(0).string { ids.append(id) } }
-        // Swift's order, which the judge merges with (SQLite's byte order can differ on non-NFC text).
-        return ids.sorted()
+        // In area_id order, as the judge merges them (`utf8Precedes`).
+        return ids.sorted { $0.utf8Precedes($1) }
     }
 
     /// Empties the catalog of its prepared areas and index and returns them

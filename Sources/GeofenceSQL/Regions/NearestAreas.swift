@@ -90,7 +90,9 @@ public final class NearestAreas {
         var nth: Double { measured.count >= count ? measured[count - 1].distanceM : .infinity }
 
         mutating func add(_ f: Found) {
-            let at = measured.firstIndex { ($0.distanceM, $0.areaId) > (f.distanceM, f.areaId) } ?? measured.count
+            // Ties by area_id's bytes, as SQLite orders it (`utf8Precedes`).
+            let at = measured.firstIndex { $0.distanceM > f.distanceM || ($0.distanceM == f.distanceM && f.areaId.utf8Precedes($0.areaId)) }
+                ?? measured.count
             measured.insert(f, at: at)
             if measured.count > count { measured.removeLast() }
         }

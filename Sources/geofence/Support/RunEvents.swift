@@ -18,9 +18,8 @@ import GeofenceSQL
 /// differ from reading back, the run is read back instead:
 /// - a trigger on gf_notifications may change the stored rows: not streamed;
 /// - every line is checked to come after the one before it, as SQLite
-///   orders (text by its UTF-8 bytes). A batch stores a fix's notifications
-///   in area_id order as Swift compares strings, which is not byte order for
-///   some ids that are not in Unicode's composed form: `inOrder` turns false;
+///   orders (text by its UTF-8 bytes, as the judge orders area_ids too):
+///   should a run ever store them otherwise, `inOrder` turns false;
 /// - each cell is what the stored value reads back as: SQLite stores a REAL
 ///   that is a whole number as an integer, so -0.0 comes back as 0.0.
 final class RunEvents {
