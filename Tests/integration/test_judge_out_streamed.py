@@ -111,3 +111,97 @@ def test_no_room_for_a_spool_reads_the_run_back(tmp_path):
                        capture_output=True, text=True, env=env, timeout=120)
     assert p.returncode == 0, p.stderr
     assert p.stdout == read_back(db, "csv") and p.stdout.count("\n") > 10
+
+
+# Found by a new-user trial of the streamed --out: what it must read back for.
+
+def judged_with(tmp_path, script, fmt="csv"):
+    db = catalog(tmp_path, ["A", "B1"])
+    con = sqlite3.connect(db)
+    con.executescript(script)
+    con.close()
+    out = tmp_path / f"out.{fmt}"
+    gf("judge", db, "--fixes", fixes(tmp_path, WALK), "--out", out, "--format", fmt)
+    return out.read_text(), read_back(db, fmt)
+
+
+@pytest.mark.parametrize("script", [
+    # A retention trigger on another table the run writes.
+    "CREATE TRIGGER keep_in AFTER UPDATE ON gf_runs BEGIN DELETE FROM gf_notifications WHERE run_id = NEW.run_id AND transition = 'OUT'; END;",
+    # A chain: gf_last_notified feeds a table whose trigger changes the rows.
+    "CREATE TABLE seen (n); CREATE TRIGGER t1 AFTER INSERT ON gf_last_notified BEGIN INSERT INTO seen VALUES (1); END;"
+    "CREATE TRIGGER t2 AFTER INSERT ON seen BEGIN UPDATE gf_notifications SET accuracy_m = 77.5; END;",
+    # The table's name in another case, as SQLite allows.
+    "CREATE TRIGGER upd AFTER INSERT ON GF_Notifications BEGIN UPDATE gf_notifications SET area_id = 'UPD' WHERE id = NEW.id; END;",
+    "CREATE TEMP TRIGGER upd AFTER INSERT ON main.GF_NOTIFICATIONS BEGIN UPDATE gf_notifications SET area_id = 'UPD' WHERE id = NEW.id; END;",
+], ids=["gf_runs", "chain", "case", "temp"])
+def test_a_trigger_anywhere_that_changes_notifications_is_seen_in_the_file(tmp_path, script):
+    streamed, stored = judged_with(tmp_path, script)
+    assert streamed == stored
+
+
+def test_a_table_rebuilt_with_a_collation_and_other_types_is_read_back(tmp_path):
+    script = """
+        ALTER TABLE gf_notifications RENAME TO old_n;
+        CREATE TABLE gf_notifications (id INTEGER PRIMARY KEY, run_id INTEGER NOT NULL, subject_id TEXT NOT NULL COLLATE NOCASE,
+            ts TEXT NOT NULL, area_id TEXT NOT NULL, condition_id INTEGER NOT NULL, transition TEXT NOT NULL,
+            lat REAL NOT NULL, lon REAL NOT NULL, accuracy_m INTEGER NOT NULL);
+        DROP TABLE old_n;
+        CREATE INDEX gf_notifications_by_subject ON gf_notifications (subject_id, ts);"""
+    db = catalog(tmp_path, ["A", "B1"])
+    con = sqlite3.connect(db)
+    con.executescript(script)
+    con.close()
+    rows = [("a", "2026-01-05T09:00:00Z", "0", "0", "5"), ("B", "2026-01-05T09:00:00Z", "0", "0", "5")]
+    out = tmp_path / "out.csv"
+    gf("judge", db, "--fixes", fixes(tmp_path, rows), "--out", out)
+    text = out.read_text()
+    assert text == read_back(db, "csv")
+    assert text.splitlines()[1].startswith("a,") and ",5\n" in text
+
+
+def test_a_fifo_gets_its_lines_only_once_the_run_is_committed(tmp_path):
+    """A reader that stops early (`head -c 100`) used to kill the run before
+    its commit; the lines now go to a spool and out after the commit."""
+    db = catalog(tmp_path, ["A", "B1"])
+    fifo = tmp_path / "fifo"
+    os.mkfifo(fifo)
+    got = []
+    reader = threading.Thread(target=lambda: got.append(open(fifo, "rb").read(100)))
+    reader.start()
+    many = [(f"s{k}", f"2026-01-05T09:{k % 60:02d}:{k // 60:02d}Z", "0", "0", "5") for k in range(3000)]
+    p = subprocess.run([str(CLI), "judge", str(db), "--fixes", str(fixes(tmp_path, many)), "--out", str(fifo)],
+                       capture_output=True, text=True, timeout=120)
+    reader.join(timeout=60)
+    assert len(got[0]) == 100
+    con = sqlite3.connect(db)
+    assert con.execute("SELECT count(*) FROM gf_runs").fetchone()[0] == 1, p.stderr
+    assert con.execute("SELECT count(*) FROM gf_notifications").fetchone()[0] == 6000
+
+
+def test_a_symbolic_link_is_followed_not_replaced(tmp_path):
+    db = catalog(tmp_path, ["A", "B1"])
+    f = fixes(tmp_path, WALK)
+    target = tmp_path / "real.csv"
+    target.write_text("old\n")
+    os.chmod(target, 0o2640)
+    link = tmp_path / "link.csv"
+    link.symlink_to(target)
+    gf("judge", db, "--fixes", f, "--out", link)
+    assert link.is_symlink() and os.readlink(link) == str(target)
+    assert target.read_text() == read_back(db, "csv")
+    assert os.stat(target).st_mode & 0o7777 == 0o2640
+    # A link that stands for a stream (through /proc or /dev) is written through.
+    db2 = catalog(tmp_path / "2" if (tmp_path / "2").mkdir() is None else None, ["A", "B1"])
+    to_stdout = tmp_path / "stdout-link"
+    to_stdout.symlink_to("/proc/self/fd/1")
+    p = gf("judge", db2, "--fixes", f, "--out", to_stdout)
+    assert to_stdout.is_symlink()
+    assert read_back(db2, "csv") in p.stdout
+
+
+def test_an_empty_out_name_is_refused_before_the_run(tmp_path):
+    db = catalog(tmp_path, ["A"])
+    p = gf("judge", db, "--fixes", fixes(tmp_path, WALK), "--out", "", check=False)
+    assert p.returncode == 64 and "--out" in p.stderr
+    assert sqlite3.connect(db).execute("SELECT count(*) FROM gf_runs").fetchone()[0] == 0

@@ -48,7 +48,9 @@ final class Session {
         var schema: Int64
     }
 
-    /// The tables gf_check writes, and the engine's own triggers on them.
+    /// The tables gf_check writes (lower case: a trigger's table is matched
+    /// as SQLite matches names, without regard to case), and the engine's
+    /// own triggers on them.
     static let writtenTables = ["gf_notifications", "gf_explain", "gf_subjects", "gf_stay_rows", "gf_last_notified", "gf_runs"]
     static let ownTriggers = ["gf_subjects_remove_stays"]
 
@@ -74,8 +76,8 @@ final class Session {
         let tables = Self.writtenTables.map { "'\($0)'" }.joined(separator: ", ")
         let own = Self.ownTriggers.map { "'\($0)'" }.joined(separator: ", ")
         trustsState = try db.scalar("""
-            SELECT (SELECT count(*) FROM sqlite_master WHERE type = 'trigger' AND tbl_name IN (\(tables)) AND name NOT IN (\(own)))
-                 + (SELECT count(*) FROM sqlite_temp_master WHERE type = 'trigger' AND tbl_name IN (\(tables)))
+            SELECT (SELECT count(*) FROM sqlite_master WHERE type = 'trigger' AND lower(tbl_name) IN (\(tables)) AND name NOT IN (\(own)))
+                 + (SELECT count(*) FROM sqlite_temp_master WHERE type = 'trigger' AND lower(tbl_name) IN (\(tables)))
             """).int64 == 0
         judgement = j
         stamp = now

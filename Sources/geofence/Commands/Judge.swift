@@ -41,6 +41,7 @@ struct Judge: ParsableCommand {
         if let threads, !(1...256).contains(threads) {
             throw ValidationError("--threads must be a whole number from 1 to 256, got \(threads)")
         }
+        if out == "" { throw ValidationError("--out needs a file name, or - for standard output") }
     }
 
     func run() throws {
@@ -65,16 +66,16 @@ struct Judge: ParsableCommand {
                                                progress: bar.update)
                 if fixes == nil && table == "gf_fixes" && !keep { try conn.execute("DELETE FROM gf_fixes") }
                 // A file is written and synced inside the transaction (a write error rolls the run
-                // back); standard output only once the run is committed, so a pipeline never
-                // receives the events of a run that was then rolled back.
-                if out != standardStream { try events?.finish(conn, NotificationListing(of: report)) }
+                // back); standard output, a FIFO or a device only once the run is committed, so a
+                // reader never receives the events of a run that was then rolled back.
+                if output?.canRewind == true { try events?.finish(conn, NotificationListing(of: report)) }
                 return (report, events)
             }
             do {
-                if out == standardStream { try events?.finish(conn, NotificationListing(of: report)) }
+                if output?.canRewind == false { try events?.finish(conn, NotificationListing(of: report)) }
                 try output?.commit()
             } catch var e as InputError {
-                e.message += "; the run (\(report.runId)) was committed: `geofence notifications \(db) --run \(report.runId) --csv` lists its notifications"
+                e.message += "; the run (\(report.runId)) was committed: `geofence notifications \(db) --run \(report.runId) --format \(format.rawValue)` lists its notifications"
                 throw e
             }
             let c = report.counters

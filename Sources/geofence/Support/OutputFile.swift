@@ -20,7 +20,7 @@ import GeofenceSQL
 /// - Every write, flush, sync and close is checked: an error fails the
 ///   command, and the temporary file is removed.
 final class OutputFile {
-    private enum Kind { case standardOutput, direct, replacing(temp: String), spool }
+    private enum Kind { case standardOutput, direct, replacing(temp: String, target: String), spool }
 
     /// The name for messages.
     let name: String
@@ -46,29 +46,70 @@ final class OutputFile {
         if let which = guarded.match(path: path) {
             throw InputError("refusing to write over \(which): choose another output file", file: path)
         }
+        // A symbolic link is followed, never replaced: the file it leads to
+        // is (the link stays a link); one that leads through /dev or /proc
+        // (/dev/stdout, /proc/self/fd/1) stands for a stream or a device and
+        // is written through.
+        guard let (target, special) = Self.followLinks(path) else {
+            throw InputError("is a symbolic link that cannot be followed (a loop, or more than 40 links)", file: path)
+        }
         var st = stat()
-        if stat(path, &st) == 0 && (st.st_mode & S_IFMT) != S_IFREG {
-            if (st.st_mode & S_IFMT) == S_IFDIR { throw InputError("is a directory, not a file", file: path) }
-            let fd = open(path, O_WRONLY | O_NOCTTY | O_CLOEXEC)
+        let exists = stat(target, &st) == 0
+        if exists && (st.st_mode & S_IFMT) == S_IFDIR { throw InputError("is a directory, not a file", file: path) }
+        if special || exists && (st.st_mode & S_IFMT) != S_IFREG {
+            let truncate = exists && (st.st_mode & S_IFMT) == S_IFREG ? O_TRUNC : 0
+            let fd = open(path, O_WRONLY | O_NOCTTY | O_CLOEXEC | truncate)
             guard fd >= 0 else { throw Self.error("cannot open", path) }
             kind = .direct
             file = fdopen(fd, "w")
         } else {
-            var template = Array((path + ".partial-XXXXXX").utf8CString)
+            var template = Array((target + ".partial-XXXXXX").utf8CString)
             let fd = template.withUnsafeMutableBufferPointer { mkstemp($0.baseAddress!) }
             guard fd >= 0 else { throw Self.error("cannot create a temporary file beside it", path) }
             let temp = template.withUnsafeBufferPointer { String(cString: $0.baseAddress!) }
-            // mkstemp makes the file private; give it the mode the file it
-            // replaces had, or that of a newly created file.
+            // mkstemp makes the file private; give it the owner (where this
+            // process may) and mode the file it replaces had, or the mode of
+            // a newly created file.
             let mode: mode_t
-            if (st.st_mode & S_IFMT) == S_IFREG { mode = st.st_mode & 0o777 } else {
+            if exists {
+                _ = fchown(fd, st.st_uid, st.st_gid)
+                mode = st.st_mode & 0o7777
+            } else {
                 let mask = umask(0); umask(mask); mode = 0o666 & ~mask
             }
             fchmod(fd, mode)
-            kind = .replacing(temp: temp)
+            kind = .replacing(temp: temp, target: target)
             file = fdopen(fd, "w")
         }
         if file == nil { throw Self.error("cannot open", path) }
+    }
+
+    /// Where `path` leads through symbolic links (itself if it is none),
+    /// and whether it starts in, or passes through, /dev or /proc; nil for a
+    /// loop. A link to a file not made yet leads to where it would be.
+    private static func followLinks(_ path: String) -> (String, special: Bool)? {
+        func isSpecial(_ p: String) -> Bool { p.hasPrefix("/dev/") || p.hasPrefix("/proc/") }
+        var p = path, special = isSpecial(path)
+        for _ in 0..<40 {
+            var st = stat()
+            guard lstat(p, &st) == 0, (st.st_mode & S_IFMT) == S_IFLNK else { return (p, special) }
+            var buffer = [CChar](repeating: 0, count: Int(PATH_MAX) + 1)
+            let n = readlink(p, &buffer, buffer.count - 1)
+            guard n > 0 else { return nil }
+            let link = String(decoding: buffer[..<n].map { UInt8(bitPattern: $0) }, as: UTF8.self)
+            if link.hasPrefix("/") {
+                p = link
+            } else {
+                let dir = p.lastIndex(of: "/").map { String(p[...$0]) } ?? ""
+                p = dir + link
+            }
+            special = special || isSpecial(p)
+            var target = stat()
+            if stat(p, &target) != 0 && lstat(p, &target) != 0 {
+                return (p, special)  // not made yet: it is made where the link points
+            }
+        }
+        return nil
     }
 
     private init(spoolNamed name: String, _ file: UnsafeMutablePointer<FILE>) {
@@ -117,11 +158,11 @@ final class OutputFile {
         }
     }
 
-    /// Whether `rewind` can start the output over: a temporary file, not
-    /// standard output or a device.
+    /// Whether the output can be started over (`rewind`): a temporary file,
+    /// not standard output, a FIFO or a device.
     var canRewind: Bool {
         switch kind {
-        case .replacing, .spool: return file != nil
+        case .replacing, .spool: return true
         case .standardOutput, .direct: return false
         }
     }
@@ -151,9 +192,9 @@ final class OutputFile {
     /// Closes the file if still open and renames a temporary file over the target.
     func commit() throws {
         try close()
-        guard case .replacing(let temp) = kind, !done else { done = true; return }
+        guard case .replacing(let temp, let target) = kind, !done else { done = true; return }
         done = true
-        guard rename(temp, name) == 0 else {
+        guard rename(temp, target) == 0 else {
             let failure = Self.error("cannot put the output in place (renaming \(temp) over it)", name)
             unlink(temp)
             throw failure
@@ -164,7 +205,7 @@ final class OutputFile {
     func discard() {
         if let f = file, f != stdout { fclose(f) }
         file = nil
-        if !done, case .replacing(let temp) = kind { unlink(temp) }
+        if !done, case .replacing(let temp, _) = kind { unlink(temp) }
         done = true
     }
 

@@ -16,7 +16,9 @@ import GeofenceSQL
 /// output itself when it can be started over (a file), else to a spool
 /// copied to it at `finish` (standard output, a FIFO). Where that could
 /// differ from reading back, the run is read back instead:
-/// - a trigger on gf_notifications may change the stored rows: not streamed;
+/// - a trigger that names gf_notifications may change the stored rows, and
+///   a table rebuilt by hand may store or order them otherwise
+///   (`NotificationTap.storedAsWritten`): not streamed;
 /// - every line is checked to come after the one before it, as SQLite
 ///   orders (text by its UTF-8 bytes, as the judge orders area_ids too):
 ///   should a run ever store them otherwise, `inOrder` turns false;
@@ -35,7 +37,7 @@ final class RunEvents {
     init(_ output: OutputFile, format: EventFormat, database: Connection) throws {
         self.output = output
         self.format = format
-        if try NotificationTap.notificationsHaveTriggers(database) {
+        if try !NotificationTap.storedAsWritten(database) {
             target = nil
         } else {
             // No room for a spool: read back, as before spools.
