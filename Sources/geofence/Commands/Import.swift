@@ -36,10 +36,10 @@ struct Import: ParsableCommand {
         HugePages.adviseForThisProcess()
         try reporting {
             let conn = try openCatalog(db)
-            // One transaction writes the whole catalog: with the default cache
+            // One transaction writes the whole catalog: with a small cache
             // SQLite spills its pages into the WAL before the commit, and every
-            // page read after that searches the WAL's index (a million fences:
-            // 37.5 s with 64 MiB, 35.6 s with 256 MiB, 34.2 s with 1 GiB).
+            // page read after that searches the WAL's index. 256 MiB keeps
+            // most of a large import out of it (benchmarks/results.md).
             try conn.execute("PRAGMA cache_size = -262144")
             var o = AreaImporter.Options()
             o.group = group; o.replace = replace; o.upsert = upsert; o.defaultConditions = withDefaultConditions
