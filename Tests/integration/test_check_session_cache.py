@@ -110,3 +110,30 @@ def test_a_users_trigger_that_changes_state_or_catalog_is_seen_by_the_next_call(
             outcomes.append((notifications(copy), state_of(copy)))
         assert len(outcomes[1][0]) >= 10, name
         assert outcomes[0] == outcomes[1], name
+
+
+def test_a_temp_trigger_made_between_calls_on_the_same_connection_is_seen(tmp_path):
+    """A TEMP trigger changes only the temporary schema's version: the
+    session must see it as it sees one in the database (new-user trial)."""
+    db, _, rows = scenario(tmp_path, subjects=3, per_subject=40, seed=5)
+    fixes = [[s, iso(t), lat, lon, acc] for s, t, lat, lon, acc in rows]
+    trigger = ("CREATE TEMP TRIGGER ut AFTER INSERT ON gf_notifications WHEN NEW.transition = 'IN' "
+               "BEGIN DELETE FROM gf_stay_rows WHERE subject_id = NEW.subject_id; END")
+    outcomes = []
+    for fresh in (False, True):
+        copy = tmp_path / f"{'fresh' if fresh else 'kept'}.db"
+        shutil.copy(db, copy)
+        c = connect(copy)
+        for k, f in enumerate(fixes):
+            if fresh:
+                c.close()
+                c = connect(copy)
+                if k >= 10:
+                    c.execute(trigger)
+            elif k == 10:
+                c.execute(trigger)
+            c.execute("SELECT gf_check(?, ?, ?, ?, ?)", f).fetchall()
+        c.close()
+        outcomes.append((notifications(copy), state_of(copy)))
+    assert len(outcomes[1][0]) >= 10
+    assert outcomes[0] == outcomes[1]

@@ -9,9 +9,11 @@ orders could differ: area ids whose Swift order is not their byte order,
 cannot be started over (standard output, a FIFO: spooled)."""
 import json
 import os
+import signal
 import sqlite3
 import subprocess
 import threading
+import time
 
 import pytest
 
@@ -205,3 +207,45 @@ def test_an_empty_out_name_is_refused_before_the_run(tmp_path):
     p = gf("judge", db, "--fixes", fixes(tmp_path, WALK), "--out", "", check=False)
     assert p.returncode == 64 and "--out" in p.stderr
     assert sqlite3.connect(db).execute("SELECT count(*) FROM gf_runs").fetchone()[0] == 0
+
+
+def test_a_link_to_this_process_standard_output_appends_to_it(tmp_path):
+    """A link through /proc/self/fd/1 is written to the descriptor as it is,
+    not opened anew (from the start of an append-mode log, over its lines)."""
+    db = catalog(tmp_path, ["A", "B1"])
+    link = tmp_path / "lnk"
+    link.symlink_to("/proc/self/fd/1")
+    log = tmp_path / "app.log"
+    log.write_text("earlier line\n" * 8)
+    with log.open("a") as out:
+        p = subprocess.run([str(CLI), "judge", str(db), "--fixes", str(fixes(tmp_path, WALK)), "--out", str(link), "--quiet"],
+                           stdout=out, stderr=subprocess.PIPE, text=True, timeout=120)
+    assert p.returncode == 0, p.stderr
+    text = log.read_text()
+    assert text.startswith("earlier line\n" * 8) and read_back(db, "csv") in text
+
+
+def test_a_signal_during_the_run_leaves_no_partial_file(tmp_path):
+    db = catalog(tmp_path, ["A", "B1"])
+    many = [(f"s{k % 500}", f"2026-01-05T{k // 3600 % 24:02d}:{k // 60 % 60:02d}:{k % 60:02d}Z", str(k % 7 * 0.001), "0", "5")
+            for k in range(300_000)]
+    out = tmp_path / "out.csv"
+    out.write_text("OLD\n")
+    p = subprocess.Popen([str(CLI), "judge", str(db), "--fixes", str(fixes(tmp_path, many)), "--out", str(out)],
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    deadline = time.time() + 60
+    while not list(tmp_path.glob("out.csv.partial-*")) and p.poll() is None and time.time() < deadline:
+        time.sleep(0.01)
+    p.send_signal(signal.SIGTERM)
+    p.wait(timeout=60)
+    assert list(tmp_path.glob("out.csv.partial-*")) == []
+    runs = sqlite3.connect(db).execute("SELECT count(*) FROM gf_runs").fetchone()[0]
+    assert out.read_text() == ("OLD\n" if runs == 0 else read_back(db, "csv"))
+
+
+@pytest.mark.parametrize("command", ["export", "locate"])
+def test_an_empty_out_name_is_refused_by_every_command(tmp_path, command):
+    db = catalog(tmp_path, ["A"])
+    args = ["export", db, "--out", ""] if command == "export" else ["locate", db, "--fixes", fixes(tmp_path, WALK), "--out", ""]
+    p = gf(*args, check=False)
+    assert p.returncode == 64 and "--out" in p.stderr

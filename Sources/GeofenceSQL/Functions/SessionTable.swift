@@ -22,7 +22,8 @@ import GeofenceCore
 /// catalog is not the one the cache was read from (`gf_meta.catalog_stamp`,
 /// a random value every change of an area, condition or setting replaces:
 /// a rolled-back change takes its stamp with it, which neither count shows),
-/// or the schema changed (`PRAGMA schema_version`: a trigger added, say).
+/// or the schema changed (`PRAGMA schema_version`, of the database and of
+/// its temporary schema: a trigger added, say).
 ///
 /// A trigger of the user's on a table gf_check writes (a queue fed from
 /// gf_notifications, say) may change the state or the catalog during the
@@ -38,6 +39,7 @@ final class Session {
     private var dataVersion: Statement?
     private var catalogStamp: Statement?
     private var schemaVersion: Statement?
+    private var tempSchemaVersion: Statement?
     /// Whether the subject state saved by one call may be reused by the next (no trigger of the user's on the tables gf_check writes).
     private(set) var trustsState = false
 
@@ -95,7 +97,8 @@ final class Session {
     private func currentStamp() throws -> Stamp {
         if dataVersion == nil { dataVersion = try db.prepare("PRAGMA data_version") }
         if catalogStamp == nil { catalogStamp = try db.prepare("SELECT value FROM gf_meta WHERE key = 'catalog_stamp'") }
-        if schemaVersion == nil { schemaVersion = try db.prepare("PRAGMA schema_version") }
+        if schemaVersion == nil { schemaVersion = try db.prepare("PRAGMA main.schema_version") }
+        if tempSchemaVersion == nil { tempSchemaVersion = try db.prepare("PRAGMA temp.schema_version") }
         func first(_ s: Statement) throws -> SQLiteValue {
             try s.bind([])
             defer { s.reset() }
@@ -103,14 +106,15 @@ final class Session {
         }
         let version = try first(dataVersion!).int64 ?? 0
         let catalog = try first(catalogStamp!).string ?? ""
-        let schema = try first(schemaVersion!).int64 ?? 0
+        // A TEMP trigger (on this connection, after some calls) changes only the temp schema's version.
+        let schema = (try first(schemaVersion!).int64 ?? 0) &* 4_294_967_296 &+ (try first(tempSchemaVersion!).int64 ?? 0)
         return Stamp(changes: sqlite.pointee.total_changes64!(db.handle), dataVersion: version, catalog: catalog, schema: schema)
     }
 
     /// Drops the cached judgement: after a failed call, whose writes were undone.
     func forget() { judgement = nil; stamp = Stamp(changes: -1, dataVersion: -1, catalog: "", schema: -1) }
 
-    func close() { judgement = nil; dataVersion = nil; catalogStamp = nil; schemaVersion = nil; transaction.close() }
+    func close() { judgement = nil; dataVersion = nil; catalogStamp = nil; schemaVersion = nil; tempSchemaVersion = nil; transaction.close() }
 
     // MARK: Registry
 

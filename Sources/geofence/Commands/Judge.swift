@@ -71,6 +71,7 @@ struct Judge: ParsableCommand {
                 if output?.canRewind == true { try events?.finish(conn, NotificationListing(of: report)) }
                 return (report, events)
             }
+            output?.keepOnSignal()
             do {
                 if output?.canRewind == false { try events?.finish(conn, NotificationListing(of: report)) }
                 try output?.commit()

@@ -47,18 +47,24 @@ final class OutputFile {
             throw InputError("refusing to write over \(which): choose another output file", file: path)
         }
         // A symbolic link is followed, never replaced: the file it leads to
-        // is (the link stays a link); one that leads through /dev or /proc
-        // (/dev/stdout, /proc/self/fd/1) stands for a stream or a device and
-        // is written through.
-        guard let (target, special) = Self.followLinks(path) else {
+        // is (the link stays a link). A name of one of this process's own
+        // file descriptors (/dev/stdout, /dev/fd/N, /proc/self/fd/N, or a
+        // link through one) is written to that descriptor as it is: opened
+        // anew, a file behind it would be written from its start, over what
+        // was there (an append-mode log, say).
+        guard let (target, descriptor) = Self.followLinks(path) else {
             throw InputError("is a symbolic link that cannot be followed (a loop, or more than 40 links)", file: path)
         }
         var st = stat()
         let exists = stat(target, &st) == 0
         if exists && (st.st_mode & S_IFMT) == S_IFDIR { throw InputError("is a directory, not a file", file: path) }
-        if special || exists && (st.st_mode & S_IFMT) != S_IFREG {
-            let truncate = exists && (st.st_mode & S_IFMT) == S_IFREG ? O_TRUNC : 0
-            let fd = open(path, O_WRONLY | O_NOCTTY | O_CLOEXEC | truncate)
+        if let descriptor {
+            let fd = dup(descriptor)
+            guard fd >= 0 else { throw Self.error("cannot write to file descriptor \(descriptor)", path) }
+            kind = .direct
+            file = fdopen(fd, "w")
+        } else if exists && (st.st_mode & S_IFMT) != S_IFREG {
+            let fd = open(target, O_WRONLY | O_NOCTTY | O_CLOEXEC)
             guard fd >= 0 else { throw Self.error("cannot open", path) }
             kind = .direct
             file = fdopen(fd, "w")
@@ -80,19 +86,33 @@ final class OutputFile {
             fchmod(fd, mode)
             kind = .replacing(temp: temp, target: target)
             file = fdopen(fd, "w")
+            TemporaryFiles.removeOnSignal(temp)
         }
         if file == nil { throw Self.error("cannot open", path) }
     }
 
     /// Where `path` leads through symbolic links (itself if it is none),
-    /// and whether it starts in, or passes through, /dev or /proc; nil for a
+    /// and the descriptor of this process it names, if it or a link on the
+    /// way is one (/dev/stdout, /dev/fd/N, /proc/self/fd/N); nil for a
     /// loop. A link to a file not made yet leads to where it would be.
-    private static func followLinks(_ path: String) -> (String, special: Bool)? {
-        func isSpecial(_ p: String) -> Bool { p.hasPrefix("/dev/") || p.hasPrefix("/proc/") }
-        var p = path, special = isSpecial(path)
+    private static func followLinks(_ path: String) -> (String, descriptor: Int32?)? {
+        func descriptor(_ p: String) -> Int32? {
+            switch p {
+            case "/dev/stdin": return 0
+            case "/dev/stdout": return 1
+            case "/dev/stderr": return 2
+            default: break
+            }
+            for prefix in ["/dev/fd/", "/proc/self/fd/", "/proc/thread-self/fd/", "/proc/\(getpid())/fd/"] where p.hasPrefix(prefix) {
+                return Int32(p.dropFirst(prefix.count))
+            }
+            return nil
+        }
+        var p = path
         for _ in 0..<40 {
+            if let d = descriptor(p) { return (p, d) }
             var st = stat()
-            guard lstat(p, &st) == 0, (st.st_mode & S_IFMT) == S_IFLNK else { return (p, special) }
+            guard lstat(p, &st) == 0, (st.st_mode & S_IFMT) == S_IFLNK else { return (p, nil) }
             var buffer = [CChar](repeating: 0, count: Int(PATH_MAX) + 1)
             let n = readlink(p, &buffer, buffer.count - 1)
             guard n > 0 else { return nil }
@@ -102,11 +122,6 @@ final class OutputFile {
             } else {
                 let dir = p.lastIndex(of: "/").map { String(p[...$0]) } ?? ""
                 p = dir + link
-            }
-            special = special || isSpecial(p)
-            var target = stat()
-            if stat(p, &target) != 0 && lstat(p, &target) != 0 {
-                return (p, special)  // not made yet: it is made where the link points
             }
         }
         return nil
@@ -189,11 +204,17 @@ final class OutputFile {
         if let failure { throw failure }
     }
 
+    /// From here a signal no longer removes the temporary file: the run it
+    /// holds is committed, so a complete `.partial-*` file is better left than
+    /// lost.
+    func keepOnSignal() { TemporaryFiles.forget() }
+
     /// Closes the file if still open and renames a temporary file over the target.
     func commit() throws {
         try close()
         guard case .replacing(let temp, let target) = kind, !done else { done = true; return }
         done = true
+        defer { TemporaryFiles.forget() }
         guard rename(temp, target) == 0 else {
             let failure = Self.error("cannot put the output in place (renaming \(temp) over it)", name)
             unlink(temp)
@@ -205,7 +226,7 @@ final class OutputFile {
     func discard() {
         if let f = file, f != stdout { fclose(f) }
         file = nil
-        if !done, case .replacing(let temp, _) = kind { unlink(temp) }
+        if !done, case .replacing(let temp, _) = kind { unlink(temp); TemporaryFiles.forget() }
         done = true
     }
 
@@ -267,4 +288,33 @@ private func canonicalPath(_ path: String) -> String? {
     defer { free(full) }
     let d = String(cString: full)
     return (d == "/" ? "" : d) + "/" + base
+}
+
+/// The temporary file an output is being written to, removed if the
+/// process is ended by SIGINT, SIGTERM or SIGHUP (Ctrl-C, a service
+/// stopped, a terminal closed) before it is renamed into place: the run
+/// itself is rolled back by SQLite, so nothing of it should remain. (After
+/// kill -9 nothing can run: the `.partial-*` file stays.) One output at a
+/// time, as every command writes at most one.
+enum TemporaryFiles {
+    nonisolated(unsafe) private static var path: UnsafeMutablePointer<CChar>?
+
+    static func removeOnSignal(_ temp: String) {
+        forget()
+        path = strdup(temp)
+        for sig in [SIGINT, SIGTERM, SIGHUP] {
+            signal(sig) { sig in
+                if let p = TemporaryFiles.path { unlink(p) }
+                signal(sig, SIG_DFL)
+                raise(sig)
+            }
+        }
+    }
+
+    static func forget() {
+        guard let p = path else { return }
+        path = nil
+        free(p)
+        for sig in [SIGINT, SIGTERM, SIGHUP] { signal(sig, SIG_DFL) }
+    }
 }
