@@ -249,3 +249,21 @@ def test_an_empty_out_name_is_refused_by_every_command(tmp_path, command):
     args = ["export", db, "--out", ""] if command == "export" else ["locate", db, "--fixes", fixes(tmp_path, WALK), "--out", ""]
     p = gf(*args, check=False)
     assert p.returncode == 64 and "--out" in p.stderr
+
+
+def test_an_ignored_hangup_stays_ignored(tmp_path):
+    """Under nohup (SIGHUP ignored) a hangup during the run must not end it."""
+    db = catalog(tmp_path, ["A", "B1"])
+    many = [(f"s{k % 500}", f"2026-01-05T{k // 3600 % 24:02d}:{k // 60 % 60:02d}:{k % 60:02d}Z", str(k % 7 * 0.001), "0", "5")
+            for k in range(300_000)]
+    out = tmp_path / "out.csv"
+    p = subprocess.Popen([str(CLI), "judge", str(db), "--fixes", str(fixes(tmp_path, many)), "--out", str(out)],
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                         preexec_fn=lambda: signal.signal(signal.SIGHUP, signal.SIG_IGN))
+    deadline = time.time() + 60
+    while not list(tmp_path.glob("out.csv.partial-*")) and p.poll() is None and time.time() < deadline:
+        time.sleep(0.01)
+    p.send_signal(signal.SIGHUP)
+    _, err = p.communicate(timeout=120)
+    assert p.returncode == 0, err
+    assert out.read_text() == read_back(db, "csv")
