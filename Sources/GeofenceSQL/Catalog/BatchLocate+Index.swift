@@ -8,8 +8,8 @@ import GeofenceCore
 /// boxes are 32-bit floats rounded outward, so its answer is filtered by the
 /// shape's own box (`Shape.boundingBox`, the box the grid holds), both ends
 /// included; at ±180° both spellings of the meridian are asked, each area
-/// once; a fix's pairs come in area_id order (by bytes, the grid's). Areas are read and prepared once per batch, when a fix first
-/// reaches them.
+/// once; a fix's pairs come in area_id order (by bytes, the grid's). Areas
+/// are read and prepared once per batch, when a fix first reaches them.
 extension BatchLocate {
     /// A batch this small locates through the index: fewer valid fixes than
     /// the catalog's areas / 30, as a judgement chooses (`CandidateStrategy`).

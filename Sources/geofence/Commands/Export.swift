@@ -12,7 +12,7 @@ struct Export: ParsableCommand {
 
     func validate() throws {
         if format == .gpkg && (out == nil || out == "-") { throw ValidationError("--format gpkg needs --out FILE") }
-        if out == "" { throw ValidationError("--out needs a file name, or - for standard output") }
+        try requireOutputName(out)
     }
 
     func run() throws {

@@ -41,7 +41,7 @@ struct Judge: ParsableCommand {
         if let threads, !(1...256).contains(threads) {
             throw ValidationError("--threads must be a whole number from 1 to 256, got \(threads)")
         }
-        if out == "" { throw ValidationError("--out needs a file name, or - for standard output") }
+        try requireOutputName(out)
     }
 
     func run() throws {

@@ -26,7 +26,7 @@ struct Locate: ParsableCommand {
         if fixes == nil && (lat == nil || lon == nil) { throw ValidationError("give --lat and --lon, or --fixes FILE") }
         if fixes != nil && (lat != nil || lon != nil) { throw ValidationError("--fixes replaces --lat/--lon: give one or the other") }
         if fixes == nil && fixesFormat != nil { throw ValidationError("--fixes-format is the format of --fixes: give --fixes FILE") }
-        if out == "" { throw ValidationError("--out needs a file name, or - for standard output") }
+        try requireOutputName(out)
     }
 
     func run() throws {

@@ -1,8 +1,15 @@
+import ArgumentParser
 import GeofenceCore
 import GeofenceSQL
 #if canImport(Glibc)
 @preconcurrency import Glibc
 #endif
+
+/// Refuses an empty `--out` before a command does anything (it would fail
+/// only when its output is put in place, after the work).
+func requireOutputName(_ out: String?) throws {
+    if out == "" { throw ValidationError("--out needs a file name, or - for standard output") }
+}
 
 /// The file a command writes its output to (`--out`), or standard output.
 /// Every command that writes an output file goes through here, so they all
