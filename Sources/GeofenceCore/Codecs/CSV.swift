@@ -14,6 +14,10 @@ public struct CSVReader: IteratorProtocol, Sequence {
     public private(set) var line = 1
     /// Set when a row could not be read; iteration then stops.
     public private(set) var error: InputError?
+    /// The fields of the row read last that were quoted (0-based), in order.
+    /// A quoted field is the value exactly as written, spaces included; a
+    /// reader may be lenient with an unquoted one (`a, b`).
+    public private(set) var quotedFields: [Int] = []
 
     public init(chunks: @escaping () throws -> [UInt8]?) { self.next_ = chunks }
 
@@ -98,8 +102,10 @@ public struct CSVReader: IteratorProtocol, Sequence {
         var quoted = false, wasQuoted = false, any = false
         let startLine = line
         row.reserveCapacity(8)
+        quotedFields.removeAll(keepingCapacity: true)
         func endField() throws {
             let s = try field.withUnsafeBufferPointer { try Self.field($0, index: row.count + 1, line: startLine) }
+            if wasQuoted { quotedFields.append(row.count) }
             row.append(s); field.removeAll(keepingCapacity: true); wasQuoted = false
         }
         while true {

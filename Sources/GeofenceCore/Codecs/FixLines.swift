@@ -74,9 +74,14 @@ public enum FixLines {
             if let bad = misshapen(fields: values.count, empty: values.count == 1 && values[0].isEmpty, header: fields, line: reader.line - 1) {
                 return bad
             }
+            let quoted = reader.quotedFields
+            /// Spaces at a field's ends are dropped (a hand-written `a, 2026-…`),
+            /// except in a quoted subject: `" a "` is the subject ` a `, as
+            /// `gf_check(' a ', …)` would name it, not `a` (two subjects would
+            /// merge). Numbers and times mean the same with or without them.
             func value(_ k: Int) -> FixRow.Field {
                 guard let i = index[k] else { return .null }
-                let v = values[i].trimmingEdgeSpaces()
+                let v = k == 0 && quoted.contains(i) ? values[i] : values[i].trimmingEdgeSpaces()
                 return v.isEmpty ? .null : .text(v)
             }
             return FixRow(subject: value(0), ts: value(1), lat: value(2), lon: value(3), accuracy: value(4))
