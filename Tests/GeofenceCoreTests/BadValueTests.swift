@@ -6,14 +6,38 @@ final class BadValueTests: XCTestCase {
     func testTimesLieInYears0000To9999() throws {
         XCTAssertEqual(try Timestamp.parse("253402300799.999999").storageText, "9999-12-31T23:59:59.999999Z")
         XCTAssertEqual(try Timestamp.parse("-62167219200").storageText, "0000-01-01T00:00:00.000000Z")
-        for text in ["253402300800", "999999999999", "-62167219201", "9999-12-31T23:30:00-01:00", "0000-01-01T00:30:00+01:00"] {
+        // Unix seconds of more than 12 digits are a number too large, not malformed text.
+        for text in ["253402300800", "999999999999", "-62167219201", "9999-12-31T23:30:00-01:00", "0000-01-01T00:30:00+01:00",
+                     "1000000000000000.0", "-99999999999999.5"] {
             XCTAssertThrowsError(try Timestamp.parse(text), text) { e in
                 XCTAssertEqual(e as? Timestamp.ParseError, .outOfRange(text))
             }
         }
+        for text in ["1.2.3", "-", "--5", ".5", "5.", "1e3"] {
+            XCTAssertThrowsError(try Timestamp.parse(text), text) { e in XCTAssertEqual(e as? Timestamp.ParseError, .malformed(text)) }
+        }
         // The batch readers' fast path leaves an out-of-range time to `parse`, which names it.
         var far = "253402300800"
         XCTAssertNil(far.withUTF8 { Timestamp.parseCommon($0) })
+    }
+
+    /// A REAL time is Unix seconds whatever Swift's shortest form of it: near
+    /// the epoch that form has an exponent (`1e-05`), which the text of Unix
+    /// seconds has not, so it is written out without one, digit for digit.
+    func testARealTimeNearTheEpochIsATime() throws {
+        let cases: [(Double, String)] = [
+            (1e-05, "0.00001"), (-1.234e-05, "-0.00001234"), (1.5e-07, "0.00000015"), (0, "0.0"), (1.5, "1.5"),
+            (1795133100, "1795133100.0"), (1e16, "10000000000000000.0"), (1.25e17, "125000000000000000.0"),
+        ]
+        for (d, text) in cases { XCTAssertEqual(Timestamp.unixSecondsText(d), text, "\(d)") }
+        XCTAssertEqual(try Timestamp.parse(Timestamp.unixSecondsText(1e-05)).storageText, "1970-01-01T00:00:00.000010Z")
+        XCTAssertEqual(try Timestamp.parse(Timestamp.unixSecondsText(-1.234e-05)).storageText, "1969-12-31T23:59:59.999988Z")
+        XCTAssertThrowsError(try Timestamp.parse(Timestamp.unixSecondsText(1e300))) { e in
+            guard case .outOfRange = e as? Timestamp.ParseError else { return XCTFail("\(e)") }
+        }
+        // A table's REAL column reads the same way (judge --table).
+        let row = FixRow(subject: .text("u"), ts: .real(2e-05), lat: .real(0), lon: .real(0), accuracy: .real(1))
+        XCTAssertEqual(try row.validated.get().ts.microseconds, 20)
     }
 
     /// A batch's byte reader of times (`parseCommon`) gives `parse`'s answer

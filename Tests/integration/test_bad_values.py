@@ -58,6 +58,9 @@ def test_the_last_second_of_9999_is_accepted(catalog, tmp_path):
     "SELECT gf_check('s', '999999999999', 35.7, 139.77, 5);",
     "SELECT count(*) FROM gf_nearest(35.7, 139.77, 1, 253402300800);",
     "SELECT gf_regions(35.7, 139.77, 1, 0, 253402300800);",
+    "SELECT gf_time(1e300);",
+    "SELECT gf_check('s', 1e16, 35.7, 139.77, 5);",
+    "SELECT count(*) FROM gf_nearest(35.7, 139.77, 1, -1e20);",
 ])
 def test_sql_functions_refuse_a_time_after_9999(catalog, call):
     before = state(catalog)
@@ -65,6 +68,20 @@ def test_sql_functions_refuse_a_time_after_9999(catalog, call):
     assert p.returncode != 0, p.stdout
     assert "outside 0000-01-01T00:00:00Z to 9999-12-31T23:59:59Z" in p.stderr, p.stderr
     assert state(catalog) == before
+
+
+def test_a_real_time_near_the_epoch_is_a_time(catalog):
+    """Before: a REAL within 1e-4 s of the epoch went to text as `1e-05`
+    (an exponent, which Unix seconds as text do not have) and was refused."""
+    out = sql(catalog, "SELECT gf_time(1e-05), gf_time(-1.5e-05), gf_time(0.0);"
+              "SELECT count(*) FROM gf_nearest(35.7, 139.77, 1, 2e-05);"
+              "SELECT json_array_length(gf_check('s', 3e-05, 35.7, 139.77, 5)) >= 0;").stdout.split()
+    assert out == ["1970-01-01T00:00:00.000010Z|1969-12-31T23:59:59.999985Z|1970-01-01T00:00:00.000000Z", "1", "1"], out
+    assert sql(catalog, "SELECT last_ts FROM gf_subjects WHERE subject_id = 's';").stdout.strip() == "1970-01-01T00:00:00.000030Z"
+    sql(catalog, "CREATE TABLE t (subject_id, ts, lat, lon, accuracy_m); INSERT INTO t VALUES ('s', 4e-05, 35.7, 139.77, 5);")
+    p = gf("judge", catalog, "--table", "t")
+    assert "1 judged" in p.stdout + p.stderr, p
+    assert sql(catalog, "SELECT last_ts FROM gf_subjects WHERE subject_id = 's';").stdout.strip() == "1970-01-01T00:00:00.000040Z"
 
 
 def test_cli_refuses_a_time_after_9999(catalog):

@@ -42,7 +42,8 @@ public struct FixRow {
             case .null, .blob: nil
             }
         }
-        self.init(subjectId: text(subject), ts: text(ts), lat: nil, lon: nil, accuracy: nil)
+        var time: String? { if case .real(let d) = ts { Timestamp.unixSecondsText(d) } else { text(ts) } }
+        self.init(subjectId: text(subject), ts: time, lat: nil, lon: nil, accuracy: nil)
         if case .blob = subject { problem = "subject_id is a BLOB, not text" }
         if case .blob = ts { problem = "ts is a BLOB, not a time" }
         func number(_ name: String, _ f: Field) -> Double? {

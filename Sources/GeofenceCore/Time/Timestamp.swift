@@ -81,6 +81,12 @@ public struct Timestamp: Comparable, Hashable, Sendable, CustomStringConvertible
             guard unix.isStorable else { throw ParseError.outOfRange(s) }
             return unix
         }
+        // Unix seconds of more than 12 digits: a number, only too large.
+        let number = s.utf8.drop { $0 == 0x2D }
+        if number.count == s.utf8.count - (s.hasPrefix("-") ? 1 : 0), number.filter({ $0 == 0x2E }).count <= 1,
+           number.allSatisfy({ $0 == 0x2E || (0x30...0x39).contains($0) }), !number.isEmpty, number.first != 0x2E, number.last != 0x2E {
+            throw ParseError.outOfRange(s)
+        }
         var bytes = s
         return try bytes.withUTF8 { try parseOffsetText($0, { s }).get() }
     }

@@ -96,6 +96,14 @@ public struct Arguments {
         }
     }
 
+    /// A time argument as the text `Timestamp.parse` reads: `text(i)`, but a
+    /// REAL as plain decimal Unix seconds (`1e-05` is `0.00001`).
+    public func timeText(_ i: Int) throws -> String {
+        let v = raw(i)
+        if sqlite.pointee.value_type!(v) == SQLITE_FLOAT { return Timestamp.unixSecondsText(sqlite.pointee.value_double!(v)) }
+        return try text(i)
+    }
+
     /// The argument's bytes, valid only during `body`.
     public func withBlob<T>(_ i: Int, _ body: (UnsafeRawBufferPointer) throws -> T) throws -> T {
         let v = raw(i)

@@ -6,7 +6,7 @@ enum JudgementFunctions {
     static func register(_ db: Connection) throws {
         try db.createFunction("gf_time", arities: [1], argumentNames: ["time"], flags: FunctionFlags.pure) { a in
             if a.isNull(0) { return .null }
-            do { return .text(try Timestamp.parse(try a.text(0)).storageText) } catch let e as Timestamp.ParseError {
+            do { return .text(try Timestamp.parse(try a.timeText(0)).storageText) } catch let e as Timestamp.ParseError {
                 throw a.fail(0, "is not a time: \(e)")
             }
         }
@@ -14,7 +14,7 @@ enum JudgementFunctions {
         try db.createFunction("gf_check", arities: [5], argumentNames: ["subject_id", "ts", "lat", "lon", "accuracy_m"],
                               flags: FunctionFlags.changing) { a in
             let conn = a.connection
-            let row = Judgement.Row(subjectId: a.isNull(0) ? nil : try a.text(0), ts: a.isNull(1) ? nil : try a.text(1),
+            let row = Judgement.Row(subjectId: a.isNull(0) ? nil : try a.text(0), ts: a.isNull(1) ? nil : try a.timeText(1),
                                     lat: a.isNull(2) ? nil : try a.double(2), lon: a.isNull(3) ? nil : try a.double(3),
                                     accuracy: a.isNull(4) ? nil : try a.double(4))
             do {

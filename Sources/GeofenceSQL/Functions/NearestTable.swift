@@ -160,7 +160,7 @@ enum NearestTable {
             let n = try RegionFunctions.count(a, 2)
             var at: Timestamp?
             if argc > 3, !a.isNull(3) {
-                let text = try a.text(3)
+                let text = try a.timeText(3)
                 do { at = try Timestamp.parse(text) } catch { throw a.fail(3, "is not a time: \(error)") }
                 cur.at = text
             }

@@ -27,7 +27,7 @@ enum RegionFunctions {
             }
             var time: Timestamp?
             if a.count > 4, !a.isNull(4) {
-                let text = try a.text(4)
+                let text = try a.timeText(4)
                 do { time = try Timestamp.parse(text) } catch { throw a.fail(4, "is not a time: \(error)") }
             }
             let db = a.connection
