@@ -62,6 +62,21 @@ def test_a_streamed_file_is_what_reading_the_run_back_gives(tmp_path, fmt):
     assert "-0.0" not in text and (",0.0,0.0,0.0\n" in text if fmt == "csv" else '"lat":0.0,"lon":0.0,"accuracy_m":0.0' in text)
 
 
+@pytest.mark.parametrize("name,fmt", [("out.ndjson", "ndjson"), ("out.jsonl", "ndjson"), ("out.csv", "csv"), ("out.txt", "csv")])
+def test_without_format_the_name_says_it(tmp_path, name, fmt):
+    """As --fixes is read: `--out x.ndjson` alone used to write CSV."""
+    db = catalog(tmp_path, ["A", "B1", "Z"])
+    out = tmp_path / name
+    gf("judge", db, "--fixes", fixes(tmp_path, WALK), "--out", out)
+    assert out.read_text() == read_back(db, fmt)
+    # --format still wins over the name.
+    (tmp_path / "again").mkdir()
+    db2 = catalog(tmp_path / "again", ["A", "B1", "Z"])
+    other = "csv" if fmt == "ndjson" else "ndjson"
+    gf("judge", db2, "--fixes", fixes(tmp_path, WALK), "--out", out, "--format", other)
+    assert out.read_text() == read_back(db2, other)
+
+
 @pytest.mark.parametrize("fmt", ["csv", "ndjson"])
 def test_ids_whose_swift_order_is_not_their_byte_order_come_in_byte_order(tmp_path, fmt):
     db = catalog(tmp_path, ["A", "B1", DECOMPOSED, COMPOSED, "Z"])

@@ -25,8 +25,10 @@ struct Judge: ParsableCommand {
     @Option(help: "A table or view of fixes to judge.") var table = "gf_fixes"
     @Flag(help: "Keep the judged rows in gf_fixes instead of emptying the inbox.") var keep = false
     @Option(help: "Also write this run's notifications to a file (CSV, or see --format); - for standard output.") var out: String?
-    @Option(help: "Format of --out: csv or ndjson (one JSON object per notification).")
-    var format: EventFormat = .csv
+    @Option(help: "Format of --out: csv or ndjson (one JSON object per notification); default: by the name (.ndjson, .jsonl: NDJSON), else CSV.")
+    var format: EventFormat?
+    /// The format --out is written in.
+    var outFormat: EventFormat { format ?? out.map { EventFormat(named: $0) } ?? .csv }
     @Option(help: ArgumentHelp(fixesFormatHelp + " --format is the output's."))
     var fixesFormat: EventFormat?
     @Flag(help: "Record why fixes did not count and transitions did not notify (table gf_explain).") var explain = false
@@ -58,7 +60,7 @@ struct Judge: ParsableCommand {
                 let filter = deviceFilter ? FixFilter(try Settings(conn).positioning()) : nil
                 let judgement = try Judgement(conn, explain: explain, fixFilter: filter)
                 // Written as the run stores its rows, where that gives what reading them back would.
-                let events = try output.map { try RunEvents($0, format: format, database: conn) }
+                let events = try output.map { try RunEvents($0, format: outFormat, database: conn) }
                 judgement.notificationTap = events?.tap
                 // This process ends after the run: its areas need not be freed.
                 defer { judgement.leaveAreasToExit() }
@@ -76,7 +78,7 @@ struct Judge: ParsableCommand {
                 if output?.canRewind == false { try events?.finish(conn, NotificationListing(of: report)) }
                 try output?.commit()
             } catch var e as InputError {
-                e.message += "; the run (\(report.runId)) was committed: `geofence notifications \(db) --run \(report.runId) --format \(format.rawValue)` lists its notifications"
+                e.message += "; the run (\(report.runId)) was committed: `geofence notifications \(db) --run \(report.runId) --format \(outFormat.rawValue)` lists its notifications"
                 throw e
             }
             let c = report.counters

@@ -9,6 +9,10 @@ enum EventFormat: String, ExpressibleByArgument, CaseIterable {
     /// One JSON object per line and notification: the same fields (numbers as
     /// numbers) and `geometry`, the fix's position as a GeoJSON Point.
     case ndjson
+
+    /// What a file's name says, as for --fixes: NDJSON for a name ending in
+    /// .ndjson or .jsonl, else CSV (standard output, `-`, is CSV).
+    init(named path: String) { self = path.hasSuffix(".ndjson") || path.hasSuffix(".jsonl") ? .ndjson : .csv }
 }
 
 /// The NDJSON line of one notification row (columns as
