@@ -166,3 +166,27 @@ def test_a_full_disk_fails_and_keeps_the_earlier_file(catalog, full_disk, comman
     assert out.read_text() == "earlier output\n"
     assert sorted(q.name for q in full_disk.iterdir()) == ["filler", "out.csv"]
     assert content(catalog) == before
+
+
+@pytest.mark.parametrize("command", COMMANDS)
+@pytest.mark.parametrize("case,message", [
+    ("missing folder", "its folder 'nowhere' does not exist"),
+    ("link into a missing folder", "its folder 'nowhere' does not exist"),
+    ("a file as folder", "'plain' is not a folder"),
+    ("link loop through a folder", "its folder 'loop' is behind a loop of symbolic links"),
+])
+def test_an_output_without_a_folder_to_go_in_says_why(catalog, tmp_path, monkeypatch, command, case, message):
+    """Before: `cannot create a temporary file beside it: No such file or
+    directory` (or `Too many levels of symbolic links`), naming no folder."""
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "plain").write_text("x")
+    os.symlink("nowhere/x.csv", tmp_path / "dangling.csv")
+    os.symlink("loop", tmp_path / "loop")
+    out = {"missing folder": "nowhere/x.csv", "link into a missing folder": "dangling.csv",
+           "a file as folder": "plain/x.csv", "link loop through a folder": "loop/x.csv"}[case]
+    before = content(catalog)
+    p = gf(*COMMANDS[command](catalog, out), check=False)
+    assert p.returncode == 1, p
+    assert f"error: {out}: {message}" in p.stderr, p.stderr
+    assert content(catalog) == before
+    assert not (tmp_path / "nowhere").exists() and (tmp_path / "plain").read_text() == "x"

@@ -78,7 +78,7 @@ final class OutputFile {
         } else {
             var template = Array((target + ".partial-XXXXXX").utf8CString)
             let fd = template.withUnsafeMutableBufferPointer { mkstemp($0.baseAddress!) }
-            guard fd >= 0 else { throw Self.error("cannot create a temporary file beside it", path) }
+            guard fd >= 0 else { throw outputFolderError(target: target, path: path) }
             let temp = template.withUnsafeBufferPointer { String(cString: $0.baseAddress!) }
             // mkstemp makes the file private; give it the owner (where this
             // process may) and mode the file it replaces had, or the mode of
