@@ -170,12 +170,15 @@ public struct CSVReader: IteratorProtocol, Sequence {
 }
 
 public enum CSVFile {
+    /// A row and which of its fields were quoted (`CSVReader.quotedFields`).
+    public typealias Row = (fields: [String], quoted: [Int])
+
     /// All rows of a small file (conditions).
-    public static func read(path: String) throws -> [[String]] {
+    public static func read(path: String) throws -> [Row] {
         let file = try FileChunks(path: path)
         var reader = CSVReader(chunks: file.next)
-        var rows: [[String]] = []
-        do { while let r = try reader.readRow() { rows.append(r) } } catch let e as InputError { throw e.located(file: path) }
+        var rows: [Row] = []
+        do { while let r = try reader.readRow() { rows.append((r, reader.quotedFields)) } } catch let e as InputError { throw e.located(file: path) }
         return rows
     }
 }

@@ -69,7 +69,7 @@ struct Conditions: ParsableCommand {
                 fields["start_time"] = startTime; fields["end_time"] = endTime
                 fields["start_date"] = startDate; fields["end_date"] = endDate
                 fields["renotify_suppress_days"] = renotifySuppressDays.map(String.init); fields["timezone"] = timezone
-                try store.insert(try ConditionText.condition(fields))
+                try store.insert(try ConditionText.condition(fields, areaIdAsWritten: true))
                 print("added condition \(cid)")
             }
         }
@@ -102,23 +102,29 @@ struct Conditions: ParsableCommand {
             try reporting {
                 let conn = try openCatalog(db)
                 let rows = try CSVFile.read(path: file)
-                guard let header = rows.first else { throw InputError("empty file: expected a header row", file: file) }
+                guard let header = rows.first?.fields else { throw InputError("empty file: expected a header row", file: file) }
                 let unknown = header.filter { !ConditionText.columns.contains($0) }
                 if !unknown.isEmpty { throw InputError("unknown column(s) \(unknown.joined(separator: ", "))", file: file, item: "header") }
+                // Two columns of one name: which holds the value is anyone's guess.
+                if let twice = header.first(where: { c in header.filter { $0 == c }.count > 1 }) {
+                    throw InputError("the header names column \(Echo.quoted(twice)) twice", file: file, item: "header")
+                }
+                let areaColumn = header.firstIndex(of: "area_id")
                 for required in ["condition_id", "area_id", "timing"] where !header.contains(required) {
                     throw InputError("missing column \(required)", file: file, item: "header")
                 }
                 let store = ConditionStore(conn)
                 var imported = 0
                 try conn.transaction {
-                    for (i, row) in rows.dropFirst().enumerated() {
+                    for (i, (row, quoted)) in rows.dropFirst().enumerated() {
                         if row.count == 1 && row[0].isEmpty { continue }   // a blank line: nothing to count
                         imported += 1
                         guard row.count == header.count else {
                             throw InputError("has \(row.count) fields, the header has \(header.count)", file: file, item: "row \(i + 1)")
                         }
                         do {
-                            try store.insert(try ConditionText.condition(Dictionary(uniqueKeysWithValues: zip(header, row))))
+                            let exact = areaColumn.map { quoted.contains($0) } ?? false
+                            try store.insert(try ConditionText.condition(Dictionary(uniqueKeysWithValues: zip(header, row)), areaIdAsWritten: exact))
                         } catch let e as InputError {
                             throw e.located(file: file, item: "row \(i + 1)")
                         }
