@@ -137,6 +137,12 @@ public enum FixLines {
 
         public mutating func next() -> FixRow? {
             guard let (number, text) = lines.next() else {
+                if lines.notUTF8 {
+                    lines.notUTF8 = false
+                    var r = FixRow(subjectId: nil, ts: nil, lat: nil, lon: nil, accuracy: nil)
+                    r.readError = InputError("bytes that are not UTF-8 (an NDJSON file is UTF-8 text)", file: path, item: "line \(lines.number)")
+                    return r
+                }
                 guard let e = lines.readError else { return nil }
                 lines.readError = nil
                 var r = FixRow(subjectId: nil, ts: nil, lat: nil, lon: nil, accuracy: nil)
@@ -200,7 +206,7 @@ struct LineSplitter {
         }
     }
 
-    private mutating func emit(_ range: Range<Int>, resumingAt next: Int) -> (Int, String) {
+    private mutating func emit(_ range: Range<Int>, resumingAt next: Int) -> (Int, String)? {
         var range = range
         if number == 0, range.count >= 3, pending[range.lowerBound] == 0xEF, pending[range.lowerBound + 1] == 0xBB,
            pending[range.lowerBound + 2] == 0xBF {
@@ -208,8 +214,20 @@ struct LineSplitter {
         }
         start = next
         number += 1
-        return (number, String(decoding: pending[range], as: UTF8.self))
+        // Not UTF-8: the file cannot be read from here (as a CSV file), never
+        // repaired into U+FFFD, which would make `b\xff` and `b\xfe` one subject.
+        guard let text = pending.withUnsafeBufferPointer({ CSVReader.text(UnsafeBufferPointer(rebasing: $0[range])) }) else {
+            notUTF8 = true
+            done = true
+            pending = []
+            start = 0
+            return nil
+        }
+        return (number, text)
     }
+
+    /// Set when a line's bytes were not UTF-8 (line `number`): the lines stop there.
+    var notUTF8 = false
 
     /// Appends the next chunk after the unfinished line; false at the end.
     private mutating func readMore() -> Bool {

@@ -74,10 +74,26 @@ public struct Arguments {
         return String(decoding: UnsafeBufferPointer(start: p, count: n), as: UTF8.self)
     }
 
+    /// `text(of:)`, nil when its bytes are not UTF-8.
+    func validText(of v: OpaquePointer) -> String? {
+        guard let p = sqlite.pointee.value_text!(v) else { return "" }
+        return String(validating: UnsafeBufferPointer(start: p, count: Int(sqlite.pointee.value_bytes!(v))), as: UTF8.self)
+    }
+
+    /// The first bytes of the value's text in hex, for a message about them.
+    func hexPrefix(of v: OpaquePointer) -> String {
+        guard let p = sqlite.pointee.value_text!(v) else { return "" }
+        let n = Int(sqlite.pointee.value_bytes!(v))
+        let hex = UnsafeBufferPointer(start: p, count: min(n, 32)).map { String($0, radix: 16, uppercase: true) }
+            .map { $0.count == 1 ? "0" + $0 : $0 }.joined()
+        return n > 32 ? hex + "…" : hex
+    }
+
     /// A text argument. Text holding a NUL character is refused: ids and
     /// times are compared and stored whole, but C callers, error messages and
     /// other tools read text only up to a NUL, so `walk\0er` would be shown
-    /// (and elsewhere taken) as `walk`.
+    /// (and elsewhere taken) as `walk`. Text that is not UTF-8 is refused
+    /// too: repaired into U+FFFD, `b\xff` and `b\xfe` would be one id.
     ///
     /// A REAL is written as Swift writes a Double (the shortest text that
     /// reads back as the same value, as a table's REAL column is read by
@@ -89,7 +105,7 @@ public struct Arguments {
         case SQLITE_FLOAT:
             return "\(sqlite.pointee.value_double!(v))"
         case SQLITE_TEXT, SQLITE_INTEGER:
-            let s = text(of: v)
+            guard let s = validText(of: v) else { throw fail(i, "is not UTF-8 text (bytes \(hexPrefix(of: v)))") }
             guard !s.utf8.contains(0) else { throw fail(i, "holds a NUL character (U+0000), which no text here may hold: \(Echo.quoted(s))") }
             return s
         default: throw fail(i, "must be text")

@@ -22,7 +22,9 @@ public enum FixSources {
         }
         var rows: [FixRow] = []
         while try s.step() {
-            rows.append(row(subject: s.value(0), ts: s.value(1), lat: s.value(2), lon: s.value(3), accuracy: s.value(4)))
+            var r = row(subject: s.value(0), ts: s.value(1), lat: s.value(2), lon: s.value(3), accuracy: s.value(4))
+            if s.isMalformedText(0) { r.problem = "subject_id is not UTF-8 text" }
+            rows.append(r)
         }
         return rows
     }

@@ -122,6 +122,15 @@ public final class Statement {
     public func columnName(_ i: Int) -> String { sqlite.pointee.column_name!(handle, Int32(i)).map { String(cString: $0) } ?? "" }
     public var columnNames: [String] { (0..<columnCount).map(columnName) }
 
+    /// Whether column `i` is text whose bytes are not UTF-8 (`value(i)`
+    /// would repair them into U+FFFD: two such ids would read as one).
+    public func isMalformedText(_ i: Int) -> Bool {
+        let api = sqlite.pointee
+        let c = Int32(i)
+        guard api.column_type!(handle, c) == SQLITE_TEXT, let p = api.column_text!(handle, c) else { return false }
+        return String(validating: UnsafeBufferPointer(start: p, count: Int(api.column_bytes!(handle, c))), as: UTF8.self) == nil
+    }
+
     public func value(_ i: Int) -> SQLiteValue {
         let api = sqlite.pointee
         let c = Int32(i)
