@@ -214,7 +214,7 @@ public struct Timestamp: Comparable, Hashable, Sendable, CustomStringConvertible
     }
 
     static func parseUnixSecondsUnchecked(_ b: UnsafeBufferPointer<UInt8>) -> Timestamp? {
-        var negative = false, sawDot = false
+        var negative = false, sawDot = false, sawZero = false
         var whole: Int64 = 0, wholeDigits = 0, micros: Int64 = 0, fracDigits = 0
         var first = true
         for c in b {
@@ -231,12 +231,13 @@ public struct Timestamp: Comparable, Hashable, Sendable, CustomStringConvertible
                 if fracDigits < 6 { micros = micros * 10 + d }
                 fracDigits += 1
             } else {
-                wholeDigits += 1
+                // Leading zeros are no digits of the value (`0001795133100`).
+                if whole != 0 || d != 0 { wholeDigits += 1 } else { sawZero = true }
                 if wholeDigits > 12 { return nil }
                 whole = whole * 10 + d
             }
         }
-        guard wholeDigits > 0, !sawDot || fracDigits > 0 else { return nil }
+        guard wholeDigits > 0 || sawZero, !sawDot || fracDigits > 0 else { return nil }
         for _ in min(fracDigits, 6)..<6 { micros *= 10 }
         let v = whole * 1_000_000 + micros
         return Timestamp(microseconds: negative ? -v : v)

@@ -48,5 +48,5 @@ func seedLine(_ r: [String?]) -> String {
 func staleFixReason(_ conn: Connection, subject: String) throws -> String {
     let last = try conn.scalar("SELECT last_ts FROM gf_subjects WHERE subject_id = ?", [.text(subject)]).string
     let when = last.flatMap { try? Timestamp.parse($0) }.map { " (\($0.iso8601))" } ?? ""
-    return "stale fix: not after the last judged fix of subject '\(subject)'\(when); not judged, nothing changed"
+    return "stale fix: not after the last judged fix of subject \(Echo.quoted(subject))\(when); not judged, nothing changed"
 }
