@@ -1,0 +1,95 @@
+"""An id is its bytes: two ids that differ in any byte are two subjects or
+two areas, on every way in, and a file or value that is not UTF-8 is refused
+rather than repaired into U+FFFD (which would make `b\\xff` and `b\\xfe` one
+subject). Each case here once merged two ids, or crashed."""
+import csv
+import io
+
+from conftest import gf, run, sql, square, write_collection
+
+def dump(db):
+    return run("sqlite3", db, ".dump").stdout
+
+
+def spaced_catalog(tmp_path):
+    """Areas `A`, ` A` and `A ` over the same ground (a GeoJSON import keeps ids as written)."""
+    db = tmp_path / "c.db"
+    gf("init", db)
+    gf("import", db, write_collection(tmp_path / "a.geojson", [square(a, 0, 0, 0.02) for a in ["A", " A", "A "]]))
+    return db
+
+
+def test_a_conditions_file_naming_a_column_twice_is_refused_without_a_crash(tmp_path):
+    db = spaced_catalog(tmp_path)
+    before = dump(db)
+    for header in ["condition_id,area_id,timing,timing", "condition_id,condition_id,area_id,timing"]:
+        f = tmp_path / "c.csv"
+        f.write_text(header + "\n10,A,IN,OUT\n")
+        p = gf("conditions", "import", db, f, check=False)
+        assert p.returncode == 1, p          # was: a Swift fatal error, exit 132
+        assert "twice" in p.stderr and "header" in p.stderr, p.stderr
+    assert dump(db) == before
+
+
+def test_a_quoted_area_id_in_a_conditions_file_is_the_area_named(tmp_path):
+    db = spaced_catalog(tmp_path)
+    f = tmp_path / "c.csv"
+    f.write_text('condition_id,area_id,timing\n10," A",IN\n11,"A ",OUT\n12, A ,IN\n')
+    gf("conditions", "import", db, f)
+    got = sql(db, "SELECT condition_id, '[' || area_id || ']' FROM gf_conditions ORDER BY 1;").stdout.splitlines()
+    assert got == ["10|[ A]", "11|[A ]", "12|[A]"], got   # unquoted: spaces dropped, as before
+    gf("conditions", "add", db, "--area", " A", "--timing", "OUT", "--id", "13")
+    assert sql(db, "SELECT '[' || area_id || ']' FROM gf_conditions WHERE condition_id = 13;").stdout.strip() == "[ A]"
+
+
+def test_an_ndjson_file_that_is_not_utf8_is_refused(catalog, tmp_path):
+    f = tmp_path / "f.ndjson"
+    f.write_bytes(b'{"subject_id":"b\xff","ts":"2026-11-20T09:00:00Z","lat":35.7,"lon":139.77,"accuracy_m":5}\n'
+                  b'{"subject_id":"b\xfe","ts":"2026-11-20T09:01:00Z","lat":35.7,"lon":139.77,"accuracy_m":5}\n')
+    before = dump(catalog)
+    for command in (["judge", catalog, "--fixes", f], ["locate", catalog, "--fixes", f]):
+        p = gf(*command, check=False)
+        assert p.returncode == 1, p
+        assert f"{f}, line 1: bytes that are not UTF-8" in p.stderr, p.stderr
+    assert dump(catalog) == before
+
+
+def test_ids_that_are_not_utf8_text_in_sql_are_refused(catalog):
+    sql(catalog, "CREATE TABLE t (subject_id, ts, lat, lon, accuracy_m);"
+                 "INSERT INTO t VALUES (CAST(x'62ff' AS TEXT), '2026-11-20T09:00:00Z', 35.7, 139.77, 5),"
+                 "(CAST(x'62fe' AS TEXT), '2026-11-20T09:01:00Z', 35.7, 139.77, 5), ('ok', '2026-11-20T09:02:00Z', 35.7, 139.77, 5);")
+    p = gf("judge", catalog, "--table", "t", "--explain")
+    assert "1 judged" in p.stdout and "2 invalid" in p.stdout, p.stdout
+    assert sql(catalog, "SELECT hex(subject_id) FROM gf_subjects;").stdout.split() == ["6F6B"]
+    reasons = sql(catalog, "SELECT reason FROM gf_explain;").stdout
+    assert reasons.count("subject_id is not UTF-8 text") == 2, reasons
+    p = sql(catalog, "SELECT gf_check(CAST(x'62ff' AS TEXT), '2026-11-20T09:03:00Z', 35.7, 139.77, 5);", check=False)
+    assert p.returncode != 0 and "argument 1 (subject_id) is not UTF-8 text (bytes 62FF)" in p.stderr, p.stderr
+    assert sql(catalog, "SELECT count(*) FROM gf_subjects;").stdout.strip() == "1"
+
+
+def test_ids_with_edge_spaces_come_back_from_the_tools_own_csv(tmp_path):
+    """`judge --out` wrote ` u1` bare; read back, the spaces went and three subjects became one."""
+    catalog = tmp_path / "c.db"
+    gf("init", catalog)
+    gf("import", catalog, write_collection(tmp_path / "a.geojson", [square("A", 0, 0, 0.02)]), "--with-default-conditions")
+    fixes = tmp_path / "f.csv"
+    rows = [[s, f"2026-11-20T09:0{k}:00Z", "0.01", "0.01", "5"] for s in [" u1", "u1 ", "u1"] for k in range(3)]
+    with open(fixes, "w", newline="") as fh:
+        w = csv.writer(fh, quoting=csv.QUOTE_ALL)
+        w.writerow(["subject_id", "ts", "lat", "lon", "accuracy_m"])
+        w.writerows(rows)
+    out = tmp_path / "out.csv"
+    gf("judge", catalog, "--fixes", fixes, "--out", out)
+    subjects = {r["subject_id"] for r in csv.DictReader(io.StringIO(out.read_text(), newline=""))}
+    assert subjects == {" u1", "u1 ", "u1"}, subjects
+    # The file fed back to the tool as fixes (its extra columns are ignored): still three subjects.
+    db2 = tmp_path / "d2.db"
+    gf("init", db2)
+    gf("judge", db2, "--fixes", out)
+    assert sql(db2, "SELECT '[' || subject_id || ']' FROM gf_subjects ORDER BY 1;").stdout.splitlines() == ["[ u1]", "[u1 ]", "[u1]"]
+
+
+def test_unix_seconds_with_leading_zeros(catalog):
+    assert sql(catalog, "SELECT gf_time('0001795133100'), gf_time('-000');").stdout.strip() == \
+        "2026-11-20T00:05:00.000000Z|1970-01-01T00:00:00.000000Z"
