@@ -3,7 +3,7 @@ import json
 
 import pytest
 
-from conftest import SAMPLES, gf, snapshot, square, write_collection
+from conftest import SAMPLES, gf, snapshot, sql, square, write_collection
 
 SAMPLES_FIXES = SAMPLES / "fixes.csv"
 
@@ -87,12 +87,23 @@ def test_missing_file(catalog, tmp_path):
 
 def test_area_ids_differing_only_in_normalization_stop_judgement(catalog, tmp_path):
     """SQLite's UNIQUE sees two area_ids in "é" and "e" + U+0301; judgement keys
-    areas by Swift string and would merge them. A batch and `locate` refuse the
-    catalog with both ids named, and nothing is kept."""
+    areas by Swift string and would merge them. `import` and `areas add`
+    refuse to make such a pair; a catalog that holds one anyway (renamed in
+    SQL) is refused by a batch and `locate`, with both ids named, and
+    nothing is kept."""
     areas = tmp_path / "nfc.geojson"
     areas.write_text(json.dumps({"type": "FeatureCollection", "features": [
         square("\u00e9", 139.70, 35.60), square("e\u0301", 139.70, 35.60, size=0.02)]}))
+    before = snapshot(catalog)
+    p = gf("import", catalog, areas, check=False)
+    assert p.returncode == 1 and "differ only in Unicode normalization" in p.stderr and str(areas) in p.stderr, p
+    assert snapshot(catalog) == before
+    areas.write_text(json.dumps({"type": "FeatureCollection", "features": [
+        square("\u00e9", 139.70, 35.60), square("X2", 139.70, 35.60, size=0.02)]}))
     gf("import", catalog, areas)
+    p = gf("areas", "add", catalog, "--id", "e\u0301", "--circle", "35.6,139.7,100", check=False)
+    assert p.returncode == 1 and "differ only in Unicode normalization" in p.stderr, p
+    sql(catalog, "UPDATE gf_areas SET area_id = 'e' || char(769) WHERE area_id = 'X2';")
     fixes = tmp_path / "fixes.csv"
     fixes.write_text("subject_id,ts,lat,lon,accuracy_m\nS,1700000000,35.605,139.705,5\nS,1700000060,35.615,139.715,5\n")
     before = snapshot(catalog)

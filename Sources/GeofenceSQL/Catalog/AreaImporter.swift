@@ -88,6 +88,7 @@ public struct AreaImporter {
             }
             progress?(fileSize, fileSize)
             try spatialIndex.finish()
+            do { try areas.requireDistinctIds() } catch let e as InputError { throw e.located(file: path) }
             report.repairedTriggers = spatialIndex.repaired
             try ImportTriggers.resume(db)
 

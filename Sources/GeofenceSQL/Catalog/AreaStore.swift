@@ -159,5 +159,22 @@ public final class AreaStore {
         if let text = r[15].string, case .object(let m) = try JSONReader.parse(text, strict: false) { a.properties = m }
         return a
     }
-}
 
+    /// Fails when two area ids of the catalog differ only in Unicode
+    /// normalization (`café` composed and decomposed): judgement refuses
+    /// such a catalog, and a single check could take one for the other, so
+    /// an import or `areas add` that would make one is refused instead.
+    /// Only ids with a non-ASCII character can be such a pair; they are
+    /// read from the id index, not the areas' rows.
+    public func requireDistinctIds() throws {
+        let s = try db.prepare("SELECT area_id FROM gf_areas WHERE length(area_id) <> length(CAST(area_id AS BLOB))")
+        // Swift's String equality and hashing are canonical equivalence: a
+        // second id equal to a first with other bytes is such a pair.
+        var seen: [String: String] = [:]
+        while try s.step() {
+            guard let id = s.value(0).string else { continue }
+            if let first = seen[id], !first.hasSameUTF8(as: id) { try SQLCatalog.requireDistinctIds((first, id)) }
+            seen[id] = id
+        }
+    }
+}

@@ -113,6 +113,7 @@ struct Areas: ParsableCommand {
                         warn("repaired: \(reason)")
                     }
                     try store.insert(area, upsert: upsert)
+                    try store.requireDistinctIds()
                 }
                 print("added area \(area.areaId)")
             }
