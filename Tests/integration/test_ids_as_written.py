@@ -93,3 +93,22 @@ def test_ids_with_edge_spaces_come_back_from_the_tools_own_csv(tmp_path):
 def test_unix_seconds_with_leading_zeros(catalog):
     assert sql(catalog, "SELECT gf_time('0001795133100'), gf_time('-000');").stdout.strip() == \
         "2026-11-20T00:05:00.000000Z|1970-01-01T00:00:00.000000Z"
+
+
+def test_ndjson_ids_and_times_of_other_json_types(catalog, tmp_path):
+    """An array, object or boolean was judged under its JSON text (`["a"]`);
+    a time with an exponent (`1.7e9`) was refused, though a REAL 1.7e9 is a time."""
+    f = tmp_path / "f.ndjson"
+    f.write_text('{"subject_id":["a"],"ts":"2026-11-20T09:00:00Z","lat":35.7,"lon":139.77,"accuracy_m":5}\n'
+                 '{"subject_id":true,"ts":"2026-11-20T09:00:00Z","lat":35.7,"lon":139.77,"accuracy_m":5}\n'
+                 '{"subject_id":"y","ts":{"t":1},"lat":35.7,"lon":139.77,"accuracy_m":5}\n'
+                 '{"subject_id":"x","ts":1.7e9,"lat":35.7,"lon":139.77,"accuracy_m":5}\n'
+                 '{"subject_id":7,"ts":1795133100.123456,"lat":35.7,"lon":139.77,"accuracy_m":5}\n')
+    p = gf("judge", catalog, "--fixes", f, "--explain")
+    assert "2 judged" in p.stdout and "3 invalid" in p.stdout, p.stdout
+    reasons = sql(catalog, "SELECT reason FROM gf_explain ORDER BY rowid;").stdout.splitlines()
+    assert [r.split(": ", 2)[2] for r in reasons] == ["subject_id is a JSON array, not a string or number",
+                                                      "subject_id is a JSON boolean, not a string or number",
+                                                      "ts is a JSON object, not a string or number"], reasons
+    assert sql(catalog, "SELECT subject_id, last_ts FROM gf_subjects ORDER BY 1;").stdout.splitlines() == [
+        "7|2026-11-20T00:05:00.123456Z", "x|2023-11-14T22:13:20.000000Z"]

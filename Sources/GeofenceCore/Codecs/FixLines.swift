@@ -133,6 +133,15 @@ public enum FixLines {
         let path: String
         var lines: LineSplitter
 
+        static func kind(_ v: JSONValue) -> String {
+            switch v {
+            case .bool: "boolean"
+            case .array: "array"
+            case .object: "object"
+            default: "value"
+            }
+        }
+
         public init(path: String, chunks: FileChunks) { self.path = path; lines = LineSplitter(chunks: chunks.next) }
 
         public mutating func next() -> FixRow? {
@@ -160,17 +169,29 @@ public enum FixLines {
             guard case .object = v else {
                 return FixRow(subjectId: nil, ts: nil, lat: nil, lon: nil, accuracy: nil, problem: "line \(number): not a JSON object")
             }
+            // A number's own text for an id or a time (`1795133100.123456`
+            // would lose its last digit as a Double), but a time written
+            // with an exponent (`1.7e9`) is read as the number it is.
             func value(_ k: String) -> FixRow.Field {
                 switch v[k] {
                 case .string(let s)?: return .text(s)
                 case .number(let n)?:
+                    if k == "ts", n.utf8.contains(where: { $0 == 0x65 || $0 == 0x45 }), let d = Double(n) { return .real(d) }
                     if k == "ts" || k == "subject_id" { return .text(n) }
                     return Double(n).map(FixRow.Field.real) ?? .text(n)
                 case nil, .null?: return .null
                 case let other?: return .text(other.serialized)
                 }
             }
-            return FixRow(subject: value("subject_id"), ts: value("ts"), lat: value("lat"), lon: value("lon"), accuracy: value("accuracy_m"))
+            var row = FixRow(subject: value("subject_id"), ts: value("ts"), lat: value("lat"), lon: value("lon"), accuracy: value("accuracy_m"))
+            // true, [..] or {..} names no subject and no time (GeoJSON refuses them as area ids too).
+            for k in ["subject_id", "ts"] {
+                switch v[k] {
+                case .bool?, .array?, .object?: row.problem = "line \(number): \(k) is a JSON \(v[k].map(Self.kind) ?? ""), not a string or number"
+                default: break
+                }
+            }
+            return row
         }
     }
 }
