@@ -27,4 +27,11 @@ struct GeofenceCommand: ParsableCommand {
             Export.self, Locate.self, Nearest.self, Regions.self, Positioning.self, Check.self, Judge.self, Notifications.self, State.self, Reset.self, Version.self,
         ]
     )
+
+    static func main() {
+        if let why = ArgumentBytes.firstNotUTF8() {
+            fail("error: \(why): ids, times and file names are read as UTF-8; nothing was changed", code: 1)
+        }
+        main(nil)
+    }
 }

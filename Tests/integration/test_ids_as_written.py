@@ -4,8 +4,9 @@ rather than repaired into U+FFFD (which would make `b\\xff` and `b\\xfe` one
 subject). Each case here once merged two ids, or crashed."""
 import csv
 import io
+import subprocess
 
-from conftest import gf, run, sql, square, write_collection
+from conftest import CLI, gf, run, sql, square, write_collection
 
 def dump(db):
     return run("sqlite3", db, ".dump").stdout
@@ -112,3 +113,17 @@ def test_ndjson_ids_and_times_of_other_json_types(catalog, tmp_path):
                                                       "ts is a JSON object, not a string or number"], reasons
     assert sql(catalog, "SELECT subject_id, last_ts FROM gf_subjects ORDER BY 1;").stdout.splitlines() == [
         "7|2026-11-20T00:05:00.123456Z", "x|2023-11-14T22:13:20.000000Z"]
+
+
+def test_a_command_line_argument_that_is_not_utf8_is_refused(catalog, tmp_path):
+    """It was repaired into U+FFFD: `check --subject b\\xff` and `b\\xfe` were
+    one subject, and `init d\\xff.db` made a file of another name."""
+    before = dump(catalog)
+    for args in ([b"init", bytes(tmp_path) + b"/d\xff.db"],
+                 [b"check", bytes(catalog), b"--subject", b"b\xff", b"--lat", b"35.7", b"--lon", b"139.77",
+                  b"--accuracy", b"5", b"--time", b"2026-11-20T09:00:00Z"]):
+        p = subprocess.run([bytes(CLI)] + args, capture_output=True)
+        assert p.returncode == 1, p
+        assert b"is not UTF-8 text: its byte " in p.stderr and b" is 0xFF: " in p.stderr, p.stderr
+    assert not [f for f in tmp_path.iterdir() if f.name.startswith("d")], list(tmp_path.iterdir())
+    assert dump(catalog) == before
