@@ -75,10 +75,18 @@ public final class Connection {
     /// All of `body` or none of it. BEGIN IMMEDIATE takes the write lock at the
     /// start, so a concurrent writer waits (busy timeout) or fails before any work.
     public func transaction<T>(_ body: () throws -> T) throws -> T {
+        try transaction(aroundCommit: { try $0() }, body)
+    }
+
+    /// `transaction`, its COMMIT run by `around` (which must call it once):
+    /// the CLI holds its signals across it, since a process ended during a
+    /// COMMIT (which in WAL mode also checkpoints) cannot tell whether its
+    /// run was committed.
+    public func transaction<T>(aroundCommit around: (() throws -> Void) throws -> Void, _ body: () throws -> T) throws -> T {
         try execute("BEGIN IMMEDIATE")
         do {
             let result = try body()
-            try execute("COMMIT")
+            try around { try execute("COMMIT") }
             return result
         } catch {
             try? execute("ROLLBACK")

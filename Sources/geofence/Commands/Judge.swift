@@ -46,6 +46,9 @@ struct Judge: ParsableCommand {
         try requireOutputName(out)
     }
 
+    /// The command that lists run `run`'s notifications as --out has them.
+    func listCommand(_ run: Int64) -> String { "`geofence notifications \(db) --run \(run) --format \(outFormat.rawValue)`" }
+
     func run() throws {
         HugePages.adviseForThisProcess()
         Parallel.threads = threads
@@ -54,7 +57,15 @@ struct Judge: ParsableCommand {
             // Opened first: a refused or unwritable --out fails before the run.
             let output = try out.map { try OutputFile($0 == standardStream ? nil : $0, database: conn) }
             let bar = ProgressBar(label: "judging", unit: "fixes")
-            let (report, events) = try conn.transaction { () -> (Judgement.Report, RunEvents?) in
+            var committedRun: Int64 = 0
+            // Signals are held across the COMMIT; from it on, one puts the output in place or says where the run's events are.
+            let commit: (() throws -> Void) throws -> Void = { commit in
+                try TemporaryFiles.holdingSignals {
+                    try commit()
+                    output?.committed(run: committedRun, list: listCommand(committedRun))
+                }
+            }
+            let (report, events) = try conn.transaction(aroundCommit: commit) { () -> (Judgement.Report, RunEvents?) in
                 let rows: AnySequence<Judgement.Row> = try fixes.map { try fixRows($0, format: fixesFormat) }
                     ?? AnySequence(FixSources.table(conn, name: table))
                 let filter = deviceFilter ? FixFilter(try Settings(conn).positioning()) : nil
@@ -71,14 +82,16 @@ struct Judge: ParsableCommand {
                 // back); standard output, a FIFO or a device only once the run is committed, so a
                 // reader never receives the events of a run that was then rolled back.
                 if output?.canRewind == true { try events?.finish(conn, NotificationListing(of: report)) }
+                committedRun = report.runId
                 return (report, events)
             }
-            output?.keepOnSignal()
+            // A reader that stops early (`| head`) is a write error, reported with the committed run, not a silent SIGPIPE.
+            if output != nil { signal(SIGPIPE, SIG_IGN) }
             do {
                 if output?.canRewind == false { try events?.finish(conn, NotificationListing(of: report)) }
                 try output?.commit()
             } catch var e as InputError {
-                e.message += "; the run (\(report.runId)) was committed: `geofence notifications \(db) --run \(report.runId) --format \(outFormat.rawValue)` lists its notifications"
+                e.message += "; the run (\(report.runId)) was committed: \(listCommand(report.runId)) lists its notifications"
                 throw e
             }
             let c = report.counters

@@ -5,12 +5,6 @@ import GeofenceSQL
 @preconcurrency import Glibc
 #endif
 
-/// Refuses an empty `--out` before a command does anything (it would fail
-/// only when its output is put in place, after the work).
-func requireOutputName(_ out: String?) throws {
-    if out == "" { throw ValidationError("--out needs a file name, or - for standard output") }
-}
-
 /// The file a command writes its output to (`--out`), or standard output.
 /// Every command that writes an output file goes through here, so they all
 /// keep the same rules:
@@ -211,17 +205,24 @@ final class OutputFile {
         if let failure { throw failure }
     }
 
-    /// From here a signal no longer removes the temporary file: the run it
-    /// holds is committed, so a complete `.partial-*` file is better left than
-    /// lost.
-    func keepOnSignal() { TemporaryFiles.forget() }
+    /// From the commit of the run it holds: a signal puts a complete file in
+    /// place, or says that a stream was cut short and how to `list` the run.
+    func committed(run: Int64, list: String) {
+        let placed = "interrupted after run \(run) was committed; its notifications are in \(name)"
+        if case .replacing(let temp, let target) = kind {
+            TemporaryFiles.afterCommit(renaming: temp, to: target, note: placed, placedNote: placed)
+        } else {
+            TemporaryFiles.afterCommit(renaming: nil, to: nil, note: "error: interrupted after run \(run) was committed: \(name) did not get all "
+                                       + "its notifications; \(list) lists them", placedNote: placed)
+        }
+    }
 
     /// Closes the file if still open and renames a temporary file over the target.
     func commit() throws {
         try close()
-        guard case .replacing(let temp, let target) = kind, !done else { done = true; return }
+        guard case .replacing(let temp, let target) = kind, !done else { done = true; return TemporaryFiles.placed() }
         done = true
-        defer { TemporaryFiles.forget() }
+        defer { TemporaryFiles.placed() }
         guard rename(temp, target) == 0 else {
             let failure = Self.error("cannot put the output in place (renaming \(temp) over it)", name)
             unlink(temp)

@@ -1,5 +1,12 @@
+import ArgumentParser
 import Glibc
 import GeofenceCore
+
+/// Refuses an empty `--out` before a command does anything (it would fail
+/// only when its output is put in place, after the work).
+func requireOutputName(_ out: String?) throws {
+    if out == "" { throw ValidationError("--out needs a file name, or - for standard output") }
+}
 
 /// Why no file could be made beside an output, in the user's terms: the
 /// output's folder is missing, is not a folder, sits behind a loop of
