@@ -165,3 +165,38 @@ os._exit(0)
     assert p.returncode == 2, (p.returncode, p.stdout, p.stderr)
     assert "committed changes in its -wal file" in p.stderr and "wal_checkpoint" in p.stderr
     assert "CHANGED-IN-WAL" not in p.stdout
+
+
+@pytest.mark.parametrize("where", ["locked folder", "read-only file"])
+def test_a_hot_journal_that_cannot_be_rolled_back_is_refused_not_read(places, where):
+    """A writer killed mid-transaction on a rollback-journal catalog leaves its
+    uncommitted pages in the file and the originals in the -journal; only a
+    writer can roll them back. Read as immutable, the catalog showed the
+    uncommitted names (or seemed malformed); now it is refused, saying how."""
+    db = places[0] if where == "locked folder" else places[1]
+    folder = db.parent
+    mode = folder.stat().st_mode & 0o777
+    folder.chmod(0o777)
+    db.chmod(0o666)
+    run("sqlite3", db, "PRAGMA journal_mode = DELETE;")
+    run("python3", "-c", f"""
+import sqlite3, os, signal
+c = sqlite3.connect({str(db)!r}, isolation_level=None)
+c.execute("PRAGMA cache_size = 1")   # changed pages spill into the file before the commit
+c.execute("BEGIN")
+c.execute("UPDATE gf_areas SET name = 'UNCOMMITTED' || zeroblob(2000)")
+c.execute("DELETE FROM gf_notifications")
+os.kill(os.getpid(), signal.SIGKILL)
+""", check=False)
+    assert Path(f"{db}-journal").stat().st_size > 0
+    for p in (db, Path(f"{db}-journal")):
+        p.chmod(0o644)
+    folder.chmod(mode)
+    for command in (["areas", "list", db, "--csv"], ["notifications", db, "--csv"], ["state", db, "--csv"]):
+        p = as_nobody(RO_CLI, *command, check=False)
+        assert p.returncode == 2, (command, p.returncode, p.stdout, p.stderr)
+        assert "left its -journal file" in p.stderr and "PRAGMA quick_check" in p.stderr, p.stderr
+        assert "UNCOMMITTED" not in p.stdout
+    # Its owner opening it rolls the transaction back: the committed catalog is intact.
+    assert run("sqlite3", db, "SELECT count(*) FROM gf_areas WHERE name LIKE 'UNCOMMITTED%';").stdout.strip() == "0"
+    assert as_nobody(RO_CLI, "areas", "list", db, "--csv").returncode == 0

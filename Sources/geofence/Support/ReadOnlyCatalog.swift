@@ -51,7 +51,16 @@ enum ReadOnlyCatalog {
             // immutable=1 reads the main file alone: committed changes still in
             // the -wal would silently not be seen. Then refuse instead.
             let file = path.hasPrefix("file:") ? nil : path
+            // A hot journal (a writer stopped mid-transaction): the file may hold
+            // its uncommitted pages until SQLite rolls them back, which needs write
+            // access; read as immutable it would show them, or seem malformed.
             var st = stat()
+            if e.code == 776 || (file.map { stat($0 + "-journal", &st) == 0 && st.st_size > 0 } ?? false) && e.code & 0xFF == 8 {   // SQLITE_READONLY_ROLLBACK
+                throw CatalogError("\(path): a writer stopped in the middle of a transaction and left its -journal file; SQLite must roll "
+                                   + "the catalog back before it can be read, and cannot here (\(reason)): ask its owner to open it once "
+                                   + "(`sqlite3 \(plainPath(path)) 'PRAGMA quick_check'` rolls it back), or copy the catalog with its -journal "
+                                   + "to a folder you can write")
+            }
             if let file, stat(file + "-wal", &st) == 0, st.st_size > 0 {
                 throw CatalogError("\(path): the catalog has committed changes in its -wal file that SQLite cannot read here "
                                    + "(\(reason), so no -shm file can be made beside it): ask its owner to checkpoint it "
