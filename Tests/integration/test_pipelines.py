@@ -102,3 +102,29 @@ def test_export_and_locate_use_the_standard_streams_for_dash(tmp_path):
     p = run(CLI, "locate", db, "--fixes", "-", "--out", "-", input=(SAMPLES / "fixes.csv").read_text(), cwd=tmp_path)
     assert p.stdout == gf("locate", db, "--fixes", SAMPLES / "fixes.csv").stdout and p.stdout.count("\n") > 2
     assert not (tmp_path / "-").exists()
+
+
+def test_a_stalled_producer_does_not_hold_the_write_lock(tmp_path):
+    """`producer | geofence judge DB --fixes -` took the write lock at once and
+    held it until the producer ended: every other writer got busy errors. The
+    stream is now read to its end first; meanwhile others write freely, and
+    the run then judges what came."""
+    reference = fresh(tmp_path, "ref.db")
+    gf("judge", reference, "--fixes", SAMPLES / "fixes.csv")
+    db = fresh(tmp_path)
+    lines = (SAMPLES / "fixes.csv").read_text().splitlines(keepends=True)
+    p = subprocess.Popen([str(CLI), "judge", str(db), "--fixes", "-"], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                         stderr=subprocess.PIPE, text=True)
+    p.stdin.write("".join(lines[:3]))
+    p.stdin.flush()
+    time.sleep(0.5)
+    # Another writer meanwhile: a check of a subject of its own, well within the 10 s busy timeout.
+    t = time.time()
+    gf("check", db, "--subject", "other", "--lat", "35.6", "--lon", "139.7", "--accuracy", "5", "--time", "2026-11-20T00:00:00Z")
+    assert time.time() - t < 5
+    out, err = p.communicate("".join(lines[3:]), timeout=60)
+    assert p.returncode == 0, err
+    def listing(d):
+        return run("sqlite3", d, "SELECT subject_id, ts, area_id, condition_id, transition FROM gf_notifications "
+                                 "WHERE subject_id <> 'other' ORDER BY id;").stdout
+    assert listing(db) == listing(reference) and listing(db).count("\n") == 7

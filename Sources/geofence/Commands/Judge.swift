@@ -56,6 +56,8 @@ struct Judge: ParsableCommand {
             let conn = try openCatalog(db)
             // Opened first: a refused or unwritable --out fails before the run.
             let output = try out.map { try OutputFile($0 == standardStream ? nil : $0, database: conn) }
+            // A stream is read to its end before the run takes the write lock.
+            let spooled = try fixes.flatMap(spooledFixes)
             let bar = ProgressBar(label: "judging", unit: "fixes")
             var committedRun: Int64 = 0
             // Signals are held across the COMMIT; from it on, one puts the output in place or says where the run's events are.
@@ -66,7 +68,7 @@ struct Judge: ParsableCommand {
                 }
             }
             let (report, events) = try conn.transaction(aroundCommit: commit) { () -> (Judgement.Report, RunEvents?) in
-                let rows: AnySequence<Judgement.Row> = try fixes.map { try fixRows($0, format: fixesFormat) }
+                let rows: AnySequence<Judgement.Row> = try fixes.map { try fixRows($0, format: fixesFormat, spooled: spooled) }
                     ?? AnySequence(FixSources.table(conn, name: table))
                 let filter = deviceFilter ? FixFilter(try Settings(conn).positioning()) : nil
                 let judgement = try Judgement(conn, explain: explain, fixFilter: filter)
@@ -75,7 +77,7 @@ struct Judge: ParsableCommand {
                 judgement.notificationTap = events?.tap
                 // This process ends after the run: its areas need not be freed.
                 defer { judgement.leaveAreasToExit() }
-                let report = try judgement.run(rows, source: fixes ?? table, expectedFixes: try fixes.flatMap { $0 == standardStream ? nil : try FixSources.estimatedRows($0) },
+                let report = try judgement.run(rows, source: fixes ?? table, expectedFixes: try fixes.flatMap { $0 == standardStream || spooled != nil ? nil : try FixSources.estimatedRows($0) },
                                                progress: bar.update)
                 if fixes == nil && table == "gf_fixes" && !keep { try conn.execute("DELETE FROM gf_fixes") }
                 // A file is written and synced inside the transaction (a write error rolls the run
