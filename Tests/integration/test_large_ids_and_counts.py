@@ -48,6 +48,18 @@ def test_a_hand_edited_count_of_judged_fixes_is_refused_not_a_crash(tmp_path):
     p = gf("judge", db, "--fixes", fixes, check=False)
     assert p.returncode == 1 and "base_judged of subject 's'" in p.stderr, p.stderr
     assert c.execute("SELECT count(*) FROM gf_runs WHERE kind = 'judge'").fetchone() == (0,)
+    # Past the subject's own count (the view then showed a streak of -999), and times that are none: named, not used.
+    c.execute("UPDATE gf_stay_rows SET base_judged = 1000")
+    p = gf("judge", db, "--fixes", fixes, check=False)
+    assert p.returncode == 1 and "gf_stay_rows.base_judged of subject 's' is 1000, past the 1 fixes" in p.stderr, p.stderr
+    c.execute("UPDATE gf_stay_rows SET base_judged = 1, entered_at = 'yesterday'")
+    p = gf("judge", db, "--fixes", fixes, check=False)
+    assert p.returncode == 1 and "gf_stay_rows.entered_at of subject 's' is not a time: time 'yesterday'" in p.stderr, p.stderr
+    c.execute("UPDATE gf_stay_rows SET entered_at = NULL")
+    c.execute("UPDATE gf_subjects SET last_ts = 'soon'")
+    p = gf("judge", db, "--fixes", fixes, check=False)
+    assert p.returncode == 1 and "gf_subjects.last_ts of subject 's' is not a time" in p.stderr, p.stderr
+    assert c.execute("SELECT count(*) FROM gf_runs WHERE kind = 'judge'").fetchone() == (0,)
 
 
 def test_upsert_gives_an_area_its_default_pair_once(tmp_path):

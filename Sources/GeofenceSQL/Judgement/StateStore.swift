@@ -61,7 +61,7 @@ final class StateStore {
         // Reset at once: a statement left on its row holds a read lock (the statement is reused).
         defer { loadSubject.reset() }
         if try loadSubject.step() {
-            let ts = try Timestamp.parse(loadSubject.value(0).string ?? "")
+            let ts = try Self.time(loadSubject.value(0), "gf_subjects.last_ts", of: subject)
             s.lastFix = Fix(subjectId: subject, ts: ts, lat: loadSubject.value(1).double ?? 0,
                             lon: loadSubject.value(2).double ?? 0, accuracy: loadSubject.value(3).double ?? 0)
             s.judgedFixes = try Self.count(loadSubject.value(4), "gf_subjects.judged_fixes", of: subject)
@@ -73,10 +73,15 @@ final class StateStore {
             stored.phase = StayState.Phase(rawValue: loadStays.value(1).string ?? "") ?? .unknown
             stored.inStreak = try Self.count(loadStays.value(2), "gf_stay_rows.in_base", of: subject)
             stored.outStreak = try Self.count(loadStays.value(3), "gf_stay_rows.out_base", of: subject)
-            stored.enteredAt = try loadStays.value(5).string.map(Timestamp.parse)
+            stored.enteredAt = loadStays.value(5).isNull ? nil : try Self.time(loadStays.value(5), "gf_stay_rows.entered_at", of: subject)
             stored.dwellSpent = (loadStays.value(6).string ?? "").split(separator: ",").compactMap { Int64($0) }
             // The row holds the streaks as of its base_judged-th fix (the gf_stays view reads them the same way).
             let base = try Self.count(loadStays.value(4), "gf_stay_rows.base_judged", of: subject)
+            // A stay's streaks are counted from a fix the subject has judged: a later one is no state this engine writes.
+            guard base <= s.judgedFixes || s.lastFix == nil else {
+                throw InputError("gf_stay_rows.base_judged of subject \(Echo.quoted(subject)) is \(base), past the \(s.judgedFixes) fixes "
+                                 + "gf_subjects says it has judged: the stay rows were edited by hand (`geofence reset DB --subject ID` clears them)")
+            }
             s.stays[loadStays.value(0).string ?? ""] = stored.continued(by: max(0, s.judgedFixes - base))
         }
         try loadNotified.bind([.text(subject)])
@@ -96,6 +101,13 @@ final class StateStore {
             throw InputError("\(column) of subject \(Echo.quoted(subject)) is \(Echo.plain(v.string ?? "a BLOB")), not a count of judged fixes (0 to 2^53)")
         }
         return Int(n)
+    }
+
+    /// A stored time, refused with its place when it is not one.
+    static func time(_ v: SQLiteValue, _ column: String, of subject: String) throws -> Timestamp {
+        do { return try Timestamp.parse(v.string ?? "") } catch {
+            throw InputError("\(column) of subject \(Echo.quoted(subject)) is not a time: \(error)")
+        }
     }
 
     /// Writes what `judge` may have changed: `before` is the state as loaded.
