@@ -23,7 +23,7 @@ func reporting(_ body: () throws -> Void) throws {
     } catch let e as SQLiteError where ReadOnlyCatalog.writeRefused(e) != nil {
         fail("error: " + (ReadOnlyCatalog.writeRefused(e) ?? ""), code: 2)
     } catch let e as SQLiteError {
-        fail("error: database: \(e)", code: 2)
+        fail("error: \(openedCatalog ?? "database"): \(e)", code: 2)
     } catch let e as Database.OpenError {
         fail("error: \(e)", code: 2)
     }
@@ -37,7 +37,11 @@ func fail(_ message: String, code: Int32) -> Never {
 func warn(_ message: String) { fputs(message + "\n", stderr) }
 
 /// Opens the catalog: checks the schema version and upgrades an older one.
+/// The catalog this command opened, for messages about it.
+nonisolated(unsafe) var openedCatalog: String?
+
 func openCatalog(_ path: String) throws -> Connection {
+    openedCatalog = path
     if let reason = ReadOnlyCatalog.reason(path) { return try ReadOnlyCatalog.open(path, reason: reason) }
     let db = try Database.open(path)
     try Schema.open(db)
