@@ -127,3 +127,18 @@ def test_a_command_line_argument_that_is_not_utf8_is_refused(catalog, tmp_path):
         assert b"is not UTF-8 text: its byte " in p.stderr and b" is 0xFF: " in p.stderr, p.stderr
     assert not [f for f in tmp_path.iterdir() if f.name.startswith("d")], list(tmp_path.iterdir())
     assert dump(catalog) == before
+
+
+def test_an_empty_group_is_no_group(tmp_path):
+    """`"group_id": ""` (a spreadsheet's empty cell) made the id `#A`; `--group ''` did too."""
+    db = tmp_path / "c.db"
+    gf("init", db)
+    feature = square("A", 0, 0, 0.02)
+    feature["properties"]["group_id"] = ""
+    gf("import", db, write_collection(tmp_path / "a.geojson", [feature]))
+    assert sql(db, "SELECT area_id FROM gf_areas;").stdout.strip() == "A"
+    for args in (["import", db, write_collection(tmp_path / "b.geojson", [square("B", 0, 0, 0.02)]), "--group", ""],
+                 ["areas", "add", db, "--id", "C", "--circle", "0,0,100", "--group", ""]):
+        p = gf(*args, check=False)
+        assert p.returncode == 64 and "--group needs a group id" in p.stderr, p
+    assert sql(db, "SELECT group_concat(area_id) FROM gf_areas;").stdout.strip() == "A"

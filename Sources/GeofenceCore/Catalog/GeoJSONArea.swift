@@ -29,10 +29,12 @@ public enum GeoJSONArea {
         // --group wins over a group_id property: the caller named the group
         // explicitly. A group_id is taken as written, string or number, like
         // area_id. An id that already begins with `<group>#` (as an exported
-        // one re-imported, or one written in full) is not prefixed again.
+        // one re-imported, or one written in full) is not prefixed again. An
+        // empty group_id is none (a spreadsheet's empty cell), not the group
+        // "" that would make ids `#A`; an empty --group is refused up front.
         let groupId: String?
         switch group.map(JSONValue.string) ?? p["group_id"] {
-        case nil, .null?: groupId = nil
+        case nil, .null?, .string("")?: groupId = nil
         case .string(let s)?: groupId = s
         case .number(let n)?: groupId = n
         case let v?: throw InputError("must be a string or number, got \(v.typeName)", field: "properties.group_id")

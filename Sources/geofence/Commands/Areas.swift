@@ -76,6 +76,10 @@ struct Areas: ParsableCommand {
         @Flag(help: "Replace an existing area with this id.") var upsert = false
         @Flag(help: "Repair a self-intersecting polygon with MakeValid.") var makeValid = false
 
+        func validate() throws {
+            if group == "" { throw ValidationError("--group needs a group id (an empty one would make the id #\(id))") }
+        }
+
         func run() throws {
             try reporting {
                 let geometryValue: JSONValue

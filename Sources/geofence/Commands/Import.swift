@@ -32,6 +32,10 @@ struct Import: ParsableCommand {
     var updatedAt: String?
     @Flag(help: "Import even if the set is older than the one imported before.") var force = false
 
+    func validate() throws {
+        if group == "" { throw ValidationError("--group needs a group id (an empty one would make ids #A)") }
+    }
+
     func run() throws {
         HugePages.adviseForThisProcess()
         try reporting {
