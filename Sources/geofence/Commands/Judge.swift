@@ -77,7 +77,7 @@ struct Judge: ParsableCommand {
                 judgement.notificationTap = events?.tap
                 // This process ends after the run: its areas need not be freed.
                 defer { judgement.leaveAreasToExit() }
-                let report = try judgement.run(rows, source: fixes ?? table, expectedFixes: try fixes.flatMap { $0 == standardStream || spooled != nil ? nil : try FixSources.estimatedRows($0) },
+                let report = try judgement.run(rows, source: fixes ?? table, expectedFixes: try fixes.flatMap { try ($0 == standardStream && spooled == nil) ? nil : FixSources.estimatedRows(spooled ?? $0) },
                                                progress: bar.update)
                 if fixes == nil && table == "gf_fixes" && !keep { try conn.execute("DELETE FROM gf_fixes") }
                 // A file is written and synced inside the transaction (a write error rolls the run
