@@ -26,6 +26,9 @@ CASES = {
     "not a collection": (json.dumps(square("A", 139, 35)), ['expected "FeatureCollection"']),
     "line string": (collection(feature("L", {"type": "LineString", "coordinates": [[139, 35], [139.1, 35]]})),
                     ["feature 1", "id 'L'", "geometry.type", "not an area"]),
+    "geometry collection": (collection(feature("G", {"type": "GeometryCollection", "geometries": [
+        {"type": "Polygon", "coordinates": [[[139, 35], [139.1, 35], [139.1, 35.1], [139, 35]]]}]})),
+        ["feature 1", "id 'G'", "geometry.type", "GeometryCollection is not an area"]),
     "unclosed ring": (collection(feature("U", {"type": "Polygon", "coordinates": [[[139, 35], [139.1, 35], [139.1, 35.1], [139, 35.1]]]})),
                       ["feature 1", "id 'U'", "geometry.coordinates[0]", "not closed"]),
     "short ring": (collection(feature("S", {"type": "Polygon", "coordinates": [[[139, 35], [139.1, 35], [139, 35]]]})),

@@ -65,6 +65,10 @@ public enum GeoJSONArea {
 
     public static func shape(from g: JSONValue, radius: Double?) throws -> Shape {
         guard case .string(let type)? = g["type"] else { throw InputError("geometry has no type", field: "geometry.type") }
+        // The type first: a GeometryCollection has no coordinates, and is no area whatever it holds.
+        guard ["Polygon", "MultiPolygon", "Point"].contains(type) else {
+            throw InputError("geometry type \(type) is not an area: use Polygon, MultiPolygon, or Point with radius_m", field: "geometry.type")
+        }
         guard let coords = g["coordinates"] else { throw InputError("geometry has no coordinates", field: "geometry.coordinates") }
         switch type {
         case "Polygon":
