@@ -1,5 +1,6 @@
 import CSQLite
 import GeofenceSQL
+import GeofenceCore
 
 /// Opening databases in a process that links libsqlite3 itself.
 ///
@@ -37,7 +38,7 @@ public enum Database {
         guard rc == SQLITE_OK, let handle else {
             let message = handle.flatMap { sqlite3_errmsg($0) }.map { String(cString: $0) } ?? "error \(rc)"
             if let handle { sqlite3_close_v2(handle) }
-            if !create && rc == SQLITE_CANTOPEN { throw OpenError(description: "\(path): no such database (create one with `geofence init \(path)`)") }
+            if !create && rc == SQLITE_CANTOPEN { throw OpenError(description: "\(path): no such database (create one with `geofence init \(Echo.shellWord(path))`)") }
             throw OpenError(description: "\(path): cannot open: \(message)")
         }
         sqlite3_busy_timeout(handle, Int32(busyTimeoutSeconds * 1000))

@@ -142,3 +142,43 @@ def test_an_empty_group_is_no_group(tmp_path):
         p = gf(*args, check=False)
         assert p.returncode == 64 and "--group needs a group id" in p.stderr, p
     assert sql(db, "SELECT group_concat(area_id) FROM gf_areas;").stdout.strip() == "A"
+
+
+def test_a_tab_at_an_ids_end_survives_the_conditions_csv(tmp_path):
+    """`conditions list --csv` wrote `\\tA` bare and `conditions import` dropped the tab: A's conditions took them."""
+    db, db2 = tmp_path / "c.db", tmp_path / "c2.db"
+    areas = write_collection(tmp_path / "a.geojson", [square("A", 0, 0, 0.02), square("\tA", 1, 1, 0.02)])
+    for d in (db, db2):
+        gf("init", d)
+    gf("import", db, areas, "--with-default-conditions")
+    gf("import", db2, areas)
+    listing = tmp_path / "c.csv"
+    listing.write_text(gf("conditions", "list", db, "--csv").stdout)
+    gf("conditions", "import", db2, listing)
+    query = "SELECT condition_id, hex(area_id), timing FROM gf_conditions ORDER BY 1;"
+    assert sql(db2, query).stdout == sql(db, query).stdout
+
+
+def test_an_area_validity_written_with_an_exponent_is_a_time(tmp_path):
+    db = tmp_path / "c.db"
+    gf("init", db)
+    f = tmp_path / "a.geojson"
+    f.write_text('{"type":"FeatureCollection","features":[{"type":"Feature","properties":{"area_id":"V","valid_from":1e-05,'
+                 '"valid_until":1.7951331e9},"geometry":{"type":"Polygon","coordinates":[[[0,0],[1,0],[1,1],[0,1],[0,0]]]}}]}')
+    gf("import", db, f)
+    assert sql(db, "SELECT valid_from, valid_until FROM gf_areas;").stdout.strip() == \
+        "1970-01-01T00:00:00.000010Z|2026-11-20T00:05:00.000000Z"
+
+
+def test_a_suggested_command_quotes_the_file_name(tmp_path):
+    folder = tmp_path / "my fences"
+    folder.mkdir()
+    db = folder / "it's.db"
+    gf("init", db)
+    gf("import", db, write_collection(tmp_path / "a.geojson", [square("A", 0, 0, 0.02)]), "--with-default-conditions")
+    fixes = tmp_path / "f.csv"
+    fixes.write_text("subject_id,ts,lat,lon,accuracy_m\n" + "".join(f"s{k},2026-11-20T09:00:0{k}Z,0.01,0.01,5\n" for k in range(5)))
+    p = gf("judge", db, "--fixes", fixes, "--out", "/dev/full", check=False)
+    assert p.returncode == 1, p
+    quoted = "'" + str(db).replace("'", "'\\''") + "'"
+    assert f"`geofence notifications {quoted} --run 1 --format csv`" in p.stderr, p.stderr

@@ -30,4 +30,14 @@ public enum Echo {
         }
         return out
     }
+
+    /// A word of a command a message suggests (a file name), quoted for a
+    /// POSIX shell when it holds anything but plain characters, so that
+    /// the command can be pasted as it is: `my fences.db` is `'my fences.db'`.
+    public static func shellWord(_ s: String) -> String {
+        let plain = !s.isEmpty && s.utf8.allSatisfy { b in
+            (0x30...0x39).contains(b) || (0x41...0x5A).contains(b) || (0x61...0x7A).contains(b) || "_./:=@%+-,".utf8.contains(b)
+        }
+        return plain ? s : "'" + s.split(separator: "'", omittingEmptySubsequences: false).joined(separator: "'\\''") + "'"
+    }
 }

@@ -47,7 +47,7 @@ struct Judge: ParsableCommand {
     }
 
     /// The command that lists run `run`'s notifications as --out has them.
-    func listCommand(_ run: Int64) -> String { "`geofence notifications \(db) --run \(run) --format \(outFormat.rawValue)`" }
+    func listCommand(_ run: Int64) -> String { "`geofence notifications \(Echo.shellWord(db)) --run \(run) --format \(outFormat.rawValue)`" }
 
     func run() throws {
         HugePages.adviseForThisProcess()

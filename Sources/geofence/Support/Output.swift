@@ -34,11 +34,12 @@ struct OutputOptions: ParsableArguments {
 
 /// Bytes, not Characters: "\r\n" is one Character equal to neither "\r" nor
 /// "\n", so a Character test left such a field unquoted (and was slow).
-/// A field with a space at either end is quoted too: this tool's own reader
-/// drops such spaces from an unquoted field (`a , …`), so ` u1` written bare
-/// would come back as `u1`.
+/// A field with a space or tab at either end is quoted too: this tool's own
+/// readers drop such characters from an unquoted field (`a , …`), so ` u1`
+/// written bare would come back as `u1`.
 func csvField(_ s: String) -> String {
-    s.utf8.contains(where: { $0 == 0x2C || $0 == 0x22 || $0 == 0x0A || $0 == 0x0D }) || s.utf8.first == 0x20 || s.utf8.last == 0x20
+    func edge(_ b: UInt8?) -> Bool { b == 0x20 || b == 0x09 }
+    return s.utf8.contains(where: { $0 == 0x2C || $0 == 0x22 || $0 == 0x0A || $0 == 0x0D }) || edge(s.utf8.first) || edge(s.utf8.last)
         ? "\"" + s.replacingAll("\"", with: "\"\"") + "\"" : s
 }
 

@@ -58,13 +58,13 @@ enum ReadOnlyCatalog {
             if e.code == 776 || (file.map { stat($0 + "-journal", &st) == 0 && st.st_size > 0 } ?? false) && e.code & 0xFF == 8 {   // SQLITE_READONLY_ROLLBACK
                 throw CatalogError("\(path): a writer stopped in the middle of a transaction and left its -journal file; SQLite must roll "
                                    + "the catalog back before it can be read, and cannot here (\(reason)): ask its owner to open it once "
-                                   + "(`sqlite3 \(plainPath(path)) 'PRAGMA quick_check'` rolls it back), or copy the catalog with its -journal "
+                                   + "(`sqlite3 \(Echo.shellWord(plainPath(path))) 'PRAGMA quick_check'` rolls it back), or copy the catalog with its -journal "
                                    + "to a folder you can write")
             }
             if let file, stat(file + "-wal", &st) == 0, st.st_size > 0 {
                 throw CatalogError("\(path): the catalog has committed changes in its -wal file that SQLite cannot read here "
                                    + "(\(reason), so no -shm file can be made beside it): ask its owner to checkpoint it "
-                                   + "(`sqlite3 \(plainPath(path)) 'PRAGMA wal_checkpoint(TRUNCATE)'`), or copy the catalog "
+                                   + "(`sqlite3 \(Echo.shellWord(plainPath(path))) 'PRAGMA wal_checkpoint(TRUNCATE)'`), or copy the catalog "
                                    + "with its -wal to a folder you can write")
             }
             db = try Database.open(uri + (uri.contains("?") ? "&" : "?") + "immutable=1", readOnly: true)
@@ -73,7 +73,7 @@ enum ReadOnlyCatalog {
         case .older(let v):
             throw CatalogError("\(path): the catalog has schema version \(v), and this geofence needs version \(Schema.currentVersion); "
                                + "it cannot be upgraded here (\(reason)): upgrade it in place once as a user who can write it and its folder, "
-                               + "e.g. `geofence settings \(plainPath(path))`")
+                               + "e.g. `geofence settings \(Echo.shellWord(plainPath(path)))`")
         default:
             try Schema.open(db)    // current: nothing to do; absent or newer: its error
         }
