@@ -55,7 +55,16 @@ def test_a_hand_edited_count_of_judged_fixes_is_refused_not_a_crash(tmp_path):
     c.execute("UPDATE gf_stay_rows SET base_judged = 1, entered_at = 'yesterday'")
     p = gf("judge", db, "--fixes", fixes, check=False)
     assert p.returncode == 1 and "gf_stay_rows.entered_at of subject 's' is not a time: time 'yesterday'" in p.stderr, p.stderr
+    c.execute("UPDATE gf_stay_rows SET entered_at = '2030-01-01T00:00:00Z'")
+    p = gf("judge", db, "--fixes", fixes, check=False)
+    assert p.returncode == 1 and "gf_stay_rows.entered_at of subject 's' is 2030-01-01T00:00:00Z, after its last judged fix" in p.stderr, p.stderr
     c.execute("UPDATE gf_stay_rows SET entered_at = NULL")
+    c.execute("INSERT INTO gf_stay_rows (subject_id, area_id, state, in_base, out_base, base_judged) VALUES ('ghost', 'A', 'INSIDE', 1, 0, 0)")
+    ghost = tmp_path / "g.csv"
+    ghost.write_text("subject_id,ts,lat,lon,accuracy_m\nghost,2026-01-07T10:04:00Z,35.605,139.705,5\n")
+    p = gf("judge", db, "--fixes", ghost, check=False)
+    assert p.returncode == 1 and "gf_stay_rows holds stays of subject 'ghost', which gf_subjects does not have" in p.stderr, p.stderr
+    c.execute("DELETE FROM gf_stay_rows WHERE subject_id = 'ghost'")
     c.execute("UPDATE gf_subjects SET last_ts = 'soon'")
     p = gf("judge", db, "--fixes", fixes, check=False)
     assert p.returncode == 1 and "gf_subjects.last_ts of subject 's' is not a time" in p.stderr, p.stderr

@@ -69,16 +69,25 @@ final class StateStore {
         if trustingLastSave, let kept = saved[subject], kept.lastFix == s.lastFix, kept.judgedFixes == s.judgedFixes { return kept }
         try loadStays.bind([.text(subject)])
         while try loadStays.step() {
+            // Stays count by their subject's judged fixes (gf_subjects): without it they are no state this engine writes.
+            guard let last = s.lastFix?.ts else {
+                throw InputError("gf_stay_rows holds stays of subject \(Echo.quoted(subject)), which gf_subjects does not have: "
+                                 + "edited by hand (`geofence reset DB --subject ID` clears them)")
+            }
             var stored = StayState()
             stored.phase = StayState.Phase(rawValue: loadStays.value(1).string ?? "") ?? .unknown
             stored.inStreak = try Self.count(loadStays.value(2), "gf_stay_rows.in_base", of: subject)
             stored.outStreak = try Self.count(loadStays.value(3), "gf_stay_rows.out_base", of: subject)
             stored.enteredAt = loadStays.value(5).isNull ? nil : try Self.time(loadStays.value(5), "gf_stay_rows.entered_at", of: subject)
+            if let entered = stored.enteredAt, last < entered {
+                throw InputError("gf_stay_rows.entered_at of subject \(Echo.quoted(subject)) is \(entered.iso8601), after its last judged fix "
+                                 + "(\(last.iso8601)): edited by hand (`geofence reset DB --subject ID` clears it)")
+            }
             stored.dwellSpent = (loadStays.value(6).string ?? "").split(separator: ",").compactMap { Int64($0) }
             // The row holds the streaks as of its base_judged-th fix (the gf_stays view reads them the same way).
             let base = try Self.count(loadStays.value(4), "gf_stay_rows.base_judged", of: subject)
             // A stay's streaks are counted from a fix the subject has judged: a later one is no state this engine writes.
-            guard base <= s.judgedFixes || s.lastFix == nil else {
+            guard base <= s.judgedFixes else {
                 throw InputError("gf_stay_rows.base_judged of subject \(Echo.quoted(subject)) is \(base), past the \(s.judgedFixes) fixes "
                                  + "gf_subjects says it has judged: the stay rows were edited by hand (`geofence reset DB --subject ID` clears them)")
             }
