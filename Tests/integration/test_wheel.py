@@ -159,3 +159,36 @@ print([type(w.message).__name__ for w in caught], str(caught[0].message) if caug
     assert second.startswith("['GeofenceWarning']") and "2 invalid" in second
     reasons = run("sqlite3", db, "SELECT reason FROM gf_explain;").stdout
     assert "no UTC offset" in reasons and "missing time" in reasons, reasons  # pandas.NA written as a missing value
+
+
+def test_dataframe_ids_columns_and_locates_skipped(venv, tmp_path):
+    """From a new-user trial: `" u1 "` and `"u1"` became one subject on the way
+    to the command (its CSV was written without quoting the spaces); a column
+    named twice made every fix silently invalid; locate() dropped invalid fixes
+    without a word."""
+    db = tmp_path / "x.db"
+    gf("init", db)
+    gf("import", db, SAMPLES / "areas.geojson", "--with-default-conditions")
+    script = f"""
+import warnings, pandas, geofence
+fixes = pandas.DataFrame({{"subject_id": [" u1 ", "u1", "a,\\"b\\""], "ts": ["2026-11-20T09:05:00+09:00"] * 3,
+                          "lat": [35.7098] * 3, "lon": [139.774] * 3, "accuracy_m": [15] * 3}})
+notes = geofence.judge({str(db)!r}, fixes)
+print(sorted(set(notes["subject_id"])))
+twice = pandas.concat([fixes, fixes[["lat"]]], axis=1)
+for f in (geofence.judge, geofence.locate):
+    try:
+        f({str(db)!r}, twice)
+        print("accepted")
+    except geofence.GeofenceError as e:
+        print(str(e))
+bad = fixes.assign(lat=[35.7098, float("nan"), 35.7098])
+with warnings.catch_warnings(record=True) as caught:
+    warnings.simplefilter("always")
+    pairs = geofence.locate({str(db)!r}, bad)
+print(sorted(set(pairs["row"])), pairs.attrs["summary"], [str(w.message) for w in caught])
+"""
+    lines = run(venv / "bin" / "python", "-c", script).stdout.splitlines()
+    assert lines[0] == "[' u1 ', 'a,\"b\"', 'u1']", lines
+    assert lines[1] == lines[2] == "fixes: column(s) lat appear more than once; which holds the fix is anyone's guess", lines
+    assert lines[3].startswith("[1, 3] located 3 fixes (1 invalid)") and "['located 3 fixes (1 invalid)" in lines[3], lines

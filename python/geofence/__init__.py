@@ -18,7 +18,6 @@ apsw); ``judge`` and ``locate`` write the DataFrame to a temporary CSV, run the
 ``geofence`` command on it, and read its CSV output back, so they give exactly
 what the command gives.
 """
-import csv
 import os
 import re
 import subprocess
@@ -115,37 +114,57 @@ def judge(catalog_path, fixes, *, explain: bool = False, device_filter: bool = F
         out = Path(tmp) / "notifications.csv"
         done = run("judge", _path(catalog_path), "--fixes", fixes_csv, "--out", out, "--quiet", *extra)
         frame = _read_csv(out)
-    summary = (done.stdout.strip() or done.stderr.strip()).splitlines()[-1:] or [""]
-    frame.attrs["summary"] = summary[0]
-    skipped = re.search(r"(\d+) stale, (\d+) invalid", summary[0])
-    if skipped and (int(skipped.group(1)) or int(skipped.group(2))):
-        warnings.warn(GeofenceWarning(summary[0]), stacklevel=2)
-    return frame
+    return _summarized(frame, done, r"(\d+) stale, (\d+) invalid")
 
 
 def locate(catalog_path, fixes, *, confidence=None):
     """For every fix of ``fixes`` (a DataFrame as for ``judge``), the areas that
     contain it or are undecided, as ``geofence locate --fixes``: a DataFrame with
     columns row (the fix's position in ``fixes``, from 1), area_id, verdict.
-    Nothing in the catalog changes."""
+    Nothing in the catalog changes. The summary line is in
+    ``frame.attrs["summary"]``; when some fixes were invalid, a
+    GeofenceWarning says how many (they have no pairs)."""
     extra = ["--confidence", confidence] if confidence is not None else []
     with tempfile.TemporaryDirectory(prefix="geofence-") as tmp:
         fixes_csv = _write_fixes(fixes, Path(tmp) / "fixes.csv")
         out = Path(tmp) / "pairs.csv"
-        run("locate", _path(catalog_path), "--fixes", fixes_csv, "--out", out, *extra)
-        return _read_csv(out)
+        done = run("locate", _path(catalog_path), "--fixes", fixes_csv, "--out", out, *extra)
+        frame = _read_csv(out)
+    return _summarized(frame, done, r"\((\d+) invalid\)")
+
+
+def _summarized(frame, done, skipped_pattern):
+    """The command's summary line in ``frame.attrs["summary"]``, and a
+    GeofenceWarning saying it when ``skipped_pattern`` counts fixes skipped."""
+    summary = (done.stdout.strip() or done.stderr.strip()).splitlines()[-1:] or [""]
+    frame.attrs["summary"] = summary[0]
+    skipped = re.search(skipped_pattern, summary[0])
+    if skipped and any(int(g) for g in skipped.groups()):
+        warnings.warn(GeofenceWarning(summary[0]), stacklevel=3)
+    return frame
 
 
 def _write_fixes(fixes, path: Path) -> Path:
     missing = [c for c in FIX_COLUMNS if c not in fixes.columns]
     if missing:
         raise GeofenceError(f"fixes: missing column(s) {', '.join(missing)}; need {', '.join(FIX_COLUMNS)}")
+    twice = sorted({c for c in fixes.columns[fixes.columns.duplicated()] if c in FIX_COLUMNS})
+    if twice:
+        raise GeofenceError(f"fixes: column(s) {', '.join(twice)} appear more than once; which holds the fix is anyone's guess")
     with open(path, "w", newline="", encoding="utf-8") as f:
-        w = csv.writer(f)
-        w.writerow(FIX_COLUMNS)
+        f.write(",".join(FIX_COLUMNS) + "\n")
         for row in fixes[list(FIX_COLUMNS)].itertuples(index=False, name=None):
-            w.writerow(["" if _missing(v) else v for v in row])
+            f.write(",".join("" if _missing(v) else _csv_field(str(v)) for v in row) + "\n")
     return path
+
+
+def _csv_field(s: str) -> str:
+    """A CSV field as the command reads it back: quoted when it holds a comma,
+    quote or line end, or has a space or tab at either end (the command drops
+    those from a bare field, and " u1 " is its own subject)."""
+    if any(c in s for c in ',"\r\n') or s[:1] in (" ", "\t") or s[-1:] in (" ", "\t"):
+        return '"' + s.replace('"', '""') + '"'
+    return s
 
 
 def _path(p) -> str:
