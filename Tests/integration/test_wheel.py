@@ -187,8 +187,15 @@ with warnings.catch_warnings(record=True) as caught:
     warnings.simplefilter("always")
     pairs = geofence.locate({str(db)!r}, bad)
 print(sorted(set(pairs["row"])), pairs.attrs["summary"], [str(w.message) for w in caught])
+for odd in ({{"subject_id": ["a"]}}, fixes.assign(subject_id=["\\udcff", "u", "v"])):
+    try:
+        geofence.judge({str(db)!r}, odd)
+    except geofence.GeofenceError as e:
+        print(str(e))
 """
     lines = run(venv / "bin" / "python", "-c", script).stdout.splitlines()
     assert lines[0] == "[' u1 ', 'a,\"b\"', 'u1']", lines
     assert lines[1] == lines[2] == "fixes: column(s) lat appear more than once; which holds the fix is anyone's guess", lines
     assert lines[3].startswith("[1, 3] located 3 fixes (1 invalid)") and "['located 3 fixes (1 invalid)" in lines[3], lines
+    assert lines[4] == "fixes: a pandas DataFrame is needed, got dict", lines
+    assert lines[5].startswith("fixes: row 1 holds text that is not Unicode text (surrogates not allowed"), lines

@@ -145,6 +145,8 @@ def _summarized(frame, done, skipped_pattern):
 
 
 def _write_fixes(fixes, path: Path) -> Path:
+    if not hasattr(fixes, "columns") or not hasattr(fixes, "itertuples"):
+        raise GeofenceError(f"fixes: a pandas DataFrame is needed, got {type(fixes).__name__}")
     missing = [c for c in FIX_COLUMNS if c not in fixes.columns]
     if missing:
         raise GeofenceError(f"fixes: missing column(s) {', '.join(missing)}; need {', '.join(FIX_COLUMNS)}")
@@ -153,8 +155,12 @@ def _write_fixes(fixes, path: Path) -> Path:
         raise GeofenceError(f"fixes: column(s) {', '.join(twice)} appear more than once; which holds the fix is anyone's guess")
     with open(path, "w", newline="", encoding="utf-8") as f:
         f.write(",".join(FIX_COLUMNS) + "\n")
-        for row in fixes[list(FIX_COLUMNS)].itertuples(index=False, name=None):
-            f.write(",".join("" if _missing(v) else _csv_field(str(v)) for v in row) + "\n")
+        for k, row in enumerate(fixes[list(FIX_COLUMNS)].itertuples(index=False, name=None), start=1):
+            line = ",".join("" if _missing(v) else _csv_field(str(v)) for v in row) + "\n"
+            try:
+                f.write(line)
+            except UnicodeEncodeError as e:
+                raise GeofenceError(f"fixes: row {k} holds text that is not Unicode text ({e.reason}: {line[e.start:e.end]!r})") from None
     return path
 
 
