@@ -41,33 +41,31 @@ def test_a_hand_edited_count_of_judged_fixes_is_refused_not_a_crash(tmp_path):
             raise AssertionError("accepted")
         except sqlite3.OperationalError as e:
             assert f"judged_fixes of subject 's' is {value}" in str(e), e
-    c.execute("UPDATE gf_subjects SET judged_fixes = 1")
-    c.execute("UPDATE gf_stay_rows SET base_judged = -9223372036854775808")
     fixes = tmp_path / "f.csv"
     fixes.write_text("subject_id,ts,lat,lon,accuracy_m\ns,2026-01-07T10:04:00Z,35.605,139.705,5\n")
-    p = gf("judge", db, "--fixes", fixes, check=False)
-    assert p.returncode == 1 and "base_judged of subject 's'" in p.stderr, p.stderr
-    assert c.execute("SELECT count(*) FROM gf_runs WHERE kind = 'judge'").fetchone() == (0,)
-    # Past the subject's own count (the view then showed a streak of -999), and times that are none: named, not used.
-    c.execute("UPDATE gf_stay_rows SET base_judged = 1000")
-    p = gf("judge", db, "--fixes", fixes, check=False)
-    assert p.returncode == 1 and "gf_stay_rows.base_judged of subject 's' is 1000, past the 1 fixes" in p.stderr, p.stderr
-    c.execute("UPDATE gf_stay_rows SET base_judged = 1, entered_at = 'yesterday'")
-    p = gf("judge", db, "--fixes", fixes, check=False)
-    assert p.returncode == 1 and "gf_stay_rows.entered_at of subject 's' is not a time: time 'yesterday'" in p.stderr, p.stderr
-    c.execute("UPDATE gf_stay_rows SET entered_at = '2030-01-01T00:00:00Z'")
-    p = gf("judge", db, "--fixes", fixes, check=False)
-    assert p.returncode == 1 and "gf_stay_rows.entered_at of subject 's' is 2030-01-01T00:00:00Z, after its last judged fix" in p.stderr, p.stderr
-    c.execute("UPDATE gf_stay_rows SET entered_at = NULL")
-    c.execute("INSERT INTO gf_stay_rows (subject_id, area_id, state, in_base, out_base, base_judged) VALUES ('ghost', 'A', 'INSIDE', 1, 0, 0)")
     ghost = tmp_path / "g.csv"
     ghost.write_text("subject_id,ts,lat,lon,accuracy_m\nghost,2026-01-07T10:04:00Z,35.605,139.705,5\n")
-    p = gf("judge", db, "--fixes", ghost, check=False)
-    assert p.returncode == 1 and "gf_stay_rows holds stays of subject 'ghost', which gf_subjects does not have" in p.stderr, p.stderr
-    c.execute("DELETE FROM gf_stay_rows WHERE subject_id = 'ghost'")
-    c.execute("UPDATE gf_subjects SET last_ts = 'soon'")
-    p = gf("judge", db, "--fixes", fixes, check=False)
-    assert p.returncode == 1 and "gf_subjects.last_ts of subject 's' is not a time" in p.stderr, p.stderr
+    # Each hand edit in turn (on top of the previous ones, each undone by the next), and what judge says of it:
+    # counts out of range, a base past the subject's own count (the view then showed a streak of -999),
+    # times that are none or come after the last fix, stays of a subject gf_subjects does not have.
+    cases = [
+        ("UPDATE gf_subjects SET judged_fixes = 1; UPDATE gf_stay_rows SET base_judged = -9223372036854775808", fixes,
+         "base_judged of subject 's'"),
+        ("UPDATE gf_stay_rows SET base_judged = 1000", fixes, "gf_stay_rows.base_judged of subject 's' is 1000, past the 1 fixes"),
+        ("UPDATE gf_stay_rows SET base_judged = 1, entered_at = 'yesterday'", fixes,
+         "gf_stay_rows.entered_at of subject 's' is not a time: time 'yesterday'"),
+        ("UPDATE gf_stay_rows SET entered_at = '2030-01-01T00:00:00Z'", fixes,
+         "gf_stay_rows.entered_at of subject 's' is 2030-01-01T00:00:00Z, after its last judged fix"),
+        ("UPDATE gf_stay_rows SET entered_at = NULL; INSERT INTO gf_stay_rows (subject_id, area_id, state, in_base, out_base, "
+         "base_judged) VALUES ('ghost', 'A', 'INSIDE', 1, 0, 0)", ghost,
+         "gf_stay_rows holds stays of subject 'ghost', which gf_subjects does not have"),
+        ("DELETE FROM gf_stay_rows WHERE subject_id = 'ghost'; UPDATE gf_subjects SET last_ts = 'soon'", fixes,
+         "gf_subjects.last_ts of subject 's' is not a time"),
+    ]
+    for edit, batch, message in cases:
+        c.executescript(edit)
+        p = gf("judge", db, "--fixes", batch, check=False)
+        assert p.returncode == 1 and message in p.stderr, (edit, p.stderr)
     assert c.execute("SELECT count(*) FROM gf_runs WHERE kind = 'judge'").fetchone() == (0,)
 
 
