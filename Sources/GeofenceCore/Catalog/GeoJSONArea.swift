@@ -144,9 +144,7 @@ public enum GeoJSONArea {
                 throw InputError(e.description, field: "properties." + key)
             }
         case .number(let n)?:
-            // Written with an exponent (`1.7e9`), the number it is (as a REAL time is read).
-            let digits = n.utf8.contains { $0 == 0x65 || $0 == 0x45 } ? Double(n).map(Timestamp.unixSecondsText) ?? n : n
-            guard let t = Timestamp.parseUnixSecondsUnchecked(digits) else { throw InputError("bad Unix time \(n)", field: "properties." + key) }
+            guard let t = Timestamp.parseUnixSecondsUnchecked(Timestamp.unixSecondsText(jsonNumber: n)) else { throw InputError("bad Unix time \(n)", field: "properties." + key) }
             guard t.isStorable else { throw InputError(Timestamp.ParseError.outOfRange(n).description, field: "properties." + key) }
             return t
         case let v?: throw InputError("must be a time string, got \(v.typeName)", field: "properties." + key)

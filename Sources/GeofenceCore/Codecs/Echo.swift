@@ -31,6 +31,12 @@ public enum Echo {
         return out
     }
 
+    /// Bytes in hexadecimal, two digits each (`62FF`), for a message about
+    /// bytes that are not text.
+    public static func hex(_ bytes: some Sequence<UInt8>) -> String {
+        bytes.map { ($0 < 16 ? "0" : "") + String($0, radix: 16, uppercase: true) }.joined()
+    }
+
     /// A word of a command a message suggests (a file name), quoted for a
     /// POSIX shell when it holds anything but plain characters, so that
     /// the command can be pasted as it is: `my fences.db` is `'my fences.db'`.

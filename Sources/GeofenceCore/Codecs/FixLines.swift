@@ -169,15 +169,13 @@ public enum FixLines {
             guard case .object = v else {
                 return FixRow(subjectId: nil, ts: nil, lat: nil, lon: nil, accuracy: nil, problem: "line \(number): not a JSON object")
             }
-            // A number's own text for an id or a time (`1795133100.123456`
-            // would lose its last digit as a Double), but a time written
-            // with an exponent (`1.7e9`) is read as the number it is.
+            // A number's own text for an id or a time (`Timestamp.unixSecondsText(jsonNumber:)`).
             func value(_ k: String) -> FixRow.Field {
                 switch v[k] {
                 case .string(let s)?: return .text(s)
                 case .number(let n)?:
-                    if k == "ts", n.utf8.contains(where: { $0 == 0x65 || $0 == 0x45 }), let d = Double(n) { return .real(d) }
-                    if k == "ts" || k == "subject_id" { return .text(n) }
+                    if k == "ts" { return .text(Timestamp.unixSecondsText(jsonNumber: n)) }
+                    if k == "subject_id" { return .text(n) }
                     return Double(n).map(FixRow.Field.real) ?? .text(n)
                 case nil, .null?: return .null
                 case let other?: return .text(other.serialized)

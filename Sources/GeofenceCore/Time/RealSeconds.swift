@@ -9,6 +9,14 @@
 /// REAL time near the epoch would be refused as malformed. The digits are
 /// the shortest form's, moved about the point: the same value, no rounding.
 extension Timestamp {
+    /// A JSON number given as Unix seconds, as the text `parse` reads: as
+    /// written (`1795133100.123456` would lose its last digit as a Double),
+    /// but one written with an exponent (`1.7e9`) as the number it is.
+    public static func unixSecondsText(jsonNumber n: String) -> String {
+        guard n.utf8.contains(where: { $0 == 0x65 || $0 == 0x45 }), let d = Double(n) else { return n }
+        return unixSecondsText(d)
+    }
+
     public static func unixSecondsText(_ d: Double) -> String {
         let s = "\(d)"
         guard let e = s.firstIndex(where: { $0 == "e" || $0 == "E" }), let exponent = Int(s[s.index(after: e)...]) else { return s }

@@ -84,9 +84,7 @@ public struct Arguments {
     func hexPrefix(of v: OpaquePointer) -> String {
         guard let p = sqlite.pointee.value_text!(v) else { return "" }
         let n = Int(sqlite.pointee.value_bytes!(v))
-        let hex = UnsafeBufferPointer(start: p, count: min(n, 32)).map { String($0, radix: 16, uppercase: true) }
-            .map { $0.count == 1 ? "0" + $0 : $0 }.joined()
-        return n > 32 ? hex + "…" : hex
+        return Echo.hex(UnsafeBufferPointer(start: p, count: min(n, 32))) + (n > 32 ? "…" : "")
     }
 
     /// A text argument. Text holding a NUL character is refused: ids and

@@ -45,6 +45,9 @@ public enum FixSources {
 
     public static func estimatedRows(_ path: String) throws -> Int { try FixLines.estimatedRows(path) }
 
+    /// Whether a file's name says NDJSON (.ndjson, .jsonl); any other is CSV.
+    public static func namesNDJSON(_ path: String) -> Bool { path.hasSuffix(".ndjson") || path.hasSuffix(".jsonl") }
+
     /// Streams a CSV or NDJSON file (by extension: .ndjson/.jsonl, else CSV),
     /// parsed on a thread of its own (`ReadAhead`). A CSV header must name
     /// the `required` columns (all five for judgement; `locate` needs only
@@ -53,7 +56,7 @@ public enum FixSources {
     /// `name` is the one errors give (standard input is read as /dev/stdin).
     public static func file(_ path: String, name: String? = nil, required: [String] = columns, ndjson: Bool? = nil) throws -> AnySequence<FixRow> {
         let chunks = try FileChunks(path: path)
-        if ndjson ?? (path.hasSuffix(".ndjson") || path.hasSuffix(".jsonl")) {
+        if ndjson ?? namesNDJSON(path) {
             var lines = FixLines.NDJSON(path: name ?? path, chunks: chunks)
             return AnySequence(ReadAhead { lines.next() })
         }

@@ -57,8 +57,7 @@ public final class SQLCatalog: JudgeCatalog {
     /// (`CandidateGrid.ambiguousIds`), naming both with their bytes.
     static func requireDistinctIds(_ pair: (String, String)?) throws {
         guard let (a, b) = pair else { return }
-        func hex(_ s: String) -> String { s.utf8.map { ($0 < 16 ? "0" : "") + String($0, radix: 16, uppercase: true) }.joined() }
-        throw InputError("area_ids \(Echo.quoted(a)) (bytes \(hex(a))) and \(Echo.quoted(b)) (bytes \(hex(b))) differ only in Unicode normalization; "
+        throw InputError("area_ids \(Echo.quoted(a)) (bytes \(Echo.hex(a.utf8))) and \(Echo.quoted(b)) (bytes \(Echo.hex(b.utf8))) differ only in Unicode normalization; "
                          + "judgement would take them for one area: rename one (keep area_ids in NFC, or ASCII)")
     }
 

@@ -61,9 +61,9 @@ struct Judge: ParsableCommand {
             let bar = ProgressBar(label: "judging", unit: "fixes")
             var committedRun: Int64 = 0
             // Signals are held across the COMMIT; from it on, one puts the output in place or says where the run's events are.
-            let commit: (() throws -> Void) throws -> Void = { commit in
+            let commit: (() throws -> Void) throws -> Void = { sqliteCommit in
                 try TemporaryFiles.holdingSignals {
-                    try commit()
+                    try sqliteCommit()
                     output?.committed(run: committedRun, list: listCommand(committedRun))
                 }
             }

@@ -16,8 +16,7 @@ enum ArgumentBytes {
             guard String(validating: bytes, as: UTF8.self) == nil else { continue }
             let bad = firstInvalid(bytes)
             let shown = String(decoding: bytes, as: UTF8.self)
-            return "argument \(i) (\(Echo.quoted(shown))) is not UTF-8 text: its byte \(bad + 1) is 0x"
-                + String(bytes[bad], radix: 16, uppercase: true)
+            return "argument \(i) (\(Echo.quoted(shown))) is not UTF-8 text: its byte \(bad + 1) is 0x" + Echo.hex([bytes[bad]])
         }
         return nil
     }

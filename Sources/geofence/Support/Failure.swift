@@ -36,10 +36,10 @@ func fail(_ message: String, code: Int32) -> Never {
 
 func warn(_ message: String) { fputs(message + "\n", stderr) }
 
-/// Opens the catalog: checks the schema version and upgrades an older one.
 /// The catalog this command opened, for messages about it.
 nonisolated(unsafe) var openedCatalog: String?
 
+/// Opens the catalog: checks the schema version and upgrades an older one.
 func openCatalog(_ path: String) throws -> Connection {
     openedCatalog = path
     if let reason = ReadOnlyCatalog.reason(path) { return try ReadOnlyCatalog.open(path, reason: reason) }

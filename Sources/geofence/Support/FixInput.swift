@@ -14,7 +14,8 @@ let fixesFormatHelp = "Format of --fixes: csv or ndjson, whatever the file's nam
 /// `spooled`: where `spooledFixes` put a stream's fixes.
 func fixRows(_ name: String, format: EventFormat?, required: [String] = FixSources.columns, spooled: String? = nil) throws -> AnySequence<FixRow> {
     guard name == standardStream else {
-        return try FixSources.file(spooled ?? name, name: name, required: required, ndjson: format.map { $0 == .ndjson } ?? (spooled == nil ? nil : EventFormat(named: name) == .ndjson))
+        // The name says the format, also of a spooled copy (whose name does not).
+        return try FixSources.file(spooled ?? name, name: name, required: required, ndjson: (format ?? EventFormat(named: name)) == .ndjson)
     }
     return try FixSources.file(spooled ?? "/dev/stdin", name: "standard input", required: required, ndjson: format == .ndjson)
 }

@@ -12,7 +12,7 @@ enum EventFormat: String, ExpressibleByArgument, CaseIterable {
 
     /// What a file's name says, as for --fixes: NDJSON for a name ending in
     /// .ndjson or .jsonl, else CSV (standard output, `-`, is CSV).
-    init(named path: String) { self = path.hasSuffix(".ndjson") || path.hasSuffix(".jsonl") ? .ndjson : .csv }
+    init(named path: String) { self = FixSources.namesNDJSON(path) ? .ndjson : .csv }
 }
 
 /// The NDJSON line of one notification row (columns as
