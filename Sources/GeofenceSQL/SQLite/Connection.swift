@@ -82,14 +82,22 @@ public final class Connection {
     /// the CLI holds its signals across it, since a process ended during a
     /// COMMIT (which in WAL mode also checkpoints) cannot tell whether its
     /// run was committed.
+    ///
+    /// An `Interruption` requested before the COMMIT rolls it back instead.
     public func transaction<T>(aroundCommit around: (() throws -> Void) throws -> Void, _ body: () throws -> T) throws -> T {
         try execute("BEGIN IMMEDIATE")
+        Interruption.observer?.began()
         do {
             let result = try body()
-            try around { try execute("COMMIT") }
+            try around {
+                if Interruption.isRequested { throw Interruption.error("COMMIT") }
+                try execute("COMMIT")
+                Interruption.observer?.ended(true)
+            }
             return result
         } catch {
             try? execute("ROLLBACK")
+            Interruption.observer?.ended(false)
             throw error
         }
     }

@@ -103,6 +103,7 @@ public final class Statement {
     /// keep its read snapshot, so every later use of the connection (and a
     /// WAL checkpoint) would be held at it.
     public func step() throws -> Bool {
+        if Interruption.isRequested { _ = sqlite.pointee.reset!(handle); throw Interruption.error(sql) }
         let rc = sqlite.pointee.step!(handle)
         if rc == SQLITE_ROW { return true }
         if rc == SQLITE_DONE { return false }

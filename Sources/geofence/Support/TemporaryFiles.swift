@@ -1,12 +1,22 @@
 #if canImport(Glibc)
 @preconcurrency import Glibc
 #endif
+import GeofenceSQL
 
-/// What becomes of an output when the process is ended by SIGINT, SIGTERM
-/// or SIGHUP (Ctrl-C, a service stopped, a terminal closed).
+/// What becomes of a write transaction and an output when the process is
+/// ended by SIGINT, SIGTERM or SIGHUP (Ctrl-C, a service stopped, a terminal
+/// closed).
 ///
-/// - Before its run is committed, the temporary file it is written to is
-///   removed: SQLite rolls the run back, so nothing of it should remain.
+/// - During a write transaction (`Interruption.observer`) the signal asks for
+///   the transaction to be rolled back: its next statement fails, the
+///   rollback runs, and then (`endBySignal`) the output's temporary file
+///   is removed, a line says so, and the process ends by the signal. So no
+///   hot journal or unused WAL is left behind, and a reader without write
+///   access is not locked out by one. A second signal, or no rollback within
+///   `rollbackSeconds`, ends the process at once; SQLite then rolls the
+///   transaction back when the database is next opened.
+/// - Otherwise, before a run is committed, the output's temporary file is
+///   removed and the process ends.
 /// - Across the COMMIT those signals are held (`holdingSignals`): ended
 ///   during it, the process could not tell whether its run was committed.
 /// - After the commit (`afterCommit`), a file's complete temporary file is
@@ -63,6 +73,57 @@ enum TemporaryFiles {
         return try body()
     }
 
+    /// Seconds a requested rollback may take before the process ends anyway.
+    static let rollbackSeconds: UInt32 = 10
+    nonisolated(unsafe) private static var inTransaction = false
+    /// The signal that asked for the rollback; 0 if none came.
+    nonisolated(unsafe) private(set) static var pendingSignal: Int32 = 0
+    /// Whether the transaction that signal came during was committed all the same.
+    nonisolated(unsafe) private static var signalledCommitted = false
+
+    /// Makes signals during write transactions roll them back; called once, at start.
+    static func rollBackOnSignal() {
+        Interruption.observer = (began: {
+            inTransaction = true
+            install()
+        }, ended: { committed in
+            // A signal that came during a COMMIT not held (all but judge's) is acted on when the command returns (`endBySignal`).
+            inTransaction = false
+            if pendingSignal != 0 { signalledCommitted = committed }
+        })
+        var action = sigaction()
+        action.__sigaction_handler.sa_handler = { _ in TemporaryFiles.end(TemporaryFiles.pendingSignal) }
+        sigemptyset(&action.sa_mask)
+        sigaction(SIGALRM, &action, nil)
+    }
+
+    /// Once a transaction a signal came during has ended: removes the
+    /// output's temporary file, says whether the changes were rolled back
+    /// (the signal came in time) or committed (it came during the COMMIT),
+    /// and ends the process by that signal.
+    static func endBySignal() -> Never {
+        alarm(0)
+        let name = [SIGINT: "SIGINT", SIGTERM: "SIGTERM", SIGHUP: "SIGHUP"][pendingSignal] ?? "signal \(pendingSignal)"
+        fputs("error: interrupted by \(name): " + (signalledCommitted ? "it came as the changes were being committed; they stand\n"
+                                                             : "the transaction was rolled back, the database is as it was\n"), stderr)
+        end(pendingSignal)
+    }
+
+    /// Ends the process by `sig` at once, as the output's state requires. Async-signal-safe.
+    private static func end(_ sig: Int32) -> Never {
+        if let p = path {
+            if let t = renameTo { rename(p, t) } else { unlink(p) }
+        }
+        if let m = message { write(2, m, strlen(m)) }
+        signal(sig, SIG_DFL)
+        var set = sigset_t()
+        sigemptyset(&set)
+        sigaddset(&set, sig)
+        pthread_sigmask(SIG_UNBLOCK, &set, nil)
+        raise(sig)
+        _exit(128 + sig)
+    }
+
     private static func install() {
         guard previous.isEmpty else { return }
         for sig in signals {
@@ -71,12 +132,11 @@ enum TemporaryFiles {
             guard sigaction(sig, nil, &old) == 0, unsafeBitCast(old.__sigaction_handler, to: Int.self) != 1 else { continue }
             var action = sigaction()
             action.__sigaction_handler.sa_handler = { sig in
-                if let p = TemporaryFiles.path {
-                    if let t = TemporaryFiles.renameTo { rename(p, t) } else { unlink(p) }
-                }
-                if let m = TemporaryFiles.message { write(2, m, strlen(m)) }
-                signal(sig, SIG_DFL)
-                raise(sig)
+                // The first signal during a write transaction asks for its rollback; any other ends the process now.
+                guard TemporaryFiles.inTransaction, TemporaryFiles.pendingSignal == 0 else { TemporaryFiles.end(sig) }
+                TemporaryFiles.pendingSignal = sig
+                Interruption.request()
+                alarm(TemporaryFiles.rollbackSeconds)
             }
             sigemptyset(&action.sa_mask)
             if sigaction(sig, &action, nil) == 0 { previous.append((sig, old)) }
@@ -91,5 +151,6 @@ enum TemporaryFiles {
         previous = []
         for p in [path, renameTo, message, laterMessage] { if let p { free(p) } }
         (path, renameTo, message, laterMessage) = (nil, nil, nil, nil)
+        if inTransaction { install() }
     }
 }

@@ -1,0 +1,111 @@
+"""SIGINT, SIGTERM or SIGHUP in the middle of a write transaction: the
+transaction is rolled back before the process ends by the signal, so the
+database is as it was and no side file is left behind (a hot -journal used
+to stay, which locks out a reader who cannot write the folder; in WAL mode
+an unused -wal and -shm). A second signal still ends the process at once."""
+import signal
+import sqlite3
+import subprocess
+import sys
+import time
+
+import pytest
+
+from conftest import CLI, ROOT, gf
+from test_judge_out_streamed import catalog, fixes
+
+sys.path.insert(0, str(ROOT / "benchmarks"))
+import workload  # noqa: E402
+
+SIDE_FILES = ("-journal", "-wal", "-shm")
+
+
+def side_files(db):
+    return [s for s in SIDE_FILES if (db.parent / (db.name + s)).exists()]
+
+
+def in_transaction(db):
+    """True once another connection holds the write lock (the command's BEGIN IMMEDIATE)."""
+    c = sqlite3.connect(db, timeout=0, isolation_level=None)
+    try:
+        c.execute("BEGIN IMMEDIATE")
+        c.execute("ROLLBACK")
+        return False
+    except sqlite3.OperationalError:
+        return True
+    finally:
+        c.close()
+
+
+def interrupt(args, db, sig, twice=False):
+    # Not ignored, as it is in a job a non-interactive shell starts in the background.
+    p = subprocess.Popen([str(a) for a in args], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                         preexec_fn=lambda: signal.signal(sig, signal.SIG_DFL))
+    deadline = time.time() + 60
+    while not in_transaction(db) and p.poll() is None and time.time() < deadline:
+        time.sleep(0.01)
+    time.sleep(0.05)  # into its work
+    assert p.poll() is None, "the signal must land while the command runs"
+    p.send_signal(sig)
+    if twice:
+        p.send_signal(sig)
+    _, err = p.communicate(timeout=60)
+    return p.returncode, err.decode()
+
+
+def journal(db, mode):
+    c = sqlite3.connect(db)
+    c.execute(f"PRAGMA journal_mode = {mode}").fetchone()
+    c.close()  # an open connection keeps a WAL in place
+
+
+@pytest.mark.parametrize("mode", ["delete", "wal"])
+@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT, signal.SIGHUP])
+def test_a_signal_during_a_judgement_rolls_it_back(tmp_path, mode, sig):
+    db = catalog(tmp_path, ["A", "B1", "Z"])
+    journal(db, mode)
+    many = fixes(tmp_path, [(f"s{k % 500}", f"2026-01-05T{k // 3600 % 24:02d}:{k // 60 % 60:02d}:{k % 60:02d}Z",
+                             str(k % 7 * 0.001), "0", "5") for k in range(300_000)])
+    code, err = interrupt([CLI, "judge", db, "--fixes", many], db, sig)
+    assert code == -sig, (code, err)
+    assert f"interrupted by {signal.Signals(sig).name}: the transaction was rolled back" in err, err
+    assert side_files(db) == []
+    c = sqlite3.connect(db)
+    assert c.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
+    assert c.execute("SELECT (SELECT count(*) FROM gf_runs) + (SELECT count(*) FROM gf_notifications)"
+                     " + (SELECT count(*) FROM gf_subjects)").fetchone()[0] == 0
+    c.close()
+    # The same fixes judged afterwards are not stale: nothing of the interrupted run remains.
+    assert "300000 judged" in gf("judge", db, "--fixes", many).stdout
+
+
+@pytest.mark.parametrize("mode", ["delete", "wal"])
+def test_a_signal_during_an_import_rolls_it_back(tmp_path, mode):
+    fences = tmp_path / "fences.geojson"
+    workload.write_fences(fences, 20000, seed=5)
+    db = tmp_path / "k.db"
+    gf("init", db)
+    journal(db, mode)
+    code, err = interrupt([CLI, "import", db, fences, "--with-default-conditions"], db, signal.SIGTERM)
+    assert code == -signal.SIGTERM, (code, err)
+    assert side_files(db) == [], err
+    c = sqlite3.connect(db)
+    stored = c.execute("SELECT (SELECT count(*) FROM gf_areas) + (SELECT count(*) FROM gf_conditions)").fetchone()[0]
+    c.close()
+    # Came during the COMMIT (it writes the whole catalog), the import stands and says so.
+    assert ("the transaction was rolled back" in err and stored == 0
+            or "it came as the changes were being committed; they stand" in err and stored == 60000), err
+
+
+def test_a_second_signal_ends_the_process_at_once(tmp_path):
+    """The rollback is asked for by the first signal; the second one does not wait for it.
+    SQLite rolls the transaction back when the database is next opened."""
+    db = catalog(tmp_path, ["A", "B1", "Z"])
+    journal(db, "delete")
+    many = fixes(tmp_path, [(f"s{k % 500}", f"2026-01-05T{k // 3600 % 24:02d}:{k // 60 % 60:02d}:{k % 60:02d}Z",
+                             str(k % 7 * 0.001), "0", "5") for k in range(300_000)])
+    code, _ = interrupt([CLI, "judge", db, "--fixes", many], db, signal.SIGINT, twice=True)
+    assert code == -signal.SIGINT
+    c = sqlite3.connect(db)
+    assert c.execute("SELECT count(*) FROM gf_runs").fetchone()[0] == 0
+    assert c.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
