@@ -25,9 +25,13 @@ public struct AreaImporter {
     }
 
     public struct Report {
+        /// Areas written, each id once: with `upsert`, a feature that repeats
+        /// an id of an earlier one in the file replaces it (the last wins, as
+        /// in a log of changes) and is counted in `replacedInFile` instead.
         public var imported = 0
         public var polygons = 0
         public var circles = 0
+        public var replacedInFile = 0
         public var conditions = 0
         /// (feature index, area id, GEOS's reason) for each repaired polygon.
         public var repaired: [(Int, String, String)] = []
@@ -55,6 +59,8 @@ public struct AreaImporter {
             try ImportTriggers.suspend(db)
             // The last default condition's id, once the first is made.
             var lastCondition: Int64?
+            // With upsert: whether each id this file has written so far is a circle.
+            var written: [String: Bool] = [:]
             try parser.run { batch in
                 guard case .features(let parsed, let bytesRead) = batch else {
                     if case .failed(let error) = batch { throw error }
@@ -70,7 +76,14 @@ public struct AreaImporter {
                         // default pair goes only to an area new to the catalog.
                         let isNew = try !options.upsert || !areas.exists(p.area.areaId)
                         try areas.insert(p.row, upsert: options.upsert)
-                        if case .circle = p.area.shape { report.circles += 1 } else { report.polygons += 1 }
+                        var isCircle = false
+                        if case .circle = p.area.shape { isCircle = true }
+                        if options.upsert, let earlier = written.updateValue(isCircle, forKey: p.area.areaId) {
+                            if earlier { report.circles -= 1 } else { report.polygons -= 1 }
+                            report.replacedInFile += 1
+                            report.imported -= 1
+                        }
+                        if isCircle { report.circles += 1 } else { report.polygons += 1 }
                         if options.defaultConditions && isNew {
                             for timing in [ConditionDefinition.Timing.IN, .OUT] {
                                 let id = try ConditionStore.after(lastCondition ?? conditions.highestId())

@@ -12,10 +12,11 @@ struct Import: ParsableCommand {
             valid_until, confidence, timezone, name) set them; the rest are kept as free properties. \
             The file is streamed, and the whole import is one transaction.
 
-            Any other vector source GDAL reads (GeoPackage, Shapefile, FlatGeobuf, GeoJSONSeq / \
-            NDJSON, KML, …) is read through GDAL's ogr2ogr (package gdal-bin), reprojected to \
-            WGS 84, with the same checks: --layer names the layer of a source that has several. \
-            There a NULL column is a missing property.
+            A GeoJSON sequence (one Feature a line: .geojsonl, .geojsons, .geojsonseq, .ndjson, \
+            .jsonl, .ldjson) is read the same way. Any other vector source GDAL reads (GeoPackage, \
+            Shapefile, FlatGeobuf, KML, …) is read through GDAL's ogr2ogr (package gdal-bin), \
+            reprojected to WGS 84, with the same checks: --layer names the layer of a source that \
+            has several. There a NULL column is a missing property.
             """)
 
     @Argument(help: "The database file.") var db: String
@@ -69,6 +70,9 @@ struct Import: ParsableCommand {
             }
             var line = "imported \(r.imported) areas (\(r.polygons) polygonal, \(r.circles) circles)"
             if r.conditions > 0 { line += " and \(r.conditions) conditions" }
+            if r.replacedInFile > 0 {
+                line += "; \(r.replacedInFile) feature\(r.replacedInFile == 1 ? "" : "s") of the file replaced an earlier one with the same id"
+            }
             if replace { line += ", replacing the previous catalog" }
             if let t = r.updatedAt { line += "; set updated at \(t.iso8601)" }
             print(line)
