@@ -2,10 +2,26 @@
 /// file of a million features never has to be in memory at once. Members
 /// other than `features` (e.g. `updated_at`) are collected as they pass and
 /// are complete once `next()` has returned nil.
+///
+/// Or of a GeoJSON sequence (`init(sequence:)`): GDAL's GeoJSONSeq and
+/// RFC 8142, one Feature per line, each line optionally opened by a record
+/// separator (0x1E). Read here rather than through GDAL, so that its
+/// records get the same checks as a collection's features (GDAL keeps the
+/// last of two members of one name, which this reader refuses).
 public struct FeatureCollectionReader {
     private var json: JSONReader
-    private enum Phase { case start, members, features(first: Bool), done }
+    private enum Phase { case start, members, features(first: Bool), sequence, done }
     private var phase = Phase.start
+    /// The line the last record of a sequence ended on.
+    private var recordEnd = 0
+
+    /// The file names read as GeoJSON sequences (GDAL's GeoJSONSeq names, and newline-delimited JSON's).
+    public static func namesSequence(_ path: String) -> Bool {
+        let lower = path.lowercased()
+        return [".geojsonl", ".geojsons", ".geojsonseq", ".ndjson", ".jsonl", ".ldjson"].contains { lower.hasSuffix($0) }
+    }
+
+    public init(sequence json: JSONReader) { self.json = json; phase = .sequence }
     private var sawType = false
     public private(set) var foreignMembers: [(String, JSONValue)] = []
     public private(set) var featureIndex = -1
@@ -39,8 +55,25 @@ public struct FeatureCollectionReader {
                 return try json.readValue(depth: 2)
             case .members:
                 if try json.consume(",") { try readMemberName() } else { try finish(); return nil }
+            case .sequence:
+                return try nextRecord()
             }
         }
+    }
+
+    /// A sequence's next record: one JSON value, alone on its line(s).
+    private mutating func nextRecord() throws -> JSONValue? {
+        try json.skipByteOrderMark()
+        var separated = false
+        while try json.consume("\u{1E}") { separated = true }
+        if try json.atEnd() { phase = .done; return nil }
+        if featureIndex >= 0 && !separated && json.line == recordEnd {
+            throw json.error("a second record on the line of the one before: a GeoJSON sequence has one Feature a line")
+        }
+        featureIndex += 1
+        let record = try json.readValue(depth: 1)
+        recordEnd = json.line
+        return record
     }
 
     /// Reads `"name":` and either enters the features array or reads the member.

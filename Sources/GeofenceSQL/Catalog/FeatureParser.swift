@@ -72,7 +72,9 @@ struct FeatureParser {
     private static func produce(file: FileChunks, path: String, group: String?, stream: ImportStream?,
                                 into handoff: Handoff<Batch>, members: Box<[(String, JSONValue)]>) {
         defer { handoff.finish() }
-        var reader = FeatureCollectionReader(JSONReader(chunks: file.next))
+        // GDAL's stream is a FeatureCollection; a file is read by its name.
+        var reader = stream == nil && FeatureCollectionReader.namesSequence(path)
+            ? FeatureCollectionReader(sequence: JSONReader(chunks: file.next)) : FeatureCollectionReader(JSONReader(chunks: file.next))
         var batch: [Parsed] = []
         batch.reserveCapacity(64)
         // Whatever was parsed before the error goes first, so the importer meets them in order.

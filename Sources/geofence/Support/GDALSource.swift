@@ -27,10 +27,8 @@ final class GDALSource {
         guard stat(path, &st) == 0 else { return false }  // the engine's reader names the missing file
         if (st.st_mode & S_IFMT) == S_IFDIR { return true }  // a Shapefile folder, a FileGDB
         let lower = path.lowercased()
-        if lower.hasSuffix(".geojson") || lower.hasSuffix(".json") { return false }
-        for seq in [".geojsonl", ".geojsons", ".geojsonseq", ".ndjson", ".jsonl", ".ldjson"] where lower.hasSuffix(seq) {
-            return true
-        }
+        // GeoJSON, and GeoJSON sequences: the engine's reader.
+        if lower.hasSuffix(".geojson") || lower.hasSuffix(".json") || FeatureCollectionReader.namesSequence(path) { return false }
         guard let f = fopen(path, "rb") else { return false }
         defer { fclose(f) }
         var head = [UInt8](repeating: 0, count: 4096)
