@@ -32,7 +32,7 @@ struct GeofenceCommand: ParsableCommand {
         if let why = ArgumentBytes.firstNotUTF8() {
             fail("error: \(why): ids, times and file names are read as UTF-8; nothing was changed", code: 1)
         }
-        TemporaryFiles.rollBackOnSignal()
+        SignalEnding.install()
         main(nil)
     }
 }

@@ -109,3 +109,52 @@ def test_a_second_signal_ends_the_process_at_once(tmp_path):
     c = sqlite3.connect(db)
     assert c.execute("SELECT count(*) FROM gf_runs").fetchone()[0] == 0
     assert c.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
+
+
+def committed_run(db):
+    c = sqlite3.connect(f"file:{db}?mode=ro", uri=True, isolation_level=None)
+    try:
+        return c.execute("SELECT count(*) FROM gf_runs").fetchone()[0] > 0
+    except sqlite3.OperationalError:  # the writer's checkpoint, for a moment
+        return False
+    finally:
+        c.close()
+
+
+@pytest.mark.parametrize("mode", ["delete", "wal"])
+def test_a_signal_just_after_the_commit_says_the_changes_stand(tmp_path, mode):
+    """Sent as soon as another connection sees the run: the process used to end
+    at once, silently (no summary, no line), with the run committed, so a user
+    took it for rolled back; and a WAL catalog kept its -wal and -shm."""
+    db = catalog(tmp_path, ["A", "B1", "Z"])
+    journal(db, mode)
+    many = fixes(tmp_path, [(f"s{k % 500}", f"2026-01-05T{k // 3600 % 24:02d}:{k // 60 % 60:02d}:{k % 60:02d}Z",
+                             str(k % 7 * 0.001), "0", "5") for k in range(200_000)])
+    p = subprocess.Popen([str(CLI), "judge", str(db), "--fixes", str(many)], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                         preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+    while not committed_run(db) and p.poll() is None:
+        time.sleep(0.001)
+    p.send_signal(signal.SIGINT)
+    out, err = p.communicate(timeout=60)
+    assert p.returncode in (0, -signal.SIGINT), (p.returncode, err)
+    if p.returncode == -signal.SIGINT:
+        assert b"interrupted by SIGINT: the changes had been committed, and stand" in err, err
+    assert b"run 1: 200000 fixes" in out
+    if mode == "delete":  # (in WAL mode the polling reader may keep the WAL in place)
+        assert side_files(db) == []
+
+
+def test_a_signal_while_waiting_for_the_lock_says_nothing_was_changed(tmp_path):
+    db = catalog(tmp_path, ["A"])
+    holder = sqlite3.connect(db, isolation_level=None)
+    holder.execute("BEGIN IMMEDIATE")
+    p = subprocess.Popen([str(CLI), "reset", str(db)], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                         preexec_fn=lambda: signal.signal(signal.SIGTERM, signal.SIG_DFL))
+    time.sleep(1.0)
+    assert p.poll() is None, "reset must be waiting for the lock"
+    p.send_signal(signal.SIGTERM)
+    _, err = p.communicate(timeout=60)
+    holder.execute("ROLLBACK")
+    holder.close()
+    assert p.returncode == -signal.SIGTERM
+    assert err == b"error: interrupted by SIGTERM: nothing was changed\n", err

@@ -78,26 +78,36 @@ public final class Connection {
         try transaction(aroundCommit: { try $0() }, body)
     }
 
-    /// `transaction`, its COMMIT run by `around` (which must call it once):
-    /// the CLI holds its signals across it, since a process ended during a
-    /// COMMIT (which in WAL mode also checkpoints) cannot tell whether its
-    /// run was committed.
+    /// `transaction`, its COMMIT run by `around` (which must call it once),
+    /// for what must happen with the COMMIT (judge's output is accounted
+    /// for with its signals held).
     ///
-    /// An `Interruption` requested before the COMMIT rolls it back instead.
+    /// An `Interruption` requested before the COMMIT rolls it back instead;
+    /// the observer is told of the transaction's beginning and end, and runs
+    /// the COMMIT itself (the CLI holds its signals across it: a process
+    /// ended during a COMMIT, which in WAL mode also checkpoints, could not
+    /// tell whether its changes were committed).
     public func transaction<T>(aroundCommit around: (() throws -> Void) throws -> Void, _ body: () throws -> T) throws -> T {
         try execute("BEGIN IMMEDIATE")
         Interruption.observer?.began()
+        var committed = false
         do {
             let result = try body()
             try around {
                 if Interruption.isRequested { throw Interruption.error("COMMIT") }
-                try execute("COMMIT")
-                Interruption.observer?.ended(true)
+                let commit = {
+                    try self.execute("COMMIT")
+                    committed = true
+                    Interruption.observer?.ended(true)
+                }
+                try Interruption.observer.map { try $0.committing(commit) } ?? commit()
             }
             return result
         } catch {
-            try? execute("ROLLBACK")
-            Interruption.observer?.ended(false)
+            if !committed {
+                try? execute("ROLLBACK")
+                Interruption.observer?.ended(false)
+            }
             throw error
         }
     }

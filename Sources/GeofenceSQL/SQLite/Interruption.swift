@@ -25,9 +25,21 @@ public enum Interruption {
         SQLiteError(code: SQLITE_INTERRUPT, message: "interrupted", sql: sql)
     }
 
-    /// Told when a write transaction has begun and when it has ended
-    /// (committed or rolled back), so that a signal meanwhile can request
-    /// the rollback instead of ending the process at once. Set once by the
-    /// program, before it opens a transaction.
-    nonisolated(unsafe) public static var observer: (began: () -> Void, ended: (_ committed: Bool) -> Void)?
+    /// What a program is told of its write transactions, so that a signal
+    /// during one can request the rollback instead of ending the process at
+    /// once. Set once by the program, before it opens a database.
+    public struct Observer {
+        /// The transaction has begun (BEGIN IMMEDIATE succeeded).
+        public var began: () -> Void
+        /// Runs the COMMIT (calling its argument once): the CLI holds its signals across it.
+        public var committing: (() throws -> Void) throws -> Void
+        /// The transaction has ended: committed, or rolled back.
+        public var ended: (_ committed: Bool) -> Void
+
+        public init(began: @escaping () -> Void, committing: @escaping (() throws -> Void) throws -> Void,
+                    ended: @escaping (_ committed: Bool) -> Void) {
+            self.began = began; self.committing = committing; self.ended = ended
+        }
+    }
+    nonisolated(unsafe) public static var observer: Observer?
 }

@@ -62,7 +62,7 @@ struct Judge: ParsableCommand {
             var committedRun: Int64 = 0
             // Signals are held across the COMMIT; from it on, one puts the output in place or says where the run's events are.
             let commit: (() throws -> Void) throws -> Void = { sqliteCommit in
-                try TemporaryFiles.holdingSignals {
+                try SignalEnding.holdingSignals {
                     try sqliteCommit()
                     output?.committed(run: committedRun, list: listCommand(committedRun))
                 }

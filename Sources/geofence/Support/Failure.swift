@@ -13,9 +13,9 @@ func reporting(_ body: () throws -> Void) throws {
         try body()
         // A signal that came during a write transaction ends the process once the transaction has ended.
         // (Its connection has been released, so closed: SQLite has removed its side files.)
-        if TemporaryFiles.pendingSignal != 0 { TemporaryFiles.endBySignal() }
-    } catch where TemporaryFiles.pendingSignal != 0 {
-        TemporaryFiles.endBySignal()
+        if SignalEnding.pendingSignal != 0 { SignalEnding.endBySignal() }
+    } catch where SignalEnding.pendingSignal != 0 {
+        SignalEnding.endBySignal()
     } catch let e as InputError {
         fail("error: \(e)", code: 1)
     } catch let e as CatalogError {
