@@ -28,9 +28,9 @@ def test_a_sequence_imports_as_its_collection_does(tmp_path, suffix):
     collection = fresh(tmp_path, "collection.db")
     gf("import", collection, write_collection(tmp_path / "a.geojson", FEATURES))
     seq = tmp_path / f"a.{suffix}"
-    # RFC 8142's record separators, a blank line and CRLF line ends are all allowed.
+    # RFC 8142's record separators, a blank line, CRLF and lone CR line ends are all allowed.
     seq.write_bytes(b"\x1e" + json.dumps(FEATURES[0]).encode() + b"\r\n\n"
-                    + json.dumps(FEATURES[1]).encode() + b"\n\x1e" + json.dumps(FEATURES[2], indent=1).encode())
+                    + json.dumps(FEATURES[1]).encode() + b"\r\x1e" + json.dumps(FEATURES[2], indent=1).encode())
     db = fresh(tmp_path, "seq.db")
     # Without GDAL on the PATH: the engine reads it.
     out = subprocess.run([str(CLI), "import", str(db), str(seq)], capture_output=True, text=True,
@@ -47,6 +47,9 @@ def test_a_sequence_imports_as_its_collection_does(tmp_path, suffix):
     (json.dumps(FEATURES[1]) + json.dumps(FEATURES[0]) + "\n", "line 1", "a second record on the line of the one before"),
     (json.dumps(FEATURES[1]) + "\n" + '{"type":"FeatureCollection","features":[]}\n', "feature 1", ""),
     (json.dumps(FEATURES[1]) + "\n" + json.dumps(FEATURES[0])[:-3] + "\n", "line 3", "malformed GeoJSON"),
+    # Empty: more likely a failed export than a catalog of nothing (which --replace would make).
+    ("", "", "an empty GeoJSON sequence: no Feature to import"),
+    ("\n\x1e\n  \n", "", "an empty GeoJSON sequence: no Feature to import"),
 ])
 def test_a_bad_record_is_refused_and_nothing_is_imported(tmp_path, text, where, why):
     db = fresh(tmp_path, "c.db")
@@ -56,3 +59,31 @@ def test_a_bad_record_is_refused_and_nothing_is_imported(tmp_path, text, where, 
     assert r.returncode == 1, r.stderr
     assert str(seq) in r.stderr and where in r.stderr and why in r.stderr, r.stderr
     assert sql(db, "SELECT count(*) FROM gf_areas;").stdout == "0\n"
+
+
+WEB_MERCATOR = {"type": "name", "properties": {"name": "urn:ogc:def:crs:EPSG::3857"}}
+
+
+@pytest.mark.parametrize("where", ["record", "geometry", "collection feature"])
+def test_a_crs_on_a_feature_that_is_not_wgs84_is_refused(tmp_path, where):
+    """The 2008 format allowed a `crs` on a Feature, which is the top-level
+    object of a sequence's record; it was ignored and Web Mercator metres read
+    as degrees."""
+    feature = json.loads(json.dumps(FEATURES[1]))
+    (feature["geometry"] if where == "geometry" else feature)["crs"] = WEB_MERCATOR
+    if where == "collection feature":
+        path = write_collection(tmp_path / "a.geojson", [FEATURES[0], feature])
+    else:
+        path = tmp_path / "a.geojsonl"
+        path.write_text(json.dumps(FEATURES[0]) + "\n" + json.dumps(feature) + "\n")
+    db = fresh(tmp_path, "c.db")
+    r = gf("import", db, path, check=False)
+    assert r.returncode == 1
+    assert f"{path}, feature 1" in r.stderr and "is not WGS 84 longitude/latitude" in r.stderr, r.stderr
+    assert sql(db, "SELECT count(*) FROM gf_areas;").stdout == "0\n"
+    # One naming WGS 84 is fine.
+    feature.pop("crs", None), feature["geometry"].pop("crs", None)
+    feature["crs"] = {"type": "name", "properties": {"name": "urn:ogc:def:crs:OGC:1.3:CRS84"}}
+    path.write_text(json.dumps(FEATURES[0]) + "\n" + json.dumps(feature) + "\n") if where != "collection feature" else \
+        write_collection(path, [FEATURES[0], feature])
+    assert "imported 2 areas" in gf("import", db, path).stdout

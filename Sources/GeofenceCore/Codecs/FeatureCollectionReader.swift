@@ -12,8 +12,6 @@ public struct FeatureCollectionReader {
     private var json: JSONReader
     private enum Phase { case start, members, features(first: Bool), sequence, done }
     private var phase = Phase.start
-    /// The line the last record of a sequence ended on.
-    private var recordEnd = 0
 
     /// The file names read as GeoJSON sequences (GDAL's GeoJSONSeq names, and newline-delimited JSON's).
     public static func namesSequence(_ path: String) -> Bool {
@@ -52,7 +50,7 @@ public struct FeatureCollectionReader {
                 if !first { try json.expect(",") }
                 phase = .features(first: false)
                 featureIndex += 1
-                return try json.readValue(depth: 2)
+                return try checkedCRS(json.readValue(depth: 2))
             case .members:
                 if try json.consume(",") { try readMemberName() } else { try finish(); return nil }
             case .sequence:
@@ -64,16 +62,18 @@ public struct FeatureCollectionReader {
     /// A sequence's next record: one JSON value, alone on its line(s).
     private mutating func nextRecord() throws -> JSONValue? {
         try json.skipByteOrderMark()
-        var separated = false
-        while try json.consume("\u{1E}") { separated = true }
-        if try json.atEnd() { phase = .done; return nil }
-        if featureIndex >= 0 && !separated && json.line == recordEnd {
+        let separated = try json.skipRecordSeparation()
+        if try json.atEnd() {
+            // An empty file is more likely a failed export than a catalog of nothing (which --replace would make).
+            if featureIndex < 0 { throw InputError("an empty GeoJSON sequence: no Feature to import") }
+            phase = .done
+            return nil
+        }
+        if featureIndex >= 0 && !separated {
             throw json.error("a second record on the line of the one before: a GeoJSON sequence has one Feature a line")
         }
         featureIndex += 1
-        let record = try json.readValue(depth: 1)
-        recordEnd = json.line
-        return record
+        return try checkedCRS(json.readValue(depth: 1))
     }
 
     /// Reads `"name":` and either enters the features array or reads the member.
@@ -102,6 +102,16 @@ public struct FeatureCollectionReader {
             foreignMembers.append((name, value))
         }
         phase = .members
+    }
+
+    /// `feature`, once a `crs` of its own or of its geometry is known to be
+    /// WGS 84 longitude/latitude (the 2008 format allowed one at any level,
+    /// and a sequence's records are its top-level objects).
+    private func checkedCRS(_ feature: JSONValue) throws -> JSONValue {
+        for crs in [feature["crs"], feature["geometry"]?["crs"]] {
+            do { if let crs { try Self.checkCRS(crs) } } catch let e as InputError { throw e.located(item: "feature \(featureIndex)") }
+        }
+        return feature
     }
 
     /// RFC 7946 GeoJSON is WGS 84 longitude/latitude, and has no `crs`; the

@@ -199,6 +199,17 @@ public struct JSONReader {
         while let b = try peek(), b == 0x20 || b == 0x0A || b == 0x0D || b == 0x09 { _ = advance() }
     }
 
+    /// `skipWhitespace`, telling whether it passed a line break (LF, CR, or a record separator 0x1E,
+    /// which is skipped too): what separates the records of a GeoJSON sequence.
+    public mutating func skipRecordSeparation() throws -> Bool {
+        var separated = false
+        while let b = try peek(), b == 0x20 || b == 0x0A || b == 0x0D || b == 0x09 || b == 0x1E {
+            if b != 0x20 && b != 0x09 { separated = true }
+            _ = advance()
+        }
+        return separated
+    }
+
     // Punctuation is an ASCII Unicode.Scalar, not a Character: a Character's
     // asciiValue is computed through its string storage on every call, which
     // was a tenth of parsing a GeoJSON file.

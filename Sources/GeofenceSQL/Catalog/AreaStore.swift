@@ -72,7 +72,7 @@ public final class AreaStore {
         do {
             try s.run(row.values)
         } catch let e as SQLiteError where e.message.contains("UNIQUE constraint failed: gf_areas.area_id") {
-            throw InputError("duplicate area_id: an area with this id already exists (use --upsert to replace it)", id: row.areaId, field: "area_id")
+            throw InputError("duplicate area_id: an area with this id already exists, in the catalog or earlier in this file (use --upsert to replace it)", id: row.areaId, field: "area_id")
         }
     }
 
