@@ -79,7 +79,8 @@ def test_a_crs_on_a_feature_that_is_not_wgs84_is_refused(tmp_path, where):
     db = fresh(tmp_path, "c.db")
     r = gf("import", db, path, check=False)
     assert r.returncode == 1
-    assert f"{path}, feature 1" in r.stderr and "is not WGS 84 longitude/latitude" in r.stderr, r.stderr
+    assert f"{path}, feature 1, {'geometry.crs' if where == 'geometry' else 'crs'}:" in r.stderr, r.stderr
+    assert "is not WGS 84 longitude/latitude" in r.stderr, r.stderr
     assert sql(db, "SELECT count(*) FROM gf_areas;").stdout == "0\n"
     # One naming WGS 84 is fine.
     feature.pop("crs", None), feature["geometry"].pop("crs", None)

@@ -199,3 +199,33 @@ for odd in ({{"subject_id": ["a"]}}, fixes.assign(subject_id=["\\udcff", "u", "v
     assert lines[3].startswith("[1, 3] located 3 fixes (1 invalid)") and "['located 3 fixes (1 invalid)" in lines[3], lines
     assert lines[4] == "fixes: a pandas DataFrame is needed, got dict", lines
     assert lines[5].startswith("fixes: row 1 holds text that is not Unicode text (surrogates not allowed"), lines
+
+
+def test_an_interrupted_judge_rolls_the_run_back(venv, tmp_path):
+    """A KeyboardInterrupt in Python alone (`kill -INT`, a notebook's interrupt)
+    made subprocess.run kill the command 0.25 s later, in the middle of its
+    rollback: a hot -journal stayed, locking out readers who cannot write the
+    folder. The package now passes the SIGINT on and waits for the rollback."""
+    import signal
+    import sqlite3
+    import time
+    from test_judge_out_streamed import catalog, fixes
+    from test_signal_rollback import in_transaction, journal, side_files
+    db = catalog(tmp_path, ["A", "B1", "Z"])
+    journal(db, "delete")
+    many = fixes(tmp_path, [(f"s{k % 500}", f"2026-01-05T{k // 3600 % 24:02d}:{k // 60 % 60:02d}:{k % 60:02d}Z",
+                             str(k % 7 * 0.001), "0", "5") for k in range(300_000)])
+    script = f"import geofence\ngeofence.run('judge', {str(db)!r}, '--fixes', {str(many)!r})\n"
+    p = subprocess.Popen([str(venv / "bin" / "python"), "-c", script], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    deadline = time.time() + 60
+    while not in_transaction(db) and p.poll() is None and time.time() < deadline:
+        time.sleep(0.01)
+    time.sleep(0.2)
+    assert p.poll() is None, "the signal must land while the run is under way"
+    p.send_signal(signal.SIGINT)
+    _, err = p.communicate(timeout=60)
+    assert b"KeyboardInterrupt" in err, err
+    assert side_files(db) == []
+    c = sqlite3.connect(db)
+    assert c.execute("SELECT count(*) FROM gf_runs").fetchone()[0] == 0
+    c.close()

@@ -20,6 +20,7 @@ what the command gives.
 """
 import os
 import re
+import signal
 import subprocess
 import tempfile
 import warnings
@@ -93,7 +94,19 @@ def _has_spatialite(conn) -> bool:
 def run(*args, check: bool = True) -> subprocess.CompletedProcess:
     """Runs the packaged ``geofence`` command with ``args``; raises GeofenceError
     with its message when it fails and ``check`` is true."""
-    p = subprocess.run([binary_path(), *map(str, args)], capture_output=True, text=True)
+    # In a session of its own, so that a Ctrl-C reaches it once, from here:
+    # on SIGINT the command rolls its transaction back, which it is given
+    # time to do (subprocess.run would kill it mid-rollback, leaving a hot
+    # journal that locks out readers who cannot write the folder).
+    with subprocess.Popen([binary_path(), *map(str, args)], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                          text=True, start_new_session=True) as child:
+        try:
+            out, err = child.communicate()
+        except BaseException:
+            child.send_signal(signal.SIGINT)
+            child.wait()
+            raise
+    p = subprocess.CompletedProcess(child.args, child.returncode, out, err)
     if check and p.returncode != 0:
         raise GeofenceError(p.stderr.strip() or f"geofence exited {p.returncode}")
     return p

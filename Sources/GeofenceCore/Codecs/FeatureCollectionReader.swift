@@ -108,8 +108,11 @@ public struct FeatureCollectionReader {
     /// WGS 84 longitude/latitude (the 2008 format allowed one at any level,
     /// and a sequence's records are its top-level objects).
     private func checkedCRS(_ feature: JSONValue) throws -> JSONValue {
-        for crs in [feature["crs"], feature["geometry"]?["crs"]] {
-            do { if let crs { try Self.checkCRS(crs) } } catch let e as InputError { throw e.located(item: "feature \(featureIndex)") }
+        for (crs, field) in [(feature["crs"], "crs"), (feature["geometry"]?["crs"], "geometry.crs")] {
+            do { if let crs { try Self.checkCRS(crs) } } catch var e as InputError {
+                e.field = field
+                throw e.located(item: "feature \(featureIndex)")
+            }
         }
         return feature
     }

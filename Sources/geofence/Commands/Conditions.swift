@@ -63,13 +63,17 @@ struct Conditions: ParsableCommand {
             try reporting {
                 let conn = try openCatalog(db)
                 let store = ConditionStore(conn)
-                let cid = try id ?? store.nextId()
-                var fields: [String: String] = ["condition_id": String(cid), "area_id": area, "timing": timing]
-                fields["dwell_s"] = dwellS.map(String.init); fields["weekdays"] = weekdays
-                fields["start_time"] = startTime; fields["end_time"] = endTime
-                fields["start_date"] = startDate; fields["end_date"] = endDate
-                fields["renotify_suppress_days"] = renotifySuppressDays.map(String.init); fields["timezone"] = timezone
-                try store.insert(try ConditionText.condition(fields, areaIdAsWritten: true))
+                // One transaction: the next free id is still free when the condition is stored.
+                let cid = try conn.transaction { () -> Int64 in
+                    let cid = try id ?? store.nextId()
+                    var fields: [String: String] = ["condition_id": String(cid), "area_id": area, "timing": timing]
+                    fields["dwell_s"] = dwellS.map(String.init); fields["weekdays"] = weekdays
+                    fields["start_time"] = startTime; fields["end_time"] = endTime
+                    fields["start_date"] = startDate; fields["end_date"] = endDate
+                    fields["renotify_suppress_days"] = renotifySuppressDays.map(String.init); fields["timezone"] = timezone
+                    try store.insert(try ConditionText.condition(fields, areaIdAsWritten: true))
+                    return cid
+                }
                 print("added condition \(cid)")
             }
         }

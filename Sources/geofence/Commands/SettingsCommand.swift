@@ -15,16 +15,18 @@ struct SettingsCommand: ParsableCommand {
 
     func run() throws {
         try reporting {
-            let settings = Settings(try openCatalog(db))
+            let conn = try openCatalog(db)
+            let settings = Settings(conn)
+            // Each change is a transaction of its own, so a signal rolls it back or lets it finish.
             if unset {
                 guard let k = key, value == nil else { throw ValidationError("--unset takes a KEY and no VALUE") }
-                try settings.unset(k)
+                try conn.transaction { try settings.unset(k) }
                 print("\(k) unset")
                 return
             }
             switch (key, value) {
             case (let k?, let v?):
-                try settings.set(k, v)
+                try conn.transaction { try settings.set(k, v) }
                 print("\(k) = \(v)")
             case (let k?, nil):
                 guard try settings.all().contains(where: { $0.0 == k }) else { throw InputError("unknown setting", field: k) }

@@ -16,9 +16,9 @@ import GeofenceSQL
 ///   is as it was, with no hot journal or unused WAL left behind.
 /// - Across every COMMIT the signals are held: ended during one, a process
 ///   could not tell whether its changes were committed.
-/// - After a commit the command finishes (it prints its line), then ends,
-///   saying the changes stand; but with an output to see to
-///   (`TemporaryFiles.afterCommit`), at once, putting it in place.
+/// - After a commit the command finishes (it prints its line or the rows
+///   it wrote), then ends, saying the changes stand; but with an output to
+///   see to (`TemporaryFiles.afterCommit`), at once, putting it in place.
 /// - A second signal, or a rollback not done within `rollbackSeconds`, ends
 ///   the process at once; SQLite then rolls a transaction that was under
 ///   way back when the database is next opened.
@@ -42,7 +42,11 @@ enum SignalEnding {
 
     /// Called once, at start, before any database is opened.
     static func install() {
-        Interruption.observer = Interruption.Observer(began: { inTransaction = true }, committing: { try holdingSignals($0) },
+        Interruption.observer = Interruption.Observer(began: {
+            inTransaction = true
+            // A command ending for a signal that came after a commit does not begin another write.
+            if pendingSignal != 0 { signalled = .underWay; Interruption.request() }
+        }, committing: { try holdingSignals($0) },
                                                       ended: { committed in
             inTransaction = false
             lastTransaction = committed ? .committed : .rolledBack
@@ -63,15 +67,16 @@ enum SignalEnding {
         sigaction(SIGALRM, &alarmAction, nil)
     }
 
-    /// The first signal during a transaction, or after a commit with no
-    /// output to see to, lets the command unwind; any other ends it now.
+    /// The first signal during a transaction lets the command roll it back;
+    /// after a commit with no output to see to, finish (its reads are not
+    /// interrupted: it prints what it committed); any other ends it now.
     private static func received(_ sig: Int32) {
         guard pendingSignal == 0, inTransaction || (lastTransaction == .committed && !TemporaryFiles.endsAtOnce) else {
             endAtOnce(sig)
         }
         signalled = inTransaction ? .underWay : .committed
         pendingSignal = sig
-        Interruption.request()
+        if inTransaction { Interruption.request() }
         alarm(rollbackSeconds)
     }
 
