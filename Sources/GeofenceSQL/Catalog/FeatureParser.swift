@@ -73,8 +73,9 @@ struct FeatureParser {
                                 into handoff: Handoff<Batch>, members: Box<[(String, JSONValue)]>) {
         defer { handoff.finish() }
         // GDAL's stream is a FeatureCollection; a file is read by its name.
+        let json = JSONReader(chunks: file.next)
         var reader = stream == nil && FeatureCollectionReader.namesSequence(path)
-            ? FeatureCollectionReader(sequence: JSONReader(chunks: file.next)) : FeatureCollectionReader(JSONReader(chunks: file.next))
+            ? FeatureCollectionReader(sequence: json) : FeatureCollectionReader(json)
         var batch: [Parsed] = []
         batch.reserveCapacity(64)
         // Whatever was parsed before the error goes first, so the importer meets them in order.

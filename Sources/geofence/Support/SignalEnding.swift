@@ -44,8 +44,9 @@ enum SignalEnding {
     static func install() {
         Interruption.observer = Interruption.Observer(began: {
             inTransaction = true
-            // A command ending for a signal that came after a commit does not begin another write.
-            if pendingSignal != 0 { signalled = .underWay; Interruption.request() }
+            // A command ending for a signal that came after a commit does not begin another write
+            // (it is rolled back at once; what was committed before stands, as the line will say).
+            if pendingSignal != 0 { Interruption.request() }
         }, committing: { try holdingSignals($0) },
                                                       ended: { committed in
             inTransaction = false
