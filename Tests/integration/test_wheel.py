@@ -201,6 +201,28 @@ for odd in ({{"subject_id": ["a"]}}, fixes.assign(subject_id=["\\udcff", "u", "v
     assert lines[5].startswith("fixes: row 1 holds text that is not Unicode text (surrogates not allowed"), lines
 
 
+def test_integer_subject_ids_stay_integers_when_one_is_missing(venv, tmp_path):
+    """pandas turns a column of integer subject ids into floats as soon as one
+    is missing; subject 7 was sent to the command as "7.0". A whole float is
+    an integer id; the missing one is an invalid fix, as in a CSV."""
+    db = tmp_path / "x.db"
+    gf("init", db)
+    gf("import", db, SAMPLES / "areas.geojson", "--with-default-conditions")
+    script = f"""
+import warnings, pandas, geofence
+fixes = pandas.DataFrame({{"subject_id": [7, None, 12], "ts": ["2026-11-20T09:05:00+09:00"] * 3,
+                          "lat": [35.7098] * 3, "lon": [139.774] * 3, "accuracy_m": [15] * 3}})
+print(fixes["subject_id"].dtype)
+with warnings.catch_warnings(record=True):
+    warnings.simplefilter("always")
+    notes = geofence.judge({str(db)!r}, fixes)
+print(sorted(set(notes["subject_id"])), notes.attrs["summary"])
+"""
+    lines = run(venv / "bin" / "python", "-c", script).stdout.splitlines()
+    assert lines[0] == "float64", lines
+    assert lines[1].startswith("['12', '7'] run 1: 3 fixes: 2 judged, 0 stale, 1 invalid"), lines
+
+
 def test_an_interrupted_judge_rolls_the_run_back(venv, tmp_path):
     """A KeyboardInterrupt in Python alone (`kill -INT`, a notebook's interrupt)
     made subprocess.run kill the command 0.25 s later, in the middle of its

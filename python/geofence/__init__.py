@@ -169,12 +169,22 @@ def _write_fixes(fixes, path: Path) -> Path:
     with open(path, "w", newline="", encoding="utf-8") as f:
         f.write(",".join(FIX_COLUMNS) + "\n")
         for k, row in enumerate(fixes[list(FIX_COLUMNS)].itertuples(index=False, name=None), start=1):
-            line = ",".join("" if _missing(v) else _csv_field(str(v)) for v in row) + "\n"
+            line = ",".join("" if _missing(v) else _csv_field(_text(v, column))
+                            for v, column in zip(row, FIX_COLUMNS)) + "\n"
             try:
                 f.write(line)
             except UnicodeEncodeError as e:
                 raise GeofenceError(f"fixes: row {k} holds text that is not Unicode text ({e.reason}: {line[e.start:e.end]!r})") from None
     return path
+
+
+def _text(v, column: str) -> str:
+    """A value as the command reads it. A subject id that is a whole float is
+    written as an integer: pandas turns a column of integer ids into floats as
+    soon as one is missing, and subject 7 must not become subject "7.0"."""
+    if column == "subject_id" and isinstance(v, float) and v.is_integer():
+        return str(int(v))
+    return str(v)
 
 
 def _csv_field(s: str) -> str:
