@@ -133,7 +133,7 @@ def test_a_byte_order_mark_before_the_geojson_is_skipped(catalog, tmp_path):
     path = tmp_path / "bom.geojson"
     path.write_bytes(b"\xef\xbb\xbf" + json.dumps({"type": "FeatureCollection", "features": [square("BOM", 140, 35)]}).encode())
     p = gf("import", catalog, path)
-    assert "imported 1 areas" in p.stderr + p.stdout
+    assert "imported 1 area (1 polygonal, 0 circles)" in p.stdout
     assert "BOM" in gf("areas", "list", catalog).stdout
 
 

@@ -36,7 +36,7 @@ def test_a_sequence_imports_as_its_collection_does(tmp_path, suffix):
     out = subprocess.run([str(CLI), "import", str(db), str(seq)], capture_output=True, text=True,
                          env={**os.environ, "PATH": "/nonexistent"})
     assert out.returncode == 0, out.stderr
-    assert out.stdout == "imported 3 areas (2 polygonal, 1 circles)\n"
+    assert out.stdout == "imported 3 areas (2 polygonal, 1 circle)\n"
     assert gf("export", db).stdout == gf("export", collection).stdout
 
 

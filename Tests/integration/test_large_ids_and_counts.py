@@ -74,12 +74,16 @@ def test_upsert_gives_an_area_its_default_pair_once(tmp_path):
     areas = write_collection(tmp_path / "u.geojson", [square("A", 139.70, 35.60, 0.01), square("B", 139.8, 35.6, 0.01),
                                                       square("B", 139.8, 35.6, 0.02)])
     first = gf("import", db, areas, "--upsert", "--with-default-conditions").stdout
-    gf("import", db, areas, "--upsert", "--with-default-conditions")
+    second = gf("import", db, areas, "--upsert", "--with-default-conditions").stdout
     # A was in the catalog before (no pair added); B is new once, then only replaced.
     assert sql(db, "SELECT area_id, group_concat(timing) FROM gf_conditions GROUP BY area_id ORDER BY area_id;").stdout == "B|IN,OUT\n"
     # The file's second B replaced its first (the last wins): two areas written, not three.
+    # The summary says how many areas of the catalog were replaced: A the first time, A and B the second.
     assert first == ("imported 2 areas (2 polygonal, 0 circles) and 2 conditions; "
+                     "1 of them replaced an area already in the catalog; "
                      "1 feature of the file replaced an earlier one with the same id\n")
+    assert second == ("imported 2 areas (2 polygonal, 0 circles); 2 of them replaced areas already in the catalog; "
+                      "1 feature of the file replaced an earlier one with the same id\n")
     assert sql(db, "SELECT count(*), round(max(ST_Area(geom)), 6) FROM gf_areas WHERE area_id = 'B';").stdout == "1|0.0004\n"
 
 

@@ -32,6 +32,8 @@ public struct AreaImporter {
         public var polygons = 0
         public var circles = 0
         public var replacedInFile = 0
+        /// With `upsert`: areas of the catalog (before this import) that a feature replaced.
+        public var replacedInCatalog = 0
         public var conditions = 0
         /// (feature index, area id, GEOS's reason) for each repaired polygon.
         public var repaired: [(Int, String, String)] = []
@@ -75,6 +77,7 @@ public struct AreaImporter {
                         // An area an upsert replaces keeps the conditions it has: the
                         // default pair goes only to an area new to the catalog.
                         let isNew = try !options.upsert || !areas.exists(p.area.areaId)
+                        if !isNew && written[p.area.areaId] == nil { report.replacedInCatalog += 1 }
                         try areas.insert(p.row, upsert: options.upsert)
                         var isCircle = false
                         if case .circle = p.area.shape { isCircle = true }

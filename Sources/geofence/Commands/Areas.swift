@@ -20,7 +20,7 @@ struct Areas: ParsableCommand {
             kind = p.count == 1 ? "polygon" : "multipolygon"
             let holes = p.reduce(0) { $0 + $1.rings.count - 1 }
             let vertices = p.reduce(0) { $0 + $1.rings.reduce(0) { $0 + $1.points.count - 1 } }
-            shape = "\(p.count) part\(p.count == 1 ? "" : "s"), \(vertices) vertices, \(holes) hole\(holes == 1 ? "" : "s")"
+            shape = "\(counted(p.count, "part")), \(counted(vertices, "vertex", plural: "vertices")), \(counted(holes, "hole"))"
         }
         return [a.areaId, a.groupId, a.name, kind, shape, a.inAccuracyMaxM.map(fmt), String(a.inConfirmCount),
                 a.outAccuracyMaxM.map(fmt), String(a.outConfirmCount), a.validFrom?.iso8601, a.validUntil?.iso8601,
@@ -135,7 +135,7 @@ struct Areas: ParsableCommand {
                     let store = AreaStore(conn)
                     for id in ids where try !store.remove(id) { throw InputError("no such area (nothing removed)", id: id) }
                 }
-                print("removed \(ids.count) area\(ids.count == 1 ? "" : "s") and their conditions")
+                print("removed \(counted(ids.count, "area")) and their conditions")
             }
         }
     }

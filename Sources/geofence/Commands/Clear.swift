@@ -14,7 +14,7 @@ struct Clear: ParsableCommand {
                 try conn.execute("DELETE FROM gf_conditions; DELETE FROM gf_areas;")
                 return (a, c)
             }
-            print("removed \(areas) areas and \(conditions) conditions")
+            print("removed \(counted(areas, "area")) and \(counted(conditions, "condition"))")
         }
     }
 }

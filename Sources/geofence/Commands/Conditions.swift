@@ -90,7 +90,7 @@ struct Conditions: ParsableCommand {
                     let store = ConditionStore(conn)
                     for id in ids where try !store.remove(id) { throw InputError("no such condition (nothing removed)", id: String(id)) }
                 }
-                print("removed \(ids.count) condition\(ids.count == 1 ? "" : "s")")
+                print("removed \(counted(ids.count, "condition"))")
             }
         }
     }
@@ -134,7 +134,7 @@ struct Conditions: ParsableCommand {
                         }
                     }
                 }
-                print("imported \(imported) condition\(imported == 1 ? "" : "s")")
+                print("imported \(counted(imported, "condition"))")
             }
         }
     }

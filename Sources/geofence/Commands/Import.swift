@@ -24,7 +24,7 @@ struct Import: ParsableCommand {
     @Option(help: "The layer to read from a GDAL source with several (GeoPackage tables, …).") var layer: String?
     @Option(help: "Group id: areas get ids <group>#<area_id>.") var group: String?
     @Flag(help: "Replace the whole catalog (areas and conditions) with this set.") var replace = false
-    @Flag(help: "Replace areas whose id already exists instead of failing.") var upsert = false
+    @Flag(help: "Replace areas whose id already exists instead of failing (their conditions stay; the summary says how many were replaced). Within the file, the last feature with an id wins.") var upsert = false
     @Flag(help: "Add an IN and an OUT condition for every imported area, numbered on from the highest id.")
     var withDefaultConditions = false
     @Flag(help: "Repair self-intersecting polygons with SpatiaLite's MakeValid (and list them) instead of failing.")
@@ -68,10 +68,13 @@ struct Import: ParsableCommand {
             for name in r.repairedTriggers {
                 warn("repaired trigger \(name) on gf_areas: it was missing, or its stored SQL was not SpatiaLite's definition; re-created from that definition")
             }
-            var line = "imported \(r.imported) areas (\(r.polygons) polygonal, \(r.circles) circles)"
-            if r.conditions > 0 { line += " and \(r.conditions) conditions" }
+            var line = "imported \(counted(r.imported, "area")) (\(r.polygons) polygonal, \(counted(r.circles, "circle")))"
+            if r.conditions > 0 { line += " and \(counted(r.conditions, "condition"))" }
+            if r.replacedInCatalog > 0 {
+                line += "; \(r.replacedInCatalog) of them replaced \(r.replacedInCatalog == 1 ? "an area" : "areas") already in the catalog"
+            }
             if r.replacedInFile > 0 {
-                line += "; \(r.replacedInFile) feature\(r.replacedInFile == 1 ? "" : "s") of the file replaced an earlier one with the same id"
+                line += "; \(counted(r.replacedInFile, "feature")) of the file replaced an earlier one with the same id"
             }
             if replace { line += ", replacing the previous catalog" }
             if let t = r.updatedAt { line += "; set updated at \(t.iso8601)" }

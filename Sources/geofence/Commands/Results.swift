@@ -78,7 +78,7 @@ struct Reset: ParsableCommand {
                 }
                 return count
             }
-            print("reset \(n) subject\(n == 1 ? "" : "s")" + (notifications ? " and their notifications" : ""))
+            print("reset \(counted(n, "subject"))" + (notifications ? " and their notifications" : ""))
         }
     }
 }
