@@ -6,12 +6,29 @@ import Darwin
 
 /// The polygon stored in `geom` for a circle: a 32-gon that contains it, so the
 /// R*Tree and GIS tools see the circle's extent. Judgement uses the exact circle.
+///
+/// A circle across the antimeridian gets two parts, one each side of ±180,
+/// split where the 32-gon's edges cross it (the same latitudes on both
+/// sides, so that the engine reads them as one shape, as it reads any
+/// MultiPolygon split at ±180). A circle near a pole, or wider than the
+/// whole range of longitudes, gets its bounding box instead.
 public enum CircleEnvelope {
     public static func polygons(_ c: Circle) -> [Polygon] {
         let b = Geodesy.boundingBox(of: c)
-        if b.minLon == -180 && b.maxLon == 180 || b.maxLat >= 89.9 || b.minLat <= -89.9 {
-            return [box(b)]
-        }
+        if b.maxLat >= 89.9 || b.minLat <= -89.9 { return [box(b)] }
+        var points = gon(c)
+        let lons = points.map(\.lon)
+        guard let west = lons.min(), let east = lons.max(), east - west < 360 else { return [box(b)] }
+        if west >= -180 && east <= 180 { return [Polygon([Ring(points)])] }
+        // Across the antimeridian: taken to the east side (lon up to 540), cut at 180.
+        if west < -180 { points = points.map { LonLat(lon: $0.lon + 360, lat: $0.lat) } }
+        let eastern = clip(points, keepingWest: true)
+        let western = clip(points, keepingWest: false).map { LonLat(lon: $0.lon - 360, lat: $0.lat) }
+        return [Polygon([Ring(eastern)]), Polygon([Ring(western)])]
+    }
+
+    /// The circumscribed 32-gon, closed, with longitudes not wrapped (they may pass ±180).
+    static func gon(_ c: Circle) -> [LonLat] {
         let n = 32
         let m = WGS84.metresPerDegree(atLat: c.center.lat)
         // Circumscribed polygon (1/cos(π/n)) with 1 % slack for the frame's approximation.
@@ -21,9 +38,26 @@ public enum CircleEnvelope {
             let theta = 2 * Double.pi * Double(i % n) / Double(n)
             let lat = max(-90, min(90, c.center.lat + r * cos(theta) / m.lat))
             let scale = WGS84.metresPerDegree(atLat: abs(lat) > abs(c.center.lat) ? lat : c.center.lat).lon
-            pts.append(LonLat(lon: max(-180, min(180, c.center.lon + r * sin(theta) / scale)), lat: lat))
+            pts.append(LonLat(lon: c.center.lon + r * sin(theta) / scale, lat: lat))
         }
-        return [Polygon([Ring(pts)])]
+        return pts
+    }
+
+    /// The part of a closed ring west (or east) of longitude 180 (Sutherland–Hodgman
+    /// against one line), closed. A crossing point is computed from the edge's
+    /// ends in ring order, so both parts get exactly the same latitudes on the cut.
+    static func clip(_ ring: [LonLat], keepingWest: Bool) -> [LonLat] {
+        func kept(_ p: LonLat) -> Bool { keepingWest ? p.lon <= 180 : p.lon >= 180 }
+        var out: [LonLat] = []
+        for (p, q) in zip(ring, ring.dropFirst()) {
+            if kept(p) { out.append(p) }
+            if (p.lon < 180) != (q.lon < 180) && p.lon != 180 && q.lon != 180 {
+                let t = (180 - p.lon) / (q.lon - p.lon)
+                out.append(LonLat(lon: 180, lat: p.lat + t * (q.lat - p.lat)))
+            }
+        }
+        if let first = out.first { out.append(first) }
+        return out
     }
 
     static func box(_ b: BoundingBox) -> Polygon {
