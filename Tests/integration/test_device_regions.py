@@ -72,6 +72,49 @@ def test_region_circles_hold_their_areas_and_are_minimal(countries, tmp_path):
     assert checked == len(small)
 
 
+def farthest_m(lat, lon, g):
+    """GeographicLib's distance from (lat, lon) to the farthest point of g's
+    exterior rings, their edges cut every 0.05° as straight lon/lat lines."""
+    polys = list(g.geoms) if g.geom_type == "MultiPolygon" else [g]
+    pts = np.concatenate([np.asarray(p.exterior.segmentize(0.05).coords)[:, :2] for p in polys])
+    return GEOD.inv(np.full(len(pts), lon), np.full(len(pts), lat), pts[:, 0], pts[:, 1])[2].max()
+
+
+def test_region_circles_hold_shapes_wider_than_half_the_earth(countries, tmp_path):
+    """From a new-user trial: a box from -100 to 100 (containment reads its
+    edges through 0) got a region centred at (0, 180), 20,000 km from a phone
+    inside it, because the edges were densified the short way across ±180;
+    a box written 179 -> -179 (358° wide) got one that missed most of it.
+    Every country's region holds the country too."""
+    db = tmp_path / "wide.db"
+    wide = {
+        "w200": {"type": "Polygon", "coordinates": [[[-100, -1], [100, -1], [100, 1], [-100, 1], [-100, -1]]]},
+        "w358": {"type": "Polygon", "coordinates": [[[179, -1], [-179, -1], [-179, 1], [179, 1], [179, -1]]]},
+        "w60": {"type": "Polygon", "coordinates": [[[0, 40], [60, 40], [60, 50], [0, 50], [0, 40]]]},
+        "l_shape": {"type": "Polygon", "coordinates": [[[-170, -60], [170, -60], [170, -50], [-160, -50], [-160, 60],
+                                                        [-170, 60], [-170, -60]]]},
+    }
+    write_collection(tmp_path / "wide.geojson", [{"type": "Feature", "properties": {"area_id": k}, "geometry": g}
+                                                 for k, g in wide.items()])
+    gf("init", db)
+    gf("import", db, tmp_path / "wide.geojson")
+    gf("settings", db, "region_max_radius_m", "20000000")
+    plan = json.loads(connect(db).execute("SELECT gf_regions(0, 0, 10)").fetchone()[0])
+    for region in plan["ios"]["regions"]:
+        lat, lon, r = region["center"]["latitude"], region["center"]["longitude"], region["radius"]
+        assert farthest_m(lat, lon, shape(wide[region["identifier"]])) <= r + 1e-6, region
+    assert len(plan["ios"]["regions"]) == len(wide)
+    shared, shapes = countries
+    every = tmp_path / "countries.db"
+    shutil.copy(shared, every)
+    gf("settings", every, "region_max_radius_m", "20000000")
+    plan = json.loads(connect(every).execute("SELECT gf_regions(0, 0, 1000)").fetchone()[0])
+    assert len(plan["ios"]["regions"]) == len(shapes)
+    for region in plan["ios"]["regions"]:
+        lat, lon, r = region["center"]["latitude"], region["center"]["longitude"], region["radius"]
+        assert farthest_m(lat, lon, shapes[region["identifier"]]) <= r + 1e-6, region
+
+
 def test_cli_nearest_regions_and_positioning(catalog, tmp_path):
     rows = gf("nearest", catalog, "--lat", "35.6812", "--lon", "139.7671", "-n", "3", "--json").stdout
     near = json.loads(rows)

@@ -13,7 +13,10 @@ import Darwin
 /// distances from the centre are exact; take the plane's minimum enclosing
 /// circle (Welzl, iterative form); move the trial centre to its centre and
 /// repeat, so the remaining distortion (which grows with distance from the
-/// trial centre) vanishes. The radius returned is the largest exact geodesic
+/// trial centre) vanishes; a pole, when its circle is smaller, wins (a band
+/// round most of a parallel). Edges are read as containment reads them:
+/// straight in lon/lat, the long way if they are written so, never wrapped
+/// across ±180. The radius returned is the largest exact geodesic
 /// distance from the final centre to any of the points, so the circle holds
 /// every point whatever the plane's error; it is within centimetres of the
 /// true minimum for areas of a few kilometres.
@@ -35,8 +38,13 @@ public enum EnclosingCircle {
                 let (x, y, _) = minimumEnclosingCircle(planar)
                 centre = unproject(x: x, y: y, about: centre)
             }
-            let radius = points.reduce(0.0) { max($0, Geodesy.distance(centre, $1)) }
-            return Circle(center: centre, radiusM: radius)
+            // A shape round most of a parallel (a band 358° wide, say) has its
+            // smallest circle about a pole, where the plane about the box's
+            // middle cannot reach: the poles are candidates too.
+            let candidates = [centre, LonLat(lon: 0, lat: 90), LonLat(lon: 0, lat: -90)].map { c in
+                Circle(center: c, radiusM: points.reduce(0.0) { max($0, Geodesy.distance(c, $1)) })
+            }
+            return candidates.dropFirst().reduce(candidates[0]) { $1.radiusM < $0.radiusM ? $1 : $0 }
         }
     }
 
@@ -50,13 +58,16 @@ public enum EnclosingCircle {
                 out.append(pts[i])
                 guard i + 1 < pts.count else { continue }
                 let a = pts[i], b = pts[i + 1]
-                let dLon = Geodesy.wrapDegrees(b.lon - a.lon)
-                let length = Geodesy.sphericalDistance(a, b)
+                // The edge as containment reads it: straight in lon/lat, never
+                // the short way across ±180 (an edge from -100 to 100 passes 0).
+                let dLon = b.lon - a.lon
+                let middle = LonLat(lon: a.lon + dLon / 2, lat: (a.lat + b.lat) / 2)
+                let length = Geodesy.sphericalDistance(a, middle) + Geodesy.sphericalDistance(middle, b)
                 guard length > densifyM else { continue }
                 let steps = min(64, Int((length / densifyM).rounded(.up)))
                 for s in 1..<steps {
                     let t = Double(s) / Double(steps)
-                    out.append(LonLat(lon: Geodesy.wrapDegrees(a.lon + dLon * t), lat: a.lat + (b.lat - a.lat) * t))
+                    out.append(LonLat(lon: a.lon + dLon * t, lat: a.lat + (b.lat - a.lat) * t))
                 }
             }
         }
