@@ -191,3 +191,22 @@ def test_inside_probability_near_the_poles(countries, tmp_path):
         for acc in (100.0, 5000.0):
             got = conn.execute("SELECT gf_area_inside_probability('Antarctica', ?, 45, ?)", (lat, acc)).fetchone()[0]
             assert abs(got - 1) <= 0.002, (lat, acc, got)
+
+
+def test_a_vanishing_accuracy_gives_what_accuracy_zero_gives(tmp_path):
+    """From a new-user trial: at a circle's centre, an accuracy of 1e-200 m
+    gave probability 0 (σ² underflowed to zero and the integral to NaN),
+    where accuracy 0 and 1e-100 give 1. A polygon already held."""
+    conn = connect(tmp_path / "none.db")
+    circle, square = "gf_circle(35, 139, 100)", "GeomFromText('POLYGON((138 34, 140 34, 140 36, 138 36, 138 34))', 4326)"
+    for area in (circle, square):
+        for acc in (0, 1e-100, 1e-200, 5e-324):
+            inside, = conn.execute(f"SELECT gf_inside_probability({area}, 35, 139, ?)", (acc,)).fetchone()
+            outside, = conn.execute(f"SELECT gf_inside_probability({area}, 40, 139, ?)", (acc,)).fetchone()
+            assert abs(inside - 1) < 1e-12 and abs(outside) < 1e-12, (area, acc, inside, outside)
+    # A fix 2σ inside the circle's edge, against the Rice CDF it integrates (the grid's figure, ±0.002).
+    sigma = 10 * SIGMA_PER_ACCURACY
+    lon, lat, _ = GEOD.fwd(139, 35, 90, 100 - 2 * sigma)
+    got = conn.execute(f"SELECT gf_inside_probability({circle}, ?, ?, 10)", (lat, lon)).fetchone()[0]
+    ring = shapely.Polygon([GEOD.fwd(139, 35, a, 100)[:2] for a in np.linspace(0, 360, 721)[:-1]])
+    assert abs(got - grid_probability(ring, lon, lat, 10)) <= 0.002, got

@@ -137,15 +137,16 @@ public enum InsideProbability {
     static func circle(centerDistance c: Double, radius R: Double, sigma: Double) -> Double {
         let lo = max(0, c - 12 * sigma), hi = min(R, c + 12 * sigma)
         if hi <= lo { return c < R ? 1 : 0 }
-        let panels = 4 + clampedIndex((hi - lo) / (0.25 * sigma), 2048)
-        let h = (hi - lo) / Double(panels)
-        let s2 = sigma * sigma
+        // In units of σ, so that a tiny σ (whose square underflows) stays exact.
+        let u0 = lo / sigma, u1 = hi / sigma, k0 = c / sigma
+        let panels = 4 + clampedIndex((u1 - u0) / 0.25, 2048)
+        let h = (u1 - u0) / Double(panels)
         var sum = 0.0
         for k in 0..<panels {
-            let r0 = lo + Double(k) * h
+            let r0 = u0 + Double(k) * h
             for (node, weight) in GaussLegendre.eight {
-                let r = r0 + (node + 1) * 0.5 * h
-                let v = (r / s2) * exp(-(r - c) * (r - c) / (2 * s2)) * besselI0Scaled(r * c / s2)
+                let u = r0 + (node + 1) * 0.5 * h
+                let v = u * exp(-(u - k0) * (u - k0) / 2) * besselI0Scaled(u * k0)
                 sum += weight * 0.5 * h * v
             }
         }
