@@ -13,9 +13,17 @@ final class BadValueTests: XCTestCase {
                 XCTAssertEqual(e as? Timestamp.ParseError, .outOfRange(text))
             }
         }
-        for text in ["1.2.3", "-", "--5", ".5", "5.", "1e3"] {
+        for text in ["1.2.3", "-", "--5", "+-5", "1e", "e3", "1e3.5", "1e+", ".", "5e3x"] {
             XCTAssertThrowsError(try Timestamp.parse(text), text) { e in XCTAssertEqual(e as? Timestamp.ParseError, .malformed(text)) }
         }
+        // Any decimal, as other numbers are read, exactly; digits past the microsecond cut towards the earlier time.
+        for (text, stored) in [(".5", "1970-01-01T00:00:00.500000Z"), ("5.", "1970-01-01T00:00:05.000000Z"),
+                               ("1e3", "1970-01-01T00:16:40.000000Z"), ("+1.7E+9", "2023-11-14T22:13:20.000000Z"),
+                               ("-0.0000001", "1969-12-31T23:59:59.999999Z"), ("-1e-7", "1969-12-31T23:59:59.999999Z"),
+                               ("0.0000019", "1970-01-01T00:00:00.000001Z"), ("253402300799999999e-6", "9999-12-31T23:59:59.999999Z")] {
+            XCTAssertEqual(try Timestamp.parse(text).storageText, stored, text)
+        }
+        XCTAssertThrowsError(try Timestamp.parse("1e12")) { e in XCTAssertEqual(e as? Timestamp.ParseError, .outOfRange("1e12")) }
         // The batch readers' fast path leaves an out-of-range time to `parse`, which names it.
         var far = "253402300800"
         XCTAssertNil(far.withUTF8 { Timestamp.parseCommon($0) })
@@ -31,7 +39,7 @@ final class BadValueTests: XCTestCase {
         ]
         for (d, text) in cases { XCTAssertEqual(Timestamp.unixSecondsText(d), text, "\(d)") }
         XCTAssertEqual(try Timestamp.parse(Timestamp.unixSecondsText(1e-05)).storageText, "1970-01-01T00:00:00.000010Z")
-        XCTAssertEqual(try Timestamp.parse(Timestamp.unixSecondsText(-1.234e-05)).storageText, "1969-12-31T23:59:59.999988Z")
+        XCTAssertEqual(try Timestamp.parse(Timestamp.unixSecondsText(-1.234e-05)).storageText, "1969-12-31T23:59:59.999987Z")  // -12.34 µs: cut to the earlier microsecond
         XCTAssertThrowsError(try Timestamp.parse(Timestamp.unixSecondsText(1e300))) { e in
             guard case .outOfRange = e as? Timestamp.ParseError else { return XCTFail("\(e)") }
         }

@@ -84,8 +84,12 @@ final class TimestampTests: XCTestCase {
         XCTAssertEqual(try Timestamp.parse("-1.5").microseconds, -1_500_000)
         XCTAssertEqual(try Timestamp.parse("0.1234567").microseconds, 123_456, "past microseconds is dropped")
         XCTAssertEqual(try Timestamp.parse(" 1763596800 "), try Timestamp.parse("1763596800"))
-        for bad in ["1.2.3", "1.", ".5", "-", "--1", "1-2", "+5", "1e9", "1234567890123", "1 2"] {
+        for bad in ["1.2.3", "-", "--1", "1-2", "1234567890123", "1 2", "1e", "e9"] {
             XCTAssertThrowsError(try Timestamp.parse(bad), bad)
+        }
+        // Any decimal, as every other number is read.
+        for (text, us) in [("1.", 1_000_000), (".5", 500_000), ("+5", 5_000_000), ("1e9", 1_000_000_000_000_000)] as [(String, Int64)] {
+            XCTAssertEqual(try Timestamp.parse(text).microseconds, us, text)
         }
         XCTAssertEqual(try Timestamp.parse("2026-11-20T09:00:00+0900"), a)
         XCTAssertLessThan(try Timestamp.parse("2026-11-20T08:59:59.999999+09:00"), a)

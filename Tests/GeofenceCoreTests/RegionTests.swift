@@ -42,12 +42,22 @@ final class EnclosingCircleTests: XCTestCase {
         for lat in [-70.0, -35, 0, 35, 60, 78] {
             for lon in [-179.995, 12.0, 179.995] {
                 let n = 5 + Int(rnd() * 40)
-                var pts: [(Double, Double)] = []
+                var pts: [LonLat] = []
                 for k in 0..<n {
                     let a = Double(k) / Double(n) * 2 * .pi, r = 0.002 + rnd() * 0.01
-                    pts.append((Geodesy.wrapDegrees(lon + r * cos(a) / cos(lat * .pi / 180)), lat + r * sin(a)))
+                    pts.append(LonLat(lon: lon + r * cos(a) / cos(lat * .pi / 180), lat: lat + r * sin(a)))
                 }
-                assertSmallestEnclosing(.polygons([ring(pts)]))
+                pts.append(pts[0])
+                // Edges are straight in lon/lat, never wrapped: a star across ±180
+                // is written as RFC 7946 says, in two parts cut at the meridian.
+                let lons = pts.map(\.lon)
+                if lons.allSatisfy({ (-180...180).contains($0) }) {
+                    assertSmallestEnclosing(.polygons([Polygon([Ring(pts)])]))
+                } else {
+                    let east = lons.contains { $0 < -180 } ? pts.map { LonLat(lon: $0.lon + 360, lat: $0.lat) } : pts
+                    let west = CircleEnvelope.clip(east, keepingWest: false).map { LonLat(lon: $0.lon - 360, lat: $0.lat) }
+                    assertSmallestEnclosing(.polygons([Polygon([Ring(CircleEnvelope.clip(east, keepingWest: true))]), Polygon([Ring(west)])]))
+                }
             }
         }
     }

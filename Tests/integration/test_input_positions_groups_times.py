@@ -130,3 +130,37 @@ def test_locate_near_a_pole_asks_every_longitude(tmp_path):
     rows = json.loads(gf("locate", db, "--lat", "89.99999", "--lon", "0", "--accuracy", "50", "--confidence", "0.9",
                          "--json").stdout)
     assert [(r["area_id"], r["verdict"]) for r in rows] == [("wedge", "undecided")]
+
+
+@pytest.mark.parametrize("text,stored", [
+    # Digits past the microsecond are cut towards the earlier time, as in ISO text (were cut towards zero).
+    ("-0.0000001", "1969-12-31T23:59:59.999999Z"),
+    ("1969-12-31T23:59:59.9999999Z", "1969-12-31T23:59:59.999999Z"),
+    ("-1.0000005", "1969-12-31T23:59:58.999999Z"),
+    ("1.0000005", "1970-01-01T00:00:01.000000Z"),
+    ("-5e-7", "1969-12-31T23:59:59.999999Z"),
+    # Every decimal form, as other numbers are read (were refused as text, taken as a REAL or in NDJSON).
+    ("1.7e9", "2023-11-14T22:13:20.000000Z"),
+    ("1.7E+9", "2023-11-14T22:13:20.000000Z"),
+    ("17000000000000000e-7", "2023-11-14T22:13:20.000000Z"),
+    ("1700000000.", "2023-11-14T22:13:20.000000Z"),
+    ("+1700000000", "2023-11-14T22:13:20.000000Z"),
+    (".5", "1970-01-01T00:00:00.500000Z"),
+    ("1795133100.1234567e0", "2026-11-20T00:05:00.123456Z"),
+])
+def test_unix_seconds_in_text_are_any_decimal_cut_to_the_earlier_microsecond(text, stored):
+    assert sql(":memory:", f"SELECT gf_time('{text}');").stdout.strip() == stored
+
+
+def test_unix_seconds_with_an_exponent_in_a_fixes_file_and_out_of_range(tmp_path):
+    db = tmp_path / "t.db"
+    gf("init", db)
+    fixes = tmp_path / "f.csv"
+    fixes.write_text("subject_id,ts,lat,lon,accuracy_m\nc1,1.7e9,0,0,1\nc2,1700000000.,0,0,1\nc3,1e20,0,0,1\nc4,1e,0,0,1\n")
+    gf("judge", db, "--fixes", fixes, "--explain")
+    reasons = sql(db, "SELECT subject_id, reason FROM gf_explain ORDER BY subject_id;").stdout
+    assert "c1" not in reasons and "c2" not in reasons, reasons
+    assert "c3|row 3: time '1e20' is outside 0000-01-01T00:00:00Z" in reasons, reasons
+    assert "c4|row 4: time '1e' is neither ISO 8601 with an offset nor Unix seconds" in reasons, reasons
+    assert sql(db, "SELECT subject_id, last_ts FROM gf_subjects ORDER BY 1;").stdout == \
+        "c1|2023-11-14T22:13:20.000000Z\nc2|2023-11-14T22:13:20.000000Z\n"
