@@ -164,3 +164,19 @@ def test_unix_seconds_with_an_exponent_in_a_fixes_file_and_out_of_range(tmp_path
     assert "c4|row 4: time '1e' is neither ISO 8601 with an offset nor Unix seconds" in reasons, reasons
     assert sql(db, "SELECT subject_id, last_ts FROM gf_subjects ORDER BY 1;").stdout == \
         "c1|2023-11-14T22:13:20.000000Z\nc2|2023-11-14T22:13:20.000000Z\n"
+
+
+@pytest.mark.parametrize("value,message", [
+    ("91,0,5", "error: --circle: LAT must be a latitude in [-90, 90], got 91.0"),
+    ("0,181,5", "error: --circle: LON must be a longitude in [-180, 180], got 181.0"),
+    ("35,139,0", "error: --circle: RADIUS_M must be a number > 0, got 0.0"),
+])
+def test_areas_add_circle_errors_name_the_option_as_written(tmp_path, value, message):
+    """From a new-user trial: `--circle 91,0,5` said `geometry.coordinates:
+    coordinate [0.0, 91.0] is out of range`, lon first, of a GeoJSON the user never wrote."""
+    db = tmp_path / "c.db"
+    gf("init", db)
+    before = snapshot(db)
+    p = gf("areas", "add", db, "--id", "x", "--circle", value, check=False)
+    assert p.returncode == 1 and p.stderr.strip() == message, p.stderr
+    assert snapshot(db) == before

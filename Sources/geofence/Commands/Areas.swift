@@ -90,6 +90,9 @@ struct Areas: ParsableCommand {
                     guard parts.count == 3, let lat = parts[0], let lon = parts[1], let r = parts[2] else {
                         throw InputError("expected LAT,LON,RADIUS_M, got \(Echo.quoted(c))", field: "--circle")
                     }
+                    // Said of the option as the user wrote it (LAT,LON), not of the GeoJSON made from it.
+                    guard (-90...90).contains(lat) else { throw InputError("LAT must be a latitude in [-90, 90], got \(lat)", field: "--circle") }
+                    guard (-180...180).contains(lon) else { throw InputError("LON must be a longitude in [-180, 180], got \(lon)", field: "--circle") }
                     geometryValue = .object([("type", .string("Point")), ("coordinates", .array([JSONValue.number(lon), JSONValue.number(lat)]))])
                     props.append(("radius_m", JSONValue.number(r)))
                 case (nil, let g?):
@@ -110,7 +113,12 @@ struct Areas: ParsableCommand {
                 if let v = timezone { props.append(("timezone", .string(v))) }
                 let feature = JSONValue.object([("type", .string("Feature")), ("properties", .object(props)), ("geometry", geometryValue)])
                 let conn = try openCatalog(db)
-                var area = try GeoJSONArea.area(from: feature, group: group)
+                var area: AreaDefinition
+                do { area = try GeoJSONArea.area(from: feature, group: group) } catch var e as InputError where circle != nil && e.field == "properties.radius_m" {
+                    e.message = "RADIUS_M " + e.message
+                    e.field = "--circle"
+                    throw e
+                }
                 try conn.transaction {
                     let store = AreaStore(conn)
                     if case .repaired(let reason) = try store.checkValidity(&area, makeValid: makeValid) {
