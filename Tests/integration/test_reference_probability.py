@@ -204,6 +204,13 @@ def test_a_vanishing_accuracy_gives_what_accuracy_zero_gives(tmp_path):
             inside, = conn.execute(f"SELECT gf_inside_probability({area}, 35, 139, ?)", (acc,)).fetchone()
             outside, = conn.execute(f"SELECT gf_inside_probability({area}, 40, 139, ?)", (acc,)).fetchone()
             assert abs(inside - 1) < 1e-12 and abs(outside) < 1e-12, (area, acc, inside, outside)
+    # Tiny but normal accuracies (a trial found 0.962 at 1e-13 m, 156 m inside: the
+    # Gaussian was integrated in units of σ from the centre, a few ulps wide there).
+    for acc in (10.0 ** e for e in range(-15, 0)):
+        for metres, expected in ((0, 1), (150, 1), (299, 1), (301, 0)):
+            lon, lat, _ = GEOD.fwd(139, 35, 45, metres)
+            got, = conn.execute("SELECT gf_inside_probability(gf_circle(35, 139, 300), ?, ?, ?)", (lat, lon, acc)).fetchone()
+            assert abs(got - expected) < 1e-6, (acc, metres, got)
     # A fix 2σ inside the circle's edge, against the Rice CDF it integrates (the grid's figure, ±0.002).
     sigma = 10 * SIGMA_PER_ACCURACY
     lon, lat, _ = GEOD.fwd(139, 35, 90, 100 - 2 * sigma)

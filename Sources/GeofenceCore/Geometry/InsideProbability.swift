@@ -134,23 +134,31 @@ public enum InsideProbability {
     }
 
     /// P(|X| < R) for X ~ N(c, σ²I) in the plane: ∫₀ᴿ (r/σ²) e^{-(r-c)²/2σ²} I0e(rc/σ²) dr.
+    ///
+    /// Integrated in v = (r − c)/σ over [−12, 12] ∩ [−c/σ, (R − c)/σ]: the
+    /// offset from the fix is taken in metres before it is scaled, so that a
+    /// σ far below the metre loses nothing to the size of c and R (with r in
+    /// units of σ, c/σ ≈ 1e15 left the Gaussian a few ulps wide), and the
+    /// density is u·I0e(u·k) written as √(u/k)·(its asymptotic series) where
+    /// u·k is large, so nothing overflows. Mass beyond 12σ is negligible.
     static func circle(centerDistance c: Double, radius R: Double, sigma: Double) -> Double {
-        let lo = max(0, c - 12 * sigma), hi = min(R, c + 12 * sigma)
-        if hi <= lo { return c < R ? 1 : 0 }
-        // In units of σ, so that a tiny σ (whose square underflows) stays exact.
-        let u0 = lo / sigma, u1 = hi / sigma, k0 = c / sigma
-        let panels = 4 + clampedIndex((u1 - u0) / 0.25, 2048)
-        let h = (u1 - u0) / Double(panels)
+        let k = c / sigma, top = (R - c) / sigma
+        // σ too small for any scale: the fix's side of the edge decides.
+        guard k.isFinite, top.isFinite else { return c < R ? 1 : 0 }
+        let v0 = max(-k, -12), v1 = min(top, 12)
+        if v1 <= v0 { return c < R ? 1 : 0 }
+        let panels = 4 + clampedIndex((v1 - v0) / 0.25, 2048)
+        let h = (v1 - v0) / Double(panels)
         var sum = 0.0
-        for k in 0..<panels {
-            let r0 = u0 + Double(k) * h
+        for p in 0..<panels {
+            let start = v0 + Double(p) * h
             for (node, weight) in GaussLegendre.eight {
-                let u = r0 + (node + 1) * 0.5 * h
-                let v = u * exp(-(u - k0) * (u - k0) / 2) * besselI0Scaled(u * k0)
-                sum += weight * 0.5 * h * v
+                let v = start + (node + 1) * 0.5 * h
+                let u = max(0, k + v), x = u * k
+                let radial = x < 3.75 ? u * besselI0Scaled(x) : (u / k).squareRoot() * besselI0ScaledSeries(3.75 / x)
+                sum += weight * 0.5 * h * exp(-v * v / 2) * radial
             }
         }
-        // Mass below lo (only when lo > 0) is negligible by construction (12σ).
         return min(1, max(0, sum))
     }
 
@@ -161,10 +169,13 @@ public enum InsideProbability {
             let i0 = 1 + t * (3.5156229 + t * (3.0899424 + t * (1.2067492 + t * (0.2659732 + t * (0.0360768 + t * 0.0045813)))))
             return i0 * exp(-x)
         }
-        let t = 3.75 / x
-        let poly = 0.39894228 + t * (0.01328592 + t * (0.00225319 + t * (-0.00157565 + t * (0.00916281
+        return besselI0ScaledSeries(3.75 / x) / x.squareRoot()
+    }
+
+    /// √x·e^{-x} I0(x) for x ≥ 3.75, in t = 3.75/x (A&S 9.8.2): finite even where x is not.
+    static func besselI0ScaledSeries(_ t: Double) -> Double {
+        0.39894228 + t * (0.01328592 + t * (0.00225319 + t * (-0.00157565 + t * (0.00916281
             + t * (-0.02057706 + t * (0.02635537 + t * (-0.01647633 + t * 0.00392377)))))))
-        return poly / x.squareRoot()
     }
 }
 
