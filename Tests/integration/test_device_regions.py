@@ -84,13 +84,16 @@ def test_region_circles_hold_shapes_wider_than_half_the_earth(countries, tmp_pat
     """From a new-user trial: a box from -100 to 100 (containment reads its
     edges through 0) got a region centred at (0, 180), 20,000 km from a phone
     inside it, because the edges were densified the short way across ±180;
-    a box written 179 -> -179 (358° wide) got one that missed most of it.
-    Every country's region holds the country too."""
+    a box written 179 -> -179 (358° wide) got one that missed most of it;
+    a strip with 340°-long edges one that missed it by 2 km between the
+    points it was measured on. Every country's region holds the country too."""
     db = tmp_path / "wide.db"
     wide = {
         "w200": {"type": "Polygon", "coordinates": [[[-100, -1], [100, -1], [100, 1], [-100, 1], [-100, -1]]]},
         "w358": {"type": "Polygon", "coordinates": [[[179, -1], [-179, -1], [-179, 1], [179, 1], [179, -1]]]},
         "w60": {"type": "Polygon", "coordinates": [[[0, 40], [60, 40], [60, 50], [0, 50], [0, 40]]]},
+        # Edges 340° long (64 pieces of 5°): the circle reached a point of them, not every one.
+        "strip": {"type": "Polygon", "coordinates": [[[-170, -60], [170, 60], [170, 61], [-170, -59], [-170, -60]]]},
         "l_shape": {"type": "Polygon", "coordinates": [[[-170, -60], [170, -60], [170, -50], [-160, -50], [-160, 60],
                                                         [-170, 60], [-170, -60]]]},
     }

@@ -17,9 +17,9 @@ import Darwin
 /// round most of a parallel). Edges are read as containment reads them:
 /// straight in lon/lat, the long way if they are written so, never wrapped
 /// across ±180. The radius returned is the largest exact geodesic
-/// distance from the final centre to any of the points, so the circle holds
-/// every point whatever the plane's error; it is within centimetres of the
-/// true minimum for areas of a few kilometres.
+/// distance from the final centre to any point of the edges (`farthest`), so
+/// the circle holds the shape whatever the plane's error; it is within
+/// centimetres of the true minimum for areas of a few kilometres.
 public enum EnclosingCircle {
     /// Edges longer than this get interior points, so the circle covers the
     /// lon/lat-straight edge, not only its ends.
@@ -44,34 +44,73 @@ public enum EnclosingCircle {
             let candidates = [centre, LonLat(lon: 0, lat: 90), LonLat(lon: 0, lat: -90)].map { c in
                 Circle(center: c, radiusM: points.reduce(0.0) { max($0, Geodesy.distance(c, $1)) })
             }
-            return candidates.dropFirst().reduce(candidates[0]) { $1.radiusM < $0.radiusM ? $1 : $0 }
+            let best = candidates.dropFirst().reduce(candidates[0]) { $1.radiusM < $0.radiusM ? $1 : $0 }
+            return Circle(center: best.center, radiusM: farthest(polygons, from: best.center, atLeast: best.radiusM))
         }
     }
 
-    /// Exterior-ring vertices (holes lie inside them) and densified edges.
-    static func boundaryPoints(_ polygons: [Polygon]) -> [LonLat] {
-        var out: [LonLat] = []
+    /// Calls `body` with each exterior-ring edge's points (holes lie inside
+    /// the exterior): its ends, and between them points every `densifyM`
+    /// (at most 64 pieces an edge).
+    static func forEachEdge(_ polygons: [Polygon], _ body: ([LonLat]) -> Void) {
         for poly in polygons {
             guard let ring = poly.rings.first else { continue }
             let pts = ring.points
-            for i in pts.indices {
-                out.append(pts[i])
-                guard i + 1 < pts.count else { continue }
+            for i in pts.indices.dropLast() {
                 let a = pts[i], b = pts[i + 1]
                 // The edge as containment reads it: straight in lon/lat, never
                 // the short way across ±180 (an edge from -100 to 100 passes 0).
                 let dLon = b.lon - a.lon
                 let middle = LonLat(lon: a.lon + dLon / 2, lat: (a.lat + b.lat) / 2)
                 let length = Geodesy.sphericalDistance(a, middle) + Geodesy.sphericalDistance(middle, b)
-                guard length > densifyM else { continue }
-                let steps = min(64, Int((length / densifyM).rounded(.up)))
-                for s in 1..<steps {
-                    let t = Double(s) / Double(steps)
-                    out.append(LonLat(lon: a.lon + dLon * t, lat: a.lat + (b.lat - a.lat) * t))
-                }
+                let steps = length > densifyM ? min(64, Int((length / densifyM).rounded(.up))) : 1
+                body((0...steps).map { s in
+                    s == 0 ? a : s == steps ? b : LonLat(lon: a.lon + dLon * Double(s) / Double(steps), lat: a.lat + (b.lat - a.lat) * Double(s) / Double(steps))
+                })
             }
         }
+    }
+
+    /// Exterior-ring vertices and the points between them (`forEachEdge`).
+    static func boundaryPoints(_ polygons: [Polygon]) -> [LonLat] {
+        var out: [LonLat] = []
+        forEachEdge(polygons) { out += $0.dropLast() }
+        if out.isEmpty, let first = polygons.first?.rings.first?.points.first { out.append(first) }
         return out
+    }
+
+    /// The exact geodesic distance from `centre` to the farthest point of the
+    /// shape's edges, at least `radius` (the farthest of their points): a
+    /// piece between two points whose nearer end lies within the piece's
+    /// length of that (so a point inside it could be farther) is searched for
+    /// its farthest point (golden section; a piece is short, so its distance
+    /// has one peak). Without it, a shape with edges of hundreds of degrees
+    /// (64 pieces of 5° each) reached a kilometre or two past its circle.
+    static func farthest(_ polygons: [Polygon], from centre: LonLat, atLeast radius: Double) -> Double {
+        var r = radius
+        forEachEdge(polygons) { pts in
+            for (a, b) in zip(pts, pts.dropFirst()) {
+                let da = Geodesy.distance(centre, a), db = Geodesy.distance(centre, b)
+                let reach = 1.01 * (Geodesy.sphericalDistance(a, b) + 1)
+                guard min(da, db) + reach > r else { continue }
+                func at(_ t: Double) -> Double {
+                    Geodesy.distance(centre, LonLat(lon: a.lon + (b.lon - a.lon) * t, lat: a.lat + (b.lat - a.lat) * t))
+                }
+                let g = (5.0.squareRoot() - 1) / 2
+                var (lo, hi) = (0.0, 1.0)
+                var (x1, x2) = (hi - g * (hi - lo), lo + g * (hi - lo))
+                var (f1, f2) = (at(x1), at(x2))
+                for _ in 0..<40 {
+                    if f1 < f2 {
+                        lo = x1; x1 = x2; f1 = f2; x2 = lo + g * (hi - lo); f2 = at(x2)
+                    } else {
+                        hi = x2; x2 = x1; f2 = f1; x1 = hi - g * (hi - lo); f1 = at(x1)
+                    }
+                }
+                r = max(r, da, db, f1, f2)
+            }
+        }
+        return r
     }
 
     /// A first centre: the middle of the points' box, taken across the
