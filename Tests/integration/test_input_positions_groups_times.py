@@ -170,6 +170,7 @@ def test_unix_seconds_with_an_exponent_in_a_fixes_file_and_out_of_range(tmp_path
     ("91,0,5", "error: --circle: LAT must be a latitude in [-90, 90], got 91.0"),
     ("0,181,5", "error: --circle: LON must be a longitude in [-180, 180], got 181.0"),
     ("35,139,0", "error: --circle: RADIUS_M must be a number > 0, got 0.0"),
+    ("10,10,100,", "error: --circle: expected LAT,LON,RADIUS_M, got '10,10,100,'"),
 ])
 def test_areas_add_circle_errors_name_the_option_as_written(tmp_path, value, message):
     """From a new-user trial: `--circle 91,0,5` said `geometry.coordinates:
@@ -180,3 +181,19 @@ def test_areas_add_circle_errors_name_the_option_as_written(tmp_path, value, mes
     p = gf("areas", "add", db, "--id", "x", "--circle", value, check=False)
     assert p.returncode == 1 and p.stderr.strip() == message, p.stderr
     assert snapshot(db) == before
+
+
+def test_summaries_of_one_are_singular_and_areas_add_names_no_file(tmp_path):
+    db = tmp_path / "one.db"
+    gf("init", db)
+    assert gf("areas", "add", db, "--id", "x", "--circle", "10,10,100").stdout == "added area x\n"
+    p = gf("areas", "add", db, "--id", "x", "--circle", "10,10,100", check=False)
+    assert p.returncode == 1 and "duplicate area_id: the catalog already has an area with this id (use --upsert" in p.stderr, p.stderr
+    gf("conditions", "add", db, "--area", "x", "--timing", "IN")
+    fixes = tmp_path / "one.csv"
+    fixes.write_text("subject_id,ts,lat,lon,accuracy_m\nu,1.7e9,10,10,1\n")
+    assert gf("judge", db, "--fixes", fixes).stdout.startswith(
+        "run 1: 1 fix: 1 judged, 0 stale, 0 invalid; 1 transition, 1 notification, 0 not notified (filters)")
+    assert gf("locate", db, "--fixes", fixes, "--out", "/dev/null").stderr.startswith("located 1 fix (0 invalid): 1 pair; ")
+    assert gf("export", db, "--out", tmp_path / "x.geojson").stderr.startswith("exported 1 area to ")
+    assert gf("areas", "remove", db, "x").stdout == "removed 1 area and its conditions\n"

@@ -46,7 +46,7 @@ def test_fixes_format_says_the_format_whatever_the_name(tmp_path):
     named = tmp_path / "fixes.txt"
     named.write_text('{"subject_id": "s", "ts": "2026-01-01T00:00:00Z", "lat": 35.5, "lon": 139.5, "accuracy_m": 5}\n')
     p = gf("judge", db, "--fixes", named, "--fixes-format", "ndjson")
-    assert "1 judged, 0 stale, 0 invalid" in p.stdout and "1 notifications" in p.stdout, p.stdout
+    assert "1 judged, 0 stale, 0 invalid" in p.stdout and "1 fix: 1 judged" in p.stdout and "; 1 transition, 1 notification, 0 not notified" in p.stdout, p.stdout
 
 
 def test_locate_fixes_format_as_for_judge(tmp_path):

@@ -86,7 +86,7 @@ struct Areas: ParsableCommand {
                 var props: [(String, JSONValue)] = [("area_id", .string(id))]
                 switch (circle, geometry) {
                 case (let c?, nil):
-                    let parts = c.split(separator: ",").map { NumberText.double(String($0.trimmingCharacters(in: " "))) }
+                    let parts = c.split(separator: ",", omittingEmptySubsequences: false).map { NumberText.double(String($0.trimmingCharacters(in: " "))) }
                     guard parts.count == 3, let lat = parts[0], let lon = parts[1], let r = parts[2] else {
                         throw InputError("expected LAT,LON,RADIUS_M, got \(Echo.quoted(c))", field: "--circle")
                     }
@@ -124,7 +124,10 @@ struct Areas: ParsableCommand {
                     if case .repaired(let reason) = try store.checkValidity(&area, makeValid: makeValid) {
                         warn("repaired: \(reason)")
                     }
-                    try store.insert(area, upsert: upsert)
+                    do { try store.insert(area, upsert: upsert) } catch var e as InputError where e.message.hasPrefix("duplicate area_id") {
+                        e.message = "duplicate area_id: the catalog already has an area with this id (use --upsert to replace it)"
+                        throw e
+                    }
                     try store.requireDistinctIds()
                 }
                 print("added area \(area.areaId)")
@@ -143,7 +146,7 @@ struct Areas: ParsableCommand {
                     let store = AreaStore(conn)
                     for id in ids where try !store.remove(id) { throw InputError("no such area (nothing removed)", id: id) }
                 }
-                print("removed \(counted(ids.count, "area")) and their conditions")
+                print("removed \(counted(ids.count, "area")) and \(ids.count == 1 ? "its" : "their") conditions")
             }
         }
     }

@@ -24,14 +24,14 @@ struct Export: ParsableCommand {
                 if let t = try Settings(conn).get("import_updated_at") { text += ",\"updated_at\":"; JSONValue.writeString(t, to: &text) }
                 text += ",\"features\":[\n" + areas.map { GeoJSONArea.feature(for: $0).serialized }.joined(separator: ",\n") + "\n]}\n"
                 try writeGeoPackage(text, to: out, database: conn)
-                warn("exported \(areas.count) areas to \(out)")
+                warn("exported \(counted(areas.count, "area")) to \(out)")
                 return
             }
             let output = try OutputFile(out == standardStream ? nil : out, database: conn)
             if format == .geojsonseq {
                 for a in areas { try output.write(GeoJSONArea.feature(for: a).serialized + "\n") }
                 try output.commit()
-                if let out { warn("exported \(areas.count) areas to \(out)") }
+                if let out { warn("exported \(counted(areas.count, "area")) to \(out)") }
                 return
             }
             var head = "{\"type\":\"FeatureCollection\""
@@ -42,7 +42,7 @@ struct Export: ParsableCommand {
             }
             try output.write("\n]}\n")
             try output.commit()
-            if let out { warn("exported \(areas.count) areas to \(out)") }
+            if let out { warn("exported \(counted(areas.count, "area")) to \(out)") }
         }
     }
 }

@@ -99,8 +99,8 @@ struct Judge: ParsableCommand {
             let c = report.counters
             // With the events on standard output, the summary goes to standard error.
             let print = out == standardStream ? warn : { Swift.print($0) }
-            print("run \(report.runId): \(report.fixes) fixes: \(c.judged) judged, \(c.stale) stale, \(c.invalid) invalid; "
-                  + "\(c.transitions) transitions, \(c.notifications) notifications, \(c.filtered) not notified (filters)"
+            print("run \(report.runId): \(counted(report.fixes, "fix", plural: "fixes")): \(c.judged) judged, \(c.stale) stale, \(c.invalid) invalid; "
+                  + "\(counted(c.transitions, "transition")), \(counted(c.notifications, "notification")), \(c.filtered) not notified (filters)"
                   + (deviceFilter ? "; device filter dropped \(c.droppedAccuracy) (accuracy), \(c.droppedDistance) (distance)" : ""))
             if !quiet && explain { print("reasons: SELECT * FROM gf_explain WHERE run_id = \(report.runId)") }
         }

@@ -89,7 +89,7 @@ extension Locate {
         }
         try flush()
         try output.commit()
-        fputs("located \(report.fixes) fixes (\(report.invalid) invalid): \(report.pairs) pairs; "
+        fputs("located \(counted(report.fixes, "fix", plural: "fixes")) (\(report.invalid) invalid): \(counted(report.pairs, "pair")); "
               + "catalog loaded in \(String(format4: report.loadSeconds)) s, fixes located in \(String(format4: report.locateSeconds)) s\n", stderr)
     }
 }
