@@ -161,3 +161,25 @@ def test_an_error_from_a_users_trigger_is_one_line_and_changes_nothing(catalog):
     assert p.returncode == 2 and "vetoed" in p.stderr
     assert p.stderr.count("\n") == 1, p.stderr
     assert run("sqlite3", catalog, "SELECT count(*) FROM gf_subjects;").stdout.strip() == "0"
+
+
+def test_fixes_files_as_other_tools_write_them_get_errors_that_say_why(tmp_path):
+    """From a new-user trial: a spreadsheet's ';'-separated export was told
+    only that the header had no column 'subject_id'; Spark's default
+    backslash escape of a quote was called a 'stray quote inside an unquoted
+    field', of a field that was quoted. Neither judges anything."""
+    db = tmp_path / "f.db"
+    gf("init", db)
+    before = snapshot(db)
+    semi = tmp_path / "semi.csv"
+    semi.write_text("subject_id;ts;lat;lon;accuracy_m\nu;1700000000;10,5;10;1\n")
+    p = gf("judge", db, "--fixes", semi, check=False)
+    assert p.returncode == 1 and p.stderr.strip().endswith(
+        "the header has no column 'subject_id' (needs subject_id, ts, lat, lon, accuracy_m); "
+        "fields are separated by commas, and this header is one field holding ';'"), p.stderr
+    spark = tmp_path / "spark.csv"
+    spark.write_text('subject_id,ts,lat,lon,accuracy_m\n"dev \\"A\\"",1700000000,10,10,1\n')
+    p = gf("judge", db, "--fixes", spark, check=False)
+    assert p.returncode == 1 and "spark.csv, line 2: a quoted field goes on after its closing quote: a quote inside a quoted field " \
+        "is written twice (\"\"), not after a backslash (Spark: write with option escape='\"')" in p.stderr, p.stderr
+    assert snapshot(db) == before

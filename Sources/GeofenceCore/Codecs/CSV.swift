@@ -150,7 +150,13 @@ public struct CSVReader: IteratorProtocol, Sequence {
             }
             switch b {
             case 0x22:
-                guard field.isEmpty && !wasQuoted else { throw InputError("stray quote inside an unquoted field", item: "line \(line)") }
+                guard field.isEmpty && !wasQuoted else {
+                    // A quoted field whose quote closed early: most often a quote escaped
+                    // with a backslash (Spark's default), which CSV does not know.
+                    throw InputError(wasQuoted ? "a quoted field goes on after its closing quote: a quote inside a quoted field is written twice (\"\"), "
+                                                 + "not after a backslash (Spark: write with option escape='\"')"
+                                               : "stray quote inside an unquoted field", item: "line \(line)")
+                }
                 quoted = true; wasQuoted = true
             case 0x2C: try endField()
             case 0x0A, 0x0D:

@@ -52,7 +52,10 @@ public enum FixLines {
                 }
                 guard let i = header.firstIndex(of: c) else {
                     guard required.contains(c) else { return nil }
-                    throw InputError("the header has no column \(Echo.quoted(c)) (needs \(required.joined(separator: ", ")))", file: path, item: "line 1")
+                    // One column holding another separator: say so (a spreadsheet's ';' export, say).
+                    let other = header.count == 1 ? [";", "\t", "|"].first { header[0].contains($0) } : nil as String?
+                    let hint = other.map { "; fields are separated by commas, and this header is one field holding \(Echo.quoted($0))" } ?? ""
+                    throw InputError("the header has no column \(Echo.quoted(c)) (needs \(required.joined(separator: ", ")))\(hint)", file: path, item: "line 1")
                 }
                 return i
             }
