@@ -17,30 +17,8 @@ public enum DecimalText {
     }
 
     public static func parse(_ b: UnsafeBufferPointer<UInt8>) -> Double? {
-        var i = 0
-        var negative = false
-        if i < b.count, b[i] == 0x2D || b[i] == 0x2B { negative = b[i] == 0x2D; i += 1 }
-        var mantissa: UInt64 = 0
-        var digits = 0, significant = 0, fraction = 0
-        var sawDot = false
-        while i < b.count {
-            let c = b[i]
-            if c == 0x2E {
-                if sawDot { return nil }
-                sawDot = true
-            } else if c >= 0x30 && c <= 0x39 {
-                digits += 1
-                if mantissa != 0 || c != 0x30 { significant += 1 }
-                if significant > 15 { return nil }
-                mantissa = mantissa * 10 + UInt64(c - 0x30)
-                if sawDot { fraction += 1 }
-            } else {
-                return nil
-            }
-            i += 1
-        }
-        guard digits > 0, fraction <= 22 else { return nil }
-        let value = Double(mantissa) / powersOfTen[fraction]
-        return negative ? -value : value
+        guard let d = DecimalDigits.scan(b), !d.hasExponent, d.significant <= 15, d.exponent >= -22 else { return nil }
+        let value = Double(d.mantissa) / powersOfTen[-d.exponent]
+        return d.negative ? -value : value
     }
 }
