@@ -163,6 +163,25 @@ def test_an_error_from_a_users_trigger_is_one_line_and_changes_nothing(catalog):
     assert run("sqlite3", catalog, "SELECT count(*) FROM gf_subjects;").stdout.strip() == "0"
 
 
+def test_a_failing_users_trigger_is_named(catalog):
+    """From a new-user trial: a UNIQUE constraint that failed in a user's
+    trigger on gf_notifications was reported as the INSERT's error, without
+    the trigger's name; with several triggers, which one refused the run was
+    anyone's guess. The run is rolled back, as before."""
+    from conftest import run
+    run("sqlite3", catalog, "CREATE TABLE once (area_id TEXT UNIQUE); INSERT INTO once VALUES ('G#AREA_ID_001');"
+        "CREATE TRIGGER to_queue AFTER INSERT ON gf_notifications BEGIN INSERT INTO once VALUES (new.area_id); END;"
+        "CREATE TRIGGER audit AFTER INSERT ON gf_notifications BEGIN SELECT 1; END;")
+    before = snapshot(catalog)
+    p = gf("judge", catalog, "--fixes", SAMPLES_FIXES, check=False)
+    assert p.returncode == 2 and "UNIQUE constraint failed: once.area_id; gf_notifications has triggers of yours, " \
+        "which ran in this statement: audit, to_queue (SQLite 2067" in p.stderr, p.stderr
+    assert snapshot(catalog) == before
+    p = sql(catalog, "SELECT gf_check('s', '2026-11-20T09:05:00+09:00', 35.7098, 139.774, 15);", check=False)
+    assert p.returncode != 0 and "gf_check: UNIQUE constraint failed: once.area_id; gf_notifications has triggers of yours" in p.stderr, p.stderr
+    assert snapshot(catalog) == before
+
+
 def test_fixes_files_as_other_tools_write_them_get_errors_that_say_why(tmp_path):
     """From a new-user trial: a spreadsheet's ';'-separated export was told
     only that the header had no column 'subject_id'; Spark's default

@@ -28,7 +28,10 @@ public final class Connection {
 
     func error(_ rc: Int32, _ sql: String?) -> SQLiteError {
         let extended = extendedErrorCode
-        return SQLiteError(code: extended & 0xff == rc & 0xff ? extended : rc, message: errorMessage, sql: sql)
+        var message = errorMessage
+        // A constraint or RAISE in a user's trigger comes back as this statement's error.
+        if rc & 0xff == SQLITE_CONSTRAINT || rc & 0xff == SQLITE_ERROR, let hint = userTriggerHint(for: sql) { message += hint }
+        return SQLiteError(code: extended & 0xff == rc & 0xff ? extended : rc, message: message, sql: sql)
     }
 
     func check(_ rc: Int32, _ sql: String? = nil) throws {

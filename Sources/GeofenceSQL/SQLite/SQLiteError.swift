@@ -8,7 +8,7 @@ public struct SQLiteError: Error, CustomStringConvertible {
 
     /// One line, whatever the statement's layout: its line breaks become spaces.
     public var description: String {
-        sql.map { "\(message) (SQLite \(code), in: \(String($0.prefix(120).map { $0.isNewline ? " " : $0 })))" }
+        sql.map { "\(message) (SQLite \(code), in: \(String($0.prefix(120).map { $0.isNewline ? " " : $0 }))\($0.count > 120 ? " …" : ""))" }
             ?? "\(message) (SQLite \(code))"
     }
 }
