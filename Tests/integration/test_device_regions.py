@@ -94,6 +94,11 @@ def test_region_circles_hold_shapes_wider_than_half_the_earth(countries, tmp_pat
         "w60": {"type": "Polygon", "coordinates": [[[0, 40], [60, 40], [60, 50], [0, 50], [0, 40]]]},
         # Edges 340° long (64 pieces of 5°): the circle reached a point of them, not every one.
         "strip": {"type": "Polygon", "coordinates": [[[-170, -60], [170, 60], [170, 61], [-170, -59], [-170, -60]]]},
+        # From a third trial: circles 284, 747 and 2,054 km wider than need be (the plane's
+        # centre moved a first-order step in degrees, four times, and never from a pole).
+        "zigzag": {"type": "Polygon", "coordinates": [[[-175, -20], [175, -10], [175, -8], [-175, -18], [-175, -20]]]},
+        "steep_thin": {"type": "Polygon", "coordinates": [[[-179.999, -89], [179.999, 89], [179.999, 89.0001],
+                                                           [-179.999, -88.9999], [-179.999, -89]]]},
         "l_shape": {"type": "Polygon", "coordinates": [[[-170, -60], [170, -60], [170, -50], [-160, -50], [-160, 60],
                                                         [-170, 60], [-170, -60]]]},
     }
@@ -107,6 +112,10 @@ def test_region_circles_hold_shapes_wider_than_half_the_earth(countries, tmp_pat
         lat, lon, r = region["center"]["latitude"], region["center"]["longitude"], region["radius"]
         assert farthest_m(lat, lon, shape(wide[region["identifier"]])) <= r + 1e-6, region
     assert len(plan["ios"]["regions"]) == len(wide)
+    # Near-minimal: no larger than a circle the trial found by search (its centre, every 0.001° of the edges).
+    radius = {r["identifier"]: r["radius"] for r in plan["ios"]["regions"]}
+    assert radius["zigzag"] <= 8_833_476 + 10 and radius["strip"] <= 12_828_876 + 10, radius
+    assert radius["steep_thin"] <= 11_818_860 + 1_000, radius  # wider than a hemisphere: a local search, within 1 km
     shared, shapes = countries
     every = tmp_path / "countries.db"
     shutil.copy(shared, every)

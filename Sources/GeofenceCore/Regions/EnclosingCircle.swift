@@ -12,9 +12,10 @@ import Darwin
 /// geodesic) into an azimuthal equidistant plane about a trial centre, where
 /// distances from the centre are exact; take the plane's minimum enclosing
 /// circle (Welzl, iterative form); move the trial centre to its centre and
-/// repeat, so the remaining distortion (which grows with distance from the
-/// trial centre) vanishes; a pole, when its circle is smaller, wins (a band
-/// round most of a parallel). Edges are read as containment reads them:
+/// repeat while the circle shrinks, so the remaining distortion (which grows
+/// with distance from the trial centre) vanishes (`settle`); for a shape of
+/// thousands of kilometres, from the poles too (a band round most of a
+/// parallel). Edges are read as containment reads them:
 /// straight in lon/lat, the long way if they are written so, never wrapped
 /// across ±180. The radius returned is the largest exact geodesic
 /// distance from the final centre to any point of the edges (`farthest`), so
@@ -32,26 +33,50 @@ public enum EnclosingCircle {
         case .polygons(let polygons):
             let points = boundaryPoints(polygons)
             precondition(!points.isEmpty, "a validated shape has vertices")
-            var centre = start(points)
-            for _ in 0..<4 {
-                let planar = points.map { project($0, about: centre) }
-                let (x, y, _) = minimumEnclosingCircle(planar)
-                centre = unproject(x: x, y: y, about: centre)
+            var best = settle(points, from: start(points))
+            // A shape of thousands of kilometres (a band round most of a
+            // parallel, edges of hundreds of degrees) can have its smallest
+            // circle far from its box's middle, about or near a pole: the
+            // search starts from the poles too, and the smallest circle wins.
+            if best.radiusM > largeM {
+                // Half a degree off: at a pole itself the plane has no north to turn from.
+                for pole in [LonLat(lon: 0, lat: 89.5), LonLat(lon: 0, lat: -89.5)] {
+                    let c = settle(points, from: pole)
+                    if c.radiusM < best.radiusM { best = c }
+                }
             }
-            // A shape round most of a parallel (a band 358° wide, say) has its
-            // smallest circle about a pole, where the plane about the box's
-            // middle cannot reach: the poles are candidates too.
-            let candidates = [centre, LonLat(lon: 0, lat: 90), LonLat(lon: 0, lat: -90)].map { c in
-                Circle(center: c, radiusM: points.reduce(0.0) { max($0, Geodesy.distance(c, $1)) })
-            }
-            let best = candidates.dropFirst().reduce(candidates[0]) { $1.radiusM < $0.radiusM ? $1 : $0 }
             return Circle(center: best.center, radiusM: farthest(polygons, from: best.center, atLeast: best.radiusM))
         }
     }
 
+    /// A circle wider than this is searched for from the poles too.
+    static let largeM = 5_000_000.0
+
+    /// The circle about `centre` holding the points, moved to the plane's
+    /// minimum enclosing circle's centre until it stops shrinking (a move
+    /// that would not shrink it is halved; at most 60 moves, each at least
+    /// 1 cm): a centre where the plane about it keeps it is the smallest
+    /// circle (the plane keeps azimuths and distances from its centre).
+    static func settle(_ points: [LonLat], from start: LonLat) -> Circle {
+        func radius(_ c: LonLat) -> Double { points.reduce(0.0) { max($0, Geodesy.distance(c, $1)) } }
+        var best = Circle(center: start, radiusM: radius(start))
+        for _ in 0..<60 {
+            let (x, y, _) = minimumEnclosingCircle(points.map { project($0, about: best.center) })
+            var scale = 1.0, moved = false
+            while hypot(x, y) * scale >= 0.01 {
+                let c = unproject(x: x * scale, y: y * scale, about: best.center)
+                let r = radius(c)
+                if r < best.radiusM { best = Circle(center: c, radiusM: r); moved = true; break }
+                scale /= 2
+            }
+            if !moved { break }
+        }
+        return best
+    }
+
     /// Calls `body` with each exterior-ring edge's points (holes lie inside
     /// the exterior): its ends, and between them points every `densifyM`
-    /// (at most 64 pieces an edge).
+    /// (at most 64 pieces an edge, but pieces of at most 1°).
     static func forEachEdge(_ polygons: [Polygon], _ body: ([LonLat]) -> Void) {
         for poly in polygons {
             guard let ring = poly.rings.first else { continue }
@@ -63,7 +88,11 @@ public enum EnclosingCircle {
                 let dLon = b.lon - a.lon
                 let middle = LonLat(lon: a.lon + dLon / 2, lat: (a.lat + b.lat) / 2)
                 let length = Geodesy.sphericalDistance(a, middle) + Geodesy.sphericalDistance(middle, b)
-                let steps = length > densifyM ? min(64, Int((length / densifyM).rounded(.up))) : 1
+                // Every 500 m, at most 64 pieces, but no piece longer than 1° either
+                // way (an edge of hundreds of degrees: the circle is sought on these points).
+                let degrees = max(abs(dLon), abs(b.lat - a.lat))
+                let steps = max(length > densifyM ? min(64, Int((length / densifyM).rounded(.up))) : 1,
+                                degrees > 1 ? min(1_024, Int(degrees.rounded(.up))) : 1)
                 body((0...steps).map { s in
                     s == 0 ? a : s == steps ? b : LonLat(lon: a.lon + dLon * Double(s) / Double(steps), lat: a.lat + (b.lat - a.lat) * Double(s) / Double(steps))
                 })
@@ -135,12 +164,16 @@ public enum EnclosingCircle {
         return (d * sin(az), d * cos(az))
     }
 
-    /// The inverse of `project` to first order, which the iteration makes exact enough.
+    /// The inverse of `project` on the sphere (the point at the plane's
+    /// azimuth and distance from `c`), which the iteration makes exact enough:
+    /// a move of thousands of kilometres, or one from near a pole, lands
+    /// where the plane put it (a first-order step in degrees did not).
     static func unproject(x: Double, y: Double, about c: LonLat) -> LonLat {
-        let m = WGS84.metresPerDegree(atLat: c.lat)
-        let lat = max(-90, min(90, c.lat + y / m.lat))
-        let lon = m.lon > 1 ? Geodesy.wrapDegrees(c.lon + x / m.lon) : c.lon
-        return LonLat(lon: lon, lat: lat)
+        let delta = hypot(x, y) / 6_371_008.8, theta = atan2(x, y)
+        let phi = c.lat * .pi / 180
+        let sinLat = max(-1, min(1, sin(phi) * cos(delta) + cos(phi) * sin(delta) * cos(theta)))
+        let dLon = atan2(sin(theta) * sin(delta) * cos(phi), cos(delta) - sin(phi) * sinLat)
+        return LonLat(lon: Geodesy.wrapDegrees(c.lon + dLon * 180 / .pi), lat: asin(sinLat) * 180 / .pi)
     }
 
     /// Welzl's minimum enclosing circle, iterative form, on points in a
