@@ -171,11 +171,11 @@ def test_a_failing_users_trigger_is_named(catalog):
     from conftest import run
     run("sqlite3", catalog, "CREATE TABLE once (area_id TEXT UNIQUE); INSERT INTO once VALUES ('G#AREA_ID_001');"
         "CREATE TRIGGER to_queue AFTER INSERT ON gf_notifications BEGIN INSERT INTO once VALUES (new.area_id); END;"
-        "CREATE TRIGGER audit AFTER INSERT ON gf_notifications BEGIN SELECT 1; END;")
+        "CREATE TRIGGER gf_audit AFTER INSERT ON gf_notifications BEGIN SELECT 1; END;")  # yours, though named gf_
     before = snapshot(catalog)
     p = gf("judge", catalog, "--fixes", SAMPLES_FIXES, check=False)
     assert p.returncode == 2 and "UNIQUE constraint failed: once.area_id; gf_notifications has triggers of yours, " \
-        "which ran in this statement: audit, to_queue (SQLite 2067" in p.stderr, p.stderr
+        "which ran in this statement: gf_audit, to_queue (SQLite 2067" in p.stderr, p.stderr
     assert snapshot(catalog) == before
     p = sql(catalog, "SELECT gf_check('s', '2026-11-20T09:05:00+09:00', 35.7098, 139.774, 15);", check=False)
     assert p.returncode != 0 and "gf_check: UNIQUE constraint failed: once.area_id; gf_notifications has triggers of yours" in p.stderr, p.stderr

@@ -7,22 +7,32 @@
 /// as the error of the statement that fired it (an INSERT into
 /// gf_notifications), without the trigger's name; a user with several
 /// triggers could not tell which one refused the run. The engine's own
-/// triggers (named gf_…) are not named.
+/// triggers (known by name and text) are not named.
 extension Connection {
     /// "; T has triggers of yours, …" for an INSERT, UPDATE or DELETE whose
-    /// table has triggers not named gf_…; nil otherwise (also if asking fails).
+    /// table has triggers that are not the engine's; nil otherwise (also if asking fails).
     func userTriggerHint(for sql: String?) -> String? {
         guard let table = sql.flatMap(Self.writtenTable) else { return nil }
         let ask = """
-            SELECT name FROM sqlite_master WHERE type = 'trigger' AND tbl_name = ?1 COLLATE NOCASE AND name NOT LIKE 'gf\\_%' ESCAPE '\\'
+            SELECT name, sql FROM sqlite_master WHERE type = 'trigger' AND tbl_name = ?1 COLLATE NOCASE
             UNION ALL
-            SELECT name FROM sqlite_temp_master WHERE type = 'trigger' AND tbl_name = ?1 COLLATE NOCASE AND name NOT LIKE 'gf\\_%' ESCAPE '\\'
+            SELECT name, sql FROM sqlite_temp_master WHERE type = 'trigger' AND tbl_name = ?1 COLLATE NOCASE
             ORDER BY 1
             """
-        guard let rows = try? query(ask, [.text(table)]), !rows.isEmpty else { return nil }
-        let names = rows.compactMap { $0.first?.string }
+        guard let rows = try? query(ask, [.text(table)]) else { return nil }
+        // The engine's own are known by name and text; any other is the user's, whatever its name.
+        let names = rows.compactMap { row -> String? in
+            guard let name = row.first?.string else { return nil }
+            return row.count > 1 && Self.engineTriggers[name] == row[1].string ? nil : name
+        }
+        guard !names.isEmpty else { return nil }
         return "; \(table) has triggers of yours, which ran in this statement: \(names.joined(separator: ", "))"
     }
+
+    /// Name → CREATE TRIGGER text of every trigger the engine's schema makes.
+    static let engineTriggers: [String: String] = Dictionary(
+        EmbeddedSQL.migrations.flatMap { EmbeddedSQL.triggers(inMigration: $0.0) }.map { ($0.name, $0.sql) },
+        uniquingKeysWith: { _, last in last })
 
     /// The table an INSERT (or INSERT OR …), UPDATE or DELETE statement
     /// writes, as the engine writes them (`INSERT INTO t (…)`, `UPDATE t SET`,
