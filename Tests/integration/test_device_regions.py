@@ -9,6 +9,7 @@ import shutil
 import random
 
 import numpy as np
+import shapely
 import pytest
 from shapely.geometry import shape
 
@@ -99,6 +100,9 @@ def test_region_circles_hold_shapes_wider_than_half_the_earth(countries, tmp_pat
         "zigzag": {"type": "Polygon", "coordinates": [[[-175, -20], [175, -10], [175, -8], [-175, -18], [-175, -20]]]},
         "steep_thin": {"type": "Polygon", "coordinates": [[[-179.999, -89], [179.999, 89], [179.999, 89.0001],
                                                            [-179.999, -88.9999], [-179.999, -89]]]},
+        # From a fourth trial: a band round the whole Earth holds the point opposite any centre
+        # on the equator, which no edge measures: its circle is about a pole.
+        "band60": {"type": "Polygon", "coordinates": [[[-180, -60], [180, -60], [180, 60], [-180, 60], [-180, -60]]]},
         "l_shape": {"type": "Polygon", "coordinates": [[[-170, -60], [170, -60], [170, -50], [-160, -50], [-160, 60],
                                                         [-170, 60], [-170, -60]]]},
     }
@@ -116,6 +120,26 @@ def test_region_circles_hold_shapes_wider_than_half_the_earth(countries, tmp_pat
     radius = {r["identifier"]: r["radius"] for r in plan["ios"]["regions"]}
     assert radius["zigzag"] <= 8_833_476 + 10 and radius["strip"] <= 12_828_876 + 10, radius
     assert radius["steep_thin"] <= 11_818_860 + 1_000, radius  # wider than a hemisphere: a local search, within 1 km
+    assert abs(radius["band60"] - GEOD.inv(0, 90, 0, -60)[2]) < 1, radius  # about a pole, to the far edge
+    # The whole Earth but a 1° hole. With the hole opposite the centre the trial's search
+    # settles on, the hole's edges are the farthest points (they were not measured: 10,002 km).
+    hole = tmp_path / "hole.geojson"
+    write_collection(hole, [{"type": "Feature", "properties": {"area_id": "globe"}, "geometry": {"type": "Polygon", "coordinates": [
+        [[-180, -90], [180, -90], [180, 90], [-180, 90], [-180, -90]], [[-1, -0.5], [0, -0.5], [0, 0.5], [-1, 0.5], [-1, -0.5]]]}}])
+    globe = tmp_path / "globe.db"
+    gf("init", globe)
+    gf("import", globe, hole)
+    gf("settings", globe, "region_max_radius_m", "20000000")
+    region = json.loads(connect(globe).execute("SELECT gf_regions(0, 0, 1)").fetchone()[0])["ios"]["regions"][0]
+    lat, lon, r = region["center"]["latitude"], region["center"]["longitude"], region["radius"]
+    ring = shapely.Polygon([(-1, -0.5), (0, -0.5), (0, 0.5), (-1, 0.5)])
+    assert farthest_m(lat, lon, ring) <= r + 1e-6 and region.get("capped") is None, region
+    # With the hole elsewhere, the point opposite that centre is in the shape: no circle under the maximum holds it.
+    write_collection(hole, [{"type": "Feature", "properties": {"area_id": "globe"}, "geometry": {"type": "Polygon", "coordinates": [
+        [[-180, -90], [180, -90], [180, 90], [-180, 90], [-180, -90]], [[10, 10], [11, 10], [11, 11], [10, 11], [10, 10]]]}}])
+    gf("import", globe, hole, "--replace")
+    region = json.loads(connect(globe).execute("SELECT gf_regions(0, 0, 1)").fetchone()[0])["ios"]["regions"][0]
+    assert region["radius"] == 20_000_000 and region.get("capped") is True, region
     shared, shapes = countries
     every = tmp_path / "countries.db"
     shutil.copy(shared, every)

@@ -33,19 +33,37 @@ public enum EnclosingCircle {
         case .polygons(let polygons):
             let points = boundaryPoints(polygons)
             precondition(!points.isEmpty, "a validated shape has vertices")
-            var best = settle(points, from: start(points))
+            // The point opposite a centre, when the shape holds it, is the
+            // shape's farthest point from it, and no edge point is.
+            var box = BoundingBox.empty
+            for p in points { box.add(p) }
+            var prepared: PreparedShape?
+            func holdsAntipode(_ c: LonLat) -> Bool {
+                let a = LonLat(lon: Geodesy.wrapDegrees(c.lon + 180), lat: -c.lat)
+                guard a.lon >= box.minLon, a.lon <= box.maxLon, a.lat >= box.minLat, a.lat <= box.maxLat else { return false }
+                if prepared == nil { prepared = PreparedShape(shape) }
+                return prepared?.contains(a) ?? false
+            }
+            var candidates = [settle(points, from: start(points))]
             // A shape of thousands of kilometres (a band round most of a
-            // parallel, edges of hundreds of degrees) can have its smallest
-            // circle far from its box's middle, about or near a pole: the
-            // search starts from the poles too, and the smallest circle wins.
-            if best.radiusM > largeM {
-                // Half a degree off: at a pole itself the plane has no north to turn from.
-                for pole in [LonLat(lon: 0, lat: 89.5), LonLat(lon: 0, lat: -89.5)] {
-                    let c = settle(points, from: pole)
-                    if c.radiusM < best.radiusM { best = c }
+            // parallel, edges of hundreds of degrees, a band round the whole
+            // Earth) can have its smallest circle far from its box's middle,
+            // about or near a pole: the poles, and searches from near them
+            // (half a degree off: at a pole the plane has no north to turn
+            // from), are candidates too, and the smallest circle wins.
+            if candidates[0].radiusM > largeM || holdsAntipode(candidates[0].center) {
+                for lat in [90.0, -90.0] {
+                    let pole = LonLat(lon: 0, lat: lat)
+                    candidates.append(Circle(center: pole, radiusM: points.reduce(0.0) { max($0, Geodesy.distance(pole, $1)) }))
+                    candidates.append(settle(points, from: LonLat(lon: 0, lat: lat * 89.5 / 90)))
                 }
             }
-            return Circle(center: best.center, radiusM: farthest(polygons, from: best.center, atLeast: best.radiusM))
+            let finished = candidates.map { c in
+                holdsAntipode(c.center)
+                    ? Circle(center: c.center, radiusM: Geodesy.distance(c.center, LonLat(lon: Geodesy.wrapDegrees(c.center.lon + 180), lat: -c.center.lat)))
+                    : Circle(center: c.center, radiusM: farthest(polygons, from: c.center, atLeast: c.radiusM))
+            }
+            return finished.dropFirst().reduce(finished[0]) { $1.radiusM < $0.radiusM ? $1 : $0 }
         }
     }
 
@@ -74,12 +92,11 @@ public enum EnclosingCircle {
         return best
     }
 
-    /// Calls `body` with each exterior-ring edge's points (holes lie inside
-    /// the exterior): its ends, and between them points every `densifyM`
-    /// (at most 64 pieces an edge, but pieces of at most 1°).
-    static func forEachEdge(_ polygons: [Polygon], _ body: ([LonLat]) -> Void) {
-        for poly in polygons {
-            guard let ring = poly.rings.first else { continue }
+    /// Calls `body` with each exterior-ring edge's points (with `holes`, every
+    /// ring's): its ends, and between them points every `densifyM` (at most
+    /// 64 pieces an edge, but pieces of at most 1°).
+    static func forEachEdge(_ polygons: [Polygon], holes: Bool = false, _ body: ([LonLat]) -> Void) {
+        for ring in polygons.flatMap({ holes ? $0.rings : Array($0.rings.prefix(1)) }) {
             let pts = ring.points
             for i in pts.indices.dropLast() {
                 let a = pts[i], b = pts[i + 1]
@@ -117,7 +134,9 @@ public enum EnclosingCircle {
     /// (64 pieces of 5° each) reached a kilometre or two past its circle.
     static func farthest(_ polygons: [Polygon], from centre: LonLat, atLeast radius: Double) -> Double {
         var r = radius
-        forEachEdge(polygons) { pts in
+        // Holes too: they lie inside a circle smaller than a hemisphere, but
+        // the far side of a larger one can pass through them.
+        forEachEdge(polygons, holes: true) { pts in
             for (a, b) in zip(pts, pts.dropFirst()) {
                 let da = Geodesy.distance(centre, a), db = Geodesy.distance(centre, b)
                 let reach = 1.01 * (Geodesy.sphericalDistance(a, b) + 1)
