@@ -69,8 +69,8 @@ struct Areas: ParsableCommand {
         @Option(parsing: .unconditional, help: "Consecutive inside fixes that confirm an entry.") var inConfirmCount: Int = 1
         @Option(parsing: .unconditional, help: "Largest accuracy (m) that can count towards exiting; default: no limit.", transform: decimalOption) var outAccuracyMax: Double?
         @Option(parsing: .unconditional, help: "Consecutive outside fixes that confirm an exit.") var outConfirmCount: Int = 1
-        @Option(parsing: .unconditional, help: "Start of the validity period (ISO 8601 with offset), included.") var validFrom: String?
-        @Option(parsing: .unconditional, help: "End of the validity period (ISO 8601 with offset), included.") var validUntil: String?
+        @Option(parsing: .unconditional, help: "Start of the validity period (ISO 8601 with an offset, or Unix seconds), included.") var validFrom: String?
+        @Option(parsing: .unconditional, help: "End of the validity period (ISO 8601 with an offset, or Unix seconds), included.") var validUntil: String?
         @Option(parsing: .unconditional, help: "CEP confidence p in [0, 1) for this area; default: the database's.", transform: decimalOption) var confidence: Double?
         @Option(help: "IANA time zone for this area's conditions.") var timezone: String?
         @Flag(help: "Replace an existing area with this id.") var upsert = false
