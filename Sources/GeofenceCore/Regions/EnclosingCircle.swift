@@ -18,8 +18,9 @@ import Darwin
 /// parallel). Edges are read as containment reads them:
 /// straight in lon/lat, the long way if they are written so, never wrapped
 /// across ±180. The radius returned is the largest exact geodesic
-/// distance from the final centre to any point of the edges (`farthest`), so
-/// the circle holds the shape whatever the plane's error; it is within
+/// distance from the final centre to any point of the edges (`farthest`),
+/// or to the point opposite it when the shape holds that point, so the
+/// circle holds the shape whatever the plane's error; it is within
 /// centimetres of the true minimum for areas of a few kilometres.
 public enum EnclosingCircle {
     /// Edges longer than this get interior points, so the circle covers the
@@ -39,7 +40,7 @@ public enum EnclosingCircle {
             for p in points { box.add(p) }
             var prepared: PreparedShape?
             func holdsAntipode(_ c: LonLat) -> Bool {
-                let a = LonLat(lon: Geodesy.wrapDegrees(c.lon + 180), lat: -c.lat)
+                let a = antipode(c)
                 guard a.lon >= box.minLon, a.lon <= box.maxLon, a.lat >= box.minLat, a.lat <= box.maxLat else { return false }
                 if prepared == nil { prepared = PreparedShape(shape) }
                 return prepared?.contains(a) ?? false
@@ -54,14 +55,13 @@ public enum EnclosingCircle {
             if candidates[0].radiusM > largeM || holdsAntipode(candidates[0].center) {
                 for lat in [90.0, -90.0] {
                     let pole = LonLat(lon: 0, lat: lat)
-                    candidates.append(Circle(center: pole, radiusM: points.reduce(0.0) { max($0, Geodesy.distance(pole, $1)) }))
+                    candidates.append(Circle(center: pole, radiusM: farthestPoint(points, from: pole)))
                     candidates.append(settle(points, from: LonLat(lon: 0, lat: lat * 89.5 / 90)))
                 }
             }
             let finished = candidates.map { c in
-                holdsAntipode(c.center)
-                    ? Circle(center: c.center, radiusM: Geodesy.distance(c.center, LonLat(lon: Geodesy.wrapDegrees(c.center.lon + 180), lat: -c.center.lat)))
-                    : Circle(center: c.center, radiusM: farthest(polygons, from: c.center, atLeast: c.radiusM))
+                Circle(center: c.center, radiusM: holdsAntipode(c.center) ? Geodesy.distance(c.center, antipode(c.center))
+                                                                           : farthest(polygons, from: c.center, atLeast: c.radiusM))
             }
             return finished.dropFirst().reduce(finished[0]) { $1.radiusM < $0.radiusM ? $1 : $0 }
         }
@@ -76,7 +76,7 @@ public enum EnclosingCircle {
     /// 1 cm): a centre where the plane about it keeps it is the smallest
     /// circle (the plane keeps azimuths and distances from its centre).
     static func settle(_ points: [LonLat], from start: LonLat) -> Circle {
-        func radius(_ c: LonLat) -> Double { points.reduce(0.0) { max($0, Geodesy.distance(c, $1)) } }
+        func radius(_ c: LonLat) -> Double { farthestPoint(points, from: c) }
         var best = Circle(center: start, radiusM: radius(start))
         for _ in 0..<60 {
             let (x, y, _) = minimumEnclosingCircle(points.map { project($0, about: best.center) })
@@ -91,6 +91,14 @@ public enum EnclosingCircle {
         }
         return best
     }
+
+    /// The greatest geodesic distance from `c` to one of `points`.
+    static func farthestPoint(_ points: [LonLat], from c: LonLat) -> Double {
+        points.reduce(0.0) { max($0, Geodesy.distance(c, $1)) }
+    }
+
+    /// The point opposite `c` through the Earth's centre.
+    static func antipode(_ c: LonLat) -> LonLat { LonLat(lon: Geodesy.wrapDegrees(c.lon + 180), lat: -c.lat) }
 
     /// Calls `body` with each exterior-ring edge's points (with `holes`, every
     /// ring's): its ends, and between them points every `densifyM` (at most

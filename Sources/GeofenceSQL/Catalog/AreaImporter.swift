@@ -78,7 +78,7 @@ public struct AreaImporter {
                         // default pair goes only to an area new to the catalog.
                         let isNew = try !options.upsert || !areas.exists(p.area.areaId)
                         if !isNew && written[p.area.areaId] == nil { report.replacedInCatalog += 1 }
-                        try areas.insert(p.row, upsert: options.upsert)
+                        try areas.insert(p.row, upsert: options.upsert, earlier: .inCatalogOrFile)
                         var isCircle = false
                         if case .circle = p.area.shape { isCircle = true }
                         if options.upsert, let earlier = written.updateValue(isCircle, forKey: p.area.areaId) {

@@ -53,8 +53,13 @@ public final class AreaStore {
         return .repaired(reason: reason)
     }
 
-    public func insert(_ a: AreaDefinition, upsert: Bool = false) throws {
-        try insert(Row(a), upsert: upsert)
+    /// Where an area_id that is taken can have come from, as a refusal says it:
+    /// one area added on its own meets only the catalog; an import may also
+    /// meet a feature earlier in its own file.
+    public enum EarlierArea { case inCatalog, inCatalogOrFile }
+
+    public func insert(_ a: AreaDefinition, upsert: Bool = false, earlier: EarlierArea = .inCatalog) throws {
+        try insert(Row(a), upsert: upsert, earlier: earlier)
     }
 
     /// An area as the values of its gf_areas row (BLOB encoded, properties
@@ -67,12 +72,14 @@ public final class AreaStore {
         public init(_ a: AreaDefinition) { areaId = a.areaId; values = AreaStore.values(a) }
     }
 
-    public func insert(_ row: Row, upsert: Bool = false) throws {
+    public func insert(_ row: Row, upsert: Bool = false, earlier: EarlierArea = .inCatalog) throws {
         let s = try statements.get(Self.insertSQL(upsert: upsert))
         do {
             try s.run(row.values)
         } catch let e as SQLiteError where e.message.contains("UNIQUE constraint failed: gf_areas.area_id") {
-            throw InputError("duplicate area_id: an area with this id already exists, in the catalog or earlier in this file (use --upsert to replace it)", id: row.areaId, field: "area_id")
+            let which = earlier == .inCatalog ? "the catalog already has an area with this id"
+                                              : "an area with this id already exists, in the catalog or earlier in this file"
+            throw InputError("duplicate area_id: \(which) (use --upsert to replace it)", id: row.areaId, field: "area_id")
         }
     }
 

@@ -124,10 +124,7 @@ struct Areas: ParsableCommand {
                     if case .repaired(let reason) = try store.checkValidity(&area, makeValid: makeValid) {
                         warn("repaired: \(reason)")
                     }
-                    do { try store.insert(area, upsert: upsert) } catch var e as InputError where e.message.hasPrefix("duplicate area_id") {
-                        e.message = "duplicate area_id: the catalog already has an area with this id (use --upsert to replace it)"
-                        throw e
-                    }
+                    try store.insert(area, upsert: upsert)
                     try store.requireDistinctIds()
                 }
                 print("added area \(area.areaId)")
