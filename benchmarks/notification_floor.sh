@@ -8,12 +8,13 @@
 #           milliseconds, the area id as an integer, the transition as 0/1/2),
 #           which a view could turn back into today's columns.
 # The floor below which no writer of these rows can go on this machine.
-#   bash benchmarks/notification_floor.sh JUDGED.db [WORK_DIR]
+#   bash benchmarks/notification_floor.sh JUDGED.db [PARENT_DIR]   # scratch: a new folder in it (default /tmp)
 set -euo pipefail
 [ $# -ge 1 ] || { sed -n 2,11p "$0"; exit 2; }
-src=$(realpath "$1") work=${2:-$(mktemp -d)}
-mkdir -p "$work"
-rm -f "$work/floor.db" "$work/floor.db-wal" "$work/floor.db-shm"
+src=$(realpath "$1")
+# A folder of its own, so that no file of the caller's is ever written over.
+work=$(mktemp -d "${2:-/tmp}/notification-floor.XXXXXX")
+trap 'rm -rf "$work"' EXIT
 run() {  # $1: label, $2: index during the insert (1) or after (0)
   sqlite3 "$work/floor.db" <<SQL 2>&1 | awk -v l="$1" '/^Run Time/ {n++; t[n]=$4} END {printf "%-26s insert %6.3f s  commit %6.3f s  index %6.3f s  total %6.3f s\n", l, t[2], t[3], t[4], t[2]+t[3]+t[4]}'
 PRAGMA journal_mode=WAL;
