@@ -15,6 +15,22 @@ def test_init_makes_a_spatialite_database_that_gis_tools_read(catalog):
     assert out.split() == ["4", "1"]
 
 
+def test_init_gives_a_new_file_large_pages_and_keeps_an_existing_databases(tmp_path):
+    """A new or empty file gets 32 KiB pages (judgement writes millions of rows);
+    a database that already holds pages keeps its size, which SQLite could not
+    change without rewriting it."""
+    new, empty, mine = tmp_path / "new.db", tmp_path / "empty.db", tmp_path / "mine.db"
+    empty.touch()
+    run("spatialite", mine, input="SELECT InitSpatialMetadata(1);\nCREATE TABLE my_rows (x);\n")
+    for db in (new, empty, mine):
+        gf("init", db)
+    page = lambda db: run("sqlite3", db, "PRAGMA page_size; PRAGMA journal_mode;").stdout.split()
+    assert page(new) == ["32768", "wal"]
+    assert page(empty) == ["32768", "wal"]
+    assert page(mine) == ["4096", "wal"]
+    assert run("sqlite3", mine, "SELECT count(*) FROM my_rows").stdout.strip() == "0"
+
+
 def test_list_show_formats(catalog):
     rows = json.loads(gf("areas", "list", catalog, "--json").stdout)
     assert [r["area_id"] for r in rows] == ["G#AREA_ID_001", "G#AREA_ID_002", "G#AREA_ID_003", "G#AREA_ID_004"]
