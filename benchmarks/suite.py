@@ -74,6 +74,8 @@ def main():
                     help="share of areas with a filtered IN and a DWELL condition besides the default IN and OUT")
     ap.add_argument("--skip-import-peer", action="store_true", help="skip ogr2ogr")
     ap.add_argument("--skip-check", action="store_true", help="skip the single-subject gf_check walks (the interleaved stream still runs)")
+    ap.add_argument("--batch-page-size", type=int, default=32768,
+                    help="judge again on catalogs made with `init --page-size N`, as the README advises for batch work (0: skip)")
     ap.add_argument("--compare-dist", type=Path, help="another build's dist/: its judgement's output hashes are reported beside")
     args = ap.parse_args()
     n_fences, n_fixes = SIZES[args.size]
@@ -126,13 +128,16 @@ def main():
     # catalog without conditions and on the same catalog with the default IN
     # and OUT per area plus a filtered IN and a DWELL on a share of areas,
     # which writes notifications. The two alternate, run after run.
-    cond_db = work / "engine-conditions.db"
-    subprocess.run([CLI, "init", cond_db], check=True, capture_output=True)
-    subprocess.run([CLI, "import", cond_db, fences, "--with-default-conditions"], check=True, capture_output=True)
     extra = work / "conditions.csv"
     n_extra = workload2.write_conditions(extra, area_ids, 2 * n_fences + 1, share=args.condition_share)
-    subprocess.run([CLI, "conditions", "import", cond_db, extra], check=True, capture_output=True)
     report["conditions"] = {"default_in_out": 2 * n_fences, "filtered_and_dwell": n_extra}
+
+    def with_conditions(target, *init_args):
+        subprocess.run([CLI, "init", target, *init_args], check=True, capture_output=True)
+        subprocess.run([CLI, "import", target, fences, "--with-default-conditions"], check=True, capture_output=True)
+        subprocess.run([CLI, "conditions", "import", target, extra], check=True, capture_output=True)
+        return target
+    cond_db = with_conditions(work / "engine-conditions.db")
 
     def judge(target, *extra_args, cli=CLI):
         subprocess.run([cli, "reset", target, "--notifications"], check=True, capture_output=True)
@@ -140,18 +145,23 @@ def main():
         row = subprocess.run(["sqlite3", target, "SELECT judged, transitions, notifications FROM gf_runs ORDER BY run_id DESC LIMIT 1"],
                              capture_output=True, text=True).stdout.strip()
         return t, rss, row
-    plain, conditioned = [], []
-    for _ in range(args.runs):
-        plain.append(judge(db))
-        conditioned.append(judge(cond_db))
+
     def summary(runs):
         t = statistics.median(r[0] for r in runs)
         judged, transitions, notes = (int(x) for x in runs[-1][2].split("|"))
         return {"s": t, "runs_s": [round(r[0], 2) for r in runs], "fixes_per_s": n_fixes / t, "rss_mib": max(r[1] for r in runs),
                 "transitions": transitions, "notifications": notes, "notifications_per_s": notes / t, "notifications_per_fix": notes / n_fixes}
-    report["judgement"] = {"no_conditions": summary(plain), "with_conditions": summary(conditioned)}
+
+    def judgement(plain_db, conditions_db):
+        plain, conditioned = [], []
+        for _ in range(args.runs):
+            plain.append(judge(plain_db))
+            conditioned.append(judge(conditions_db))
+        j = {"no_conditions": summary(plain), "with_conditions": summary(conditioned)}
+        j["marginal_us_per_notification"] = (j["with_conditions"]["s"] - j["no_conditions"]["s"]) / max(1, j["with_conditions"]["notifications"]) * 1e6
+        return j
+    report["judgement"] = judgement(db, cond_db)
     j = report["judgement"]
-    j["marginal_us_per_notification"] = (j["with_conditions"]["s"] - j["no_conditions"]["s"]) / max(1, j["with_conditions"]["notifications"]) * 1e6
     # One run each with --out and with --explain (their own output paths).
     out_csv = work / "notifications.csv"
     j["with_out_csv_s"] = judge(cond_db, "--out", out_csv)[0]
@@ -164,6 +174,20 @@ def main():
         j["compared_dist"] = str(args.compare_dist)
         j["compared_output_hashes"] = output_hashes(cond_db, other_csv)
     print(json.dumps(report["judgement"]), flush=True)
+    # The same judgement on catalogs with larger pages (`init --page-size`), each
+    # catalog made afresh; its output must be the default catalog's, byte for byte.
+    if args.batch_page_size:
+        n = str(args.batch_page_size)
+        big_plain, big_cond = work / f"engine-{n}.db", work / f"engine-conditions-{n}.db"
+        subprocess.run([CLI, "init", big_plain, "--page-size", n], check=True, capture_output=True)
+        subprocess.run([CLI, "import", big_plain, fences], check=True, capture_output=True)
+        b = judgement(big_plain, with_conditions(big_cond, "--page-size", n))
+        big_csv = work / f"notifications-{n}.csv"
+        judge(big_cond, "--out", big_csv)
+        b["page_size"] = args.batch_page_size
+        b["output_hashes"] = output_hashes(big_cond, big_csv)
+        report["judgement_batch_pages"] = b
+        print(json.dumps(b), flush=True)
 
     # 4. A single checkLocation, warm: one subject walking, one gf_check per fix (benchmarks/check.py);
     # and an interleaved stream of every subject's fixes in time order, with conditions.
@@ -218,13 +242,7 @@ def markdown(r):
             else:
                 lines.append(f"| containment question ({r['containment_fixes']:,} fixes, {c[base_name]['pairs']:,} pairs) | {base:.2f} s | {name} {v['s']:.2f} s | {v['s'] / base:.2f}× |")
     j = r["judgement"]
-    for key, label in (("with_conditions", "full judgement, with conditions (notifications written)"),
-                       ("no_conditions", "full judgement, no conditions (nothing notified)")):
-        v = j[key]
-        lines.append(f"| {label} | {v['fixes_per_s']:,.0f} fixes/s ({v['s']:.2f} s; runs {v['runs_s']}), "
-                     f"{v['notifications_per_s']:,.0f} notifications/s ({v['notifications']:,}, {v['notifications_per_fix']:.2f} per fix), "
-                     f"peak RSS {v['rss_mib']:.0f} MiB | | |")
-    lines.append(f"| marginal cost of a notification | {j['marginal_us_per_notification']:.2f} µs | | |")
+    judgement_lines(lines, j, "")
     lines.append(f"| with `--out` CSV / with `--explain` ({j['explain_rows']:,} rows) | {j['with_out_csv_s']:.2f} s / {j['with_explain_s']:.2f} s | | |")
     h = j["output_hashes"]
     lines.append(f"| output hashes (SQL canonical order / --out) | `{h['notifications_sql']}` / `{h['out_csv']}` | | |")
@@ -232,6 +250,11 @@ def markdown(r):
         c = j["compared_output_hashes"]
         same = "identical" if c == h else "DIFFERENT"
         lines.append(f"| output hashes of {j['compared_dist']} | `{c['notifications_sql']}` / `{c['out_csv']}` ({same}) | | |")
+    if "judgement_batch_pages" in r:
+        b = r["judgement_batch_pages"]
+        judgement_lines(lines, b, f", `init --page-size {b['page_size']}`")
+        same = "identical" if b["output_hashes"] == h else "DIFFERENT"
+        lines.append(f"| output hashes, `--page-size {b['page_size']}` | `{b['output_hashes']['notifications_sql']}` / `{b['output_hashes']['out_csv']}` ({same}) | | |")
     if "containment" in r and DUCKDB in r["containment"]:
         c = r["containment"]
         e2e, q = c[ENGINE_BATCH_COMMAND]["s"], c[ENGINE_BATCH_LOCATING]["s"]
@@ -244,6 +267,16 @@ def markdown(r):
         lines.append(f"| gf_check, {v['subjects']:,} subjects interleaved, with conditions, warm, one transaction ({v['measured']:,} calls) | "
                      f"p50 {v['p50_us']:.0f} µs, p99 {v['p99_us']:.0f} µs, p999 {v['p999_us']:.0f} µs | | |")
     return "\n".join(lines)
+
+
+def judgement_lines(lines, j, catalog):
+    for key, label in (("with_conditions", "full judgement, with conditions (notifications written)"),
+                       ("no_conditions", "full judgement, no conditions (nothing notified)")):
+        v = j[key]
+        lines.append(f"| {label}{catalog} | {v['fixes_per_s']:,.0f} fixes/s ({v['s']:.2f} s; runs {v['runs_s']}), "
+                     f"{v['notifications_per_s']:,.0f} notifications/s ({v['notifications']:,}, {v['notifications_per_fix']:.2f} per fix), "
+                     f"peak RSS {v['rss_mib']:.0f} MiB | | |")
+    lines.append(f"| marginal cost of a notification{catalog} | {j['marginal_us_per_notification']:.2f} µs | | |")
 
 
 def chart(r, path):

@@ -15,20 +15,31 @@ def test_init_makes_a_spatialite_database_that_gis_tools_read(catalog):
     assert out.split() == ["4", "1"]
 
 
-def test_init_gives_a_new_file_large_pages_and_keeps_an_existing_databases(tmp_path):
-    """A new or empty file gets 32 KiB pages (judgement writes millions of rows);
-    a database that already holds pages keeps its size, which SQLite could not
-    change without rewriting it."""
-    new, empty, mine = tmp_path / "new.db", tmp_path / "empty.db", tmp_path / "mine.db"
+def test_init_page_size_for_a_new_file_and_never_a_silent_one_for_an_existing_database(tmp_path):
+    """--page-size sets SQLite's page size of a new or empty file (default
+    SQLite's own); a database that already holds pages cannot take another
+    without being rewritten, so asking for one is refused and changes nothing."""
+    plain, new, empty, mine = (tmp_path / f"{n}.db" for n in ("plain", "new", "empty", "mine"))
     empty.touch()
     run("spatialite", mine, input="SELECT InitSpatialMetadata(1);\nCREATE TABLE my_rows (x);\n")
-    for db in (new, empty, mine):
-        gf("init", db)
+    gf("init", plain)
+    gf("init", new, "--page-size", "32768")
+    gf("init", empty, "--page-size", "65536")
     page = lambda db: run("sqlite3", db, "PRAGMA page_size; PRAGMA journal_mode;").stdout.split()
+    assert page(plain) == ["4096", "wal"]
     assert page(new) == ["32768", "wal"]
-    assert page(empty) == ["32768", "wal"]
+    assert page(empty) == ["65536", "wal"]
+    before = mine.read_bytes()
+    p = gf("init", mine, "--page-size", "32768", check=False)
+    assert p.returncode == 1
+    assert "already holds pages of 4096 bytes" in p.stderr and "PRAGMA page_size = 32768; VACUUM" in p.stderr
+    assert mine.read_bytes() == before and not (tmp_path / "mine.db-wal").exists()
+    gf("init", mine, "--page-size", "4096")  # its own size: nothing to change
     assert page(mine) == ["4096", "wal"]
-    assert run("sqlite3", mine, "SELECT count(*) FROM my_rows").stdout.strip() == "0"
+    for bad in ("1000", "256", "131072", "0"):
+        p = gf("init", tmp_path / "bad.db", "--page-size", bad, check=False)
+        assert p.returncode == 64 and "power of two from 512 to 65536" in p.stderr
+    assert not (tmp_path / "bad.db").exists()
 
 
 def test_list_show_formats(catalog):
