@@ -149,6 +149,7 @@ def main():
     ap.add_argument("--judge-subjects", type=int,
                     help="subjects of the judged counts other than --fixes (default: ten times --subjects)")
     ap.add_argument("--dist", type=Path, default=ROOT / "dist", help="the build whose geofence is measured")
+    ap.add_argument("--page-size", type=int, help="the catalogs' page size (`geofence init --page-size`; default SQLite's)")
     ap.add_argument("--skip-plain-import", action="store_true", help="skip `geofence import` without conditions")
     ap.add_argument("--skip-ogr2ogr", action="store_true")
     ap.add_argument("--skip-duckdb", action="store_true")
@@ -180,7 +181,9 @@ def main():
     # 1. Import, with the default IN and OUT of every area.
     db = w / "engine.db"
     removed(db)
-    subprocess.run([cli, "init", db], check=True, capture_output=True)
+    paged = ["--page-size", str(args.page_size)] if args.page_size else []
+    report["page_size"] = args.page_size or 4096
+    subprocess.run([cli, "init", db, *paged], check=True, capture_output=True)
     report["import"], _ = measured([cli, "import", db, fences, "--with-default-conditions"])
     report["import"]["db_mib"] = db.stat().st_size / 2**20
     report["import"]["geojson_mib"] = fences.stat().st_size / 2**20
@@ -190,7 +193,7 @@ def main():
         # The areas alone, as suite.py imports them: the same content as ogr2ogr's database.
         plain = w / "engine-plain.db"
         removed(plain)
-        subprocess.run([cli, "init", plain], check=True, capture_output=True)
+        subprocess.run([cli, "init", plain, *paged], check=True, capture_output=True)
         report["plain_import"], _ = measured([cli, "import", plain, fences])
         report["plain_import"]["db_mib"] = plain.stat().st_size / 2**20
         removed(plain)   # not used again: its space back
