@@ -233,7 +233,10 @@ final class CSVTests: XCTestCase {
     }
 
     func testBadInputSaysWhere() {
-        for (text, message) in [("a,b\n\"open,c\n", "unterminated quoted field"), ("a,b\nx\"y,c\n", "stray quote")] {
+        for (text, message) in [("a,b\n\"open,c\n", "unterminated quoted field"), ("a,b\nx\"y,c\n", "stray quote"),
+                                ("a,b\nx,\"ab\"c\n", "line 2: field 2, quoted, goes on after its closing quote: a field is quoted whole"),
+                                ("a,b\n\"ab\" ,c\n", "line 2: field 1, quoted, goes on after its closing quote"),
+                                ("a,b\n\"a\\\"b\",c\n", "not after a backslash")] {
             XCTAssertThrowsError(try rows(Array(text.utf8), chunk: 4)) { e in XCTAssertTrue("\(e)".contains(message), "\(e)") }
         }
         // Invalid UTF-8 in a plain field, found by the fast path (whole chunk) and by the byte loop (1-byte chunks).

@@ -186,7 +186,8 @@ def test_fixes_files_as_other_tools_write_them_get_errors_that_say_why(tmp_path)
     """From a new-user trial: a spreadsheet's ';'-separated export was told
     only that the header had no column 'subject_id'; Spark's default
     backslash escape of a quote was called a 'stray quote inside an unquoted
-    field', of a field that was quoted. Neither judges anything."""
+    field', of a field that was quoted; `"ab"c` was read as `abc`. None
+    judges anything."""
     db = tmp_path / "f.db"
     gf("init", db)
     before = snapshot(db)
@@ -199,6 +200,11 @@ def test_fixes_files_as_other_tools_write_them_get_errors_that_say_why(tmp_path)
     spark = tmp_path / "spark.csv"
     spark.write_text('subject_id,ts,lat,lon,accuracy_m\n"dev \\"A\\"",1700000000,10,10,1\n')
     p = gf("judge", db, "--fixes", spark, check=False)
-    assert p.returncode == 1 and "spark.csv, line 2: a quoted field goes on after its closing quote: a quote inside a quoted field " \
+    assert p.returncode == 1 and "spark.csv, line 2: field 1, quoted, goes on after its closing quote: a quote inside a quoted field " \
         "is written twice (\"\"), not after a backslash (Spark: write with option escape='\"')" in p.stderr, p.stderr
+    glued = tmp_path / "glued.csv"
+    glued.write_text('subject_id,ts,lat,lon,accuracy_m\nu,1700000000,10,10,1\n"ab"c,1700000000,10,10,1\n')
+    p = gf("judge", db, "--fixes", glued, check=False)
+    assert p.returncode == 1 and "glued.csv, line 3: field 1, quoted, goes on after its closing quote: " \
+        "a field is quoted whole or not at all" in p.stderr, p.stderr
     assert snapshot(db) == before

@@ -108,6 +108,15 @@ public struct CSVReader: IteratorProtocol, Sequence {
             if wasQuoted { quotedFields.append(row.count) }
             row.append(s); field.removeAll(keepingCapacity: true); wasQuoted = false
         }
+        // A quoted field followed by more than a comma or the line's end. Most
+        // often a quote escaped with a backslash (Spark's default), which CSV
+        // does not know: the quote closed the field early.
+        func goesOnAfterQuote() -> InputError {
+            InputError("field \(row.count + 1), quoted, goes on after its closing quote: "
+                       + (field.last == 0x5C ? "a quote inside a quoted field is written twice (\"\"), not after a backslash (Spark: write with option escape='\"')"
+                                             : "a field is quoted whole or not at all, and a comma or the line's end follows the closing quote"),
+                       item: "line \(line)")
+        }
         while true {
             if !quoted && !wasQuoted && field.isEmpty && position < buffer.count {
                 // Most fields are plain and end inside the chunk at hand: made
@@ -151,11 +160,7 @@ public struct CSVReader: IteratorProtocol, Sequence {
             switch b {
             case 0x22:
                 guard field.isEmpty && !wasQuoted else {
-                    // A quoted field whose quote closed early: most often a quote escaped
-                    // with a backslash (Spark's default), which CSV does not know.
-                    throw InputError(wasQuoted ? "a quoted field goes on after its closing quote: a quote inside a quoted field is written twice (\"\"), "
-                                                 + "not after a backslash (Spark: write with option escape='\"')"
-                                               : "stray quote inside an unquoted field", item: "line \(line)")
+                    throw wasQuoted ? goesOnAfterQuote() : InputError("stray quote inside an unquoted field", item: "line \(line)")
                 }
                 quoted = true; wasQuoted = true
             case 0x2C: try endField()
@@ -165,7 +170,12 @@ public struct CSVReader: IteratorProtocol, Sequence {
                 line += 1
                 try endField()
                 return row
-            default: field.append(b)
+            default:
+                // `"ab"c` is no CSV field: a quoted field ends at its closing
+                // quote, and what follows must end it (a comma or the line's
+                // end), not be glued on as some readers do.
+                guard !wasQuoted else { throw goesOnAfterQuote() }
+                field.append(b)
             }
         }
         if quoted { throw InputError("unterminated quoted field", item: "line \(startLine)") }
