@@ -1,6 +1,6 @@
 -- Schema version 1: the fence catalog (behaviour §1, §5) and settings.
--- Applied by `geofence init` in one transaction, after SpatiaLite's
--- InitSpatialMetadata(1). Every later version is a file NNN_*.sql that
+-- Applied by `geofence init` in one transaction, with SpatiaLite's
+-- InitSpatialMetadata before it. Every later version is a file NNN_*.sql that
 -- upgrades the one before it in place.
 
 CREATE TABLE gf_meta (

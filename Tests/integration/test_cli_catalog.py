@@ -42,6 +42,50 @@ def test_init_page_size_for_a_new_file_and_never_a_silent_one_for_an_existing_da
     assert not (tmp_path / "bad.db").exists()
 
 
+def test_a_refused_init_leaves_the_file_as_it_was_and_names_it(tmp_path):
+    """From a new-user trial: init switched an existing catalog (in DELETE
+    mode) to WAL before refusing it; its errors named no file; asked for
+    another page size, it advised re-running init, which refused again."""
+    db = tmp_path / "cat.db"
+    gf("init", db)
+    run("sqlite3", db, "PRAGMA journal_mode = DELETE")
+    before = db.read_bytes()
+    p = gf("init", db, check=False)
+    assert p.returncode == 2 and p.stderr.strip() == f"error: {db}: the database already holds a geofence catalog (schema version 5)"
+    p = gf("init", db, "--page-size", "32768", check=False)
+    assert p.returncode == 2 and "its pages are 4096 bytes" in p.stderr
+    assert "'PRAGMA journal_mode = DELETE; PRAGMA page_size = 32768; VACUUM; PRAGMA journal_mode = WAL'" in p.stderr
+    assert db.read_bytes() == before and not (tmp_path / "cat.db-wal").exists()
+    folder = tmp_path / "a-folder"
+    folder.mkdir()
+    p = gf("init", folder, check=False)
+    assert p.returncode == 1 and f"{folder} is a directory" in p.stderr
+    p = gf("init", tmp_path / "missing" / "f.db", check=False)
+    assert p.returncode == 2 and "its folder" in p.stderr and "missing or not writable" in p.stderr
+
+
+def test_two_inits_of_one_new_file_at_once_make_one_catalog_of_the_winners_page_size(tmp_path):
+    """From a new-user trial: two inits racing on a new file could both
+    report success (one of them for a page size the file did not get), or
+    fail with SQLite's raw `table gf_meta already exists`, or call the
+    database busy after 0.03 s. The catalog is now made in one transaction
+    taken before anything is read: one wins, the other waits and refuses."""
+    import subprocess
+    db = tmp_path / "race.db"
+    for _ in range(40):
+        for f in tmp_path.glob("race.db*"):
+            f.unlink()
+        procs = [subprocess.Popen([str(CLI), "init", str(db), "--page-size", size], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+                 for size in ("32768", "1024")]
+        results = [(size, p.wait(timeout=60), p.stderr.read()) for size, p in zip(("32768", "1024"), procs)]
+        won = [size for size, rc, _ in results if rc == 0]
+        assert len(won) == 1, results
+        assert run("sqlite3", db, "PRAGMA page_size").stdout.strip() == won[0], results
+        for size, rc, err in results:
+            if rc != 0:
+                assert rc in (1, 2) and ("already holds pages of" in err or "already holds a geofence catalog" in err), results
+
+
 def test_list_show_formats(catalog):
     rows = json.loads(gf("areas", "list", catalog, "--json").stdout)
     assert [r["area_id"] for r in rows] == ["G#AREA_ID_001", "G#AREA_ID_002", "G#AREA_ID_003", "G#AREA_ID_004"]

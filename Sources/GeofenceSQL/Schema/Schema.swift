@@ -21,21 +21,34 @@ public enum Schema {
     }
 
     /// Creates the catalog in an empty or plain SpatiaLite database
-    /// (`version` below the current one only to test upgrades).
-    public static func create(_ db: Connection, version: Int = currentVersion) throws {
+    /// (`version` below the current one only to test upgrades), in one
+    /// transaction begun before anything is read: a second creator of the
+    /// same file waits for it, then finds the catalog and refuses, and a
+    /// failure leaves nothing behind. `whileLocked` runs first inside it (a
+    /// caller's own checks, which another writer cannot then invalidate).
+    public static func create(_ db: Connection, version: Int = currentVersion, whileLocked: () throws -> Void = {}) throws {
         guard db.hasSpatiaLite else { throw CatalogError.spatiaLiteMissing("creating a catalog") }
+        try db.transaction {
+            try refuseExisting(db)
+            try whileLocked()
+            let hasMetadata = try db.scalar("SELECT count(*) FROM sqlite_master WHERE name = 'spatial_ref_sys'").int64 == 1
+            // Argument 0: no transaction of SpatiaLite's own, so it runs in this one.
+            if !hasMetadata, try db.scalar("SELECT InitSpatialMetadata(0)").int64 != 1 {
+                throw CatalogError("SpatiaLite could not create its metadata tables (spatial_ref_sys, geometry_columns, …): "
+                                   + "the database may hold tables of those names that are not SpatiaLite's")
+            }
+            for (v, _, script) in EmbeddedSQL.migrations where v <= version { try apply(db, v, script) }
+            try db.query("INSERT INTO gf_meta (key, value) VALUES ('created_by', ?)", [.text("geofence " + GeofenceVersion.string)])
+        }
+    }
+
+    /// Refuses a database that already holds a catalog, of any version.
+    public static func refuseExisting(_ db: Connection) throws {
         switch try state(of: db) {
         case .absent: break
         case .current: throw CatalogError("the database already holds a geofence catalog (schema version \(currentVersion))")
         case .older(let v): throw CatalogError("the database already holds a geofence catalog (schema version \(v)); open it to upgrade")
         case .newer(let v): throw newerError(v)
-        }
-        // InitSpatialMetadata opens its own transaction, so it runs first and alone.
-        let hasMetadata = try db.scalar("SELECT count(*) FROM sqlite_master WHERE name = 'spatial_ref_sys'").int64 == 1
-        if !hasMetadata { try db.execute("SELECT InitSpatialMetadata(1)") }
-        try db.transaction {
-            for (v, _, script) in EmbeddedSQL.migrations where v <= version { try apply(db, v, script) }
-            try db.query("INSERT INTO gf_meta (key, value) VALUES ('created_by', ?)", [.text("geofence " + GeofenceVersion.string)])
         }
     }
 

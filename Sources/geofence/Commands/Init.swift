@@ -1,4 +1,7 @@
 import ArgumentParser
+#if canImport(Glibc)
+@preconcurrency import Glibc
+#endif
 import GeofenceCore
 import GeofenceHost
 import GeofenceSQL
@@ -29,22 +32,62 @@ struct Init: ParsableCommand {
 
     func run() throws {
         try reporting {
+            openedCatalog = db
+            try refuseUnwritable()
             let conn = try Database.open(db, create: true)
-            // A page size holds only if set while the file has no page, and
-            // before WAL mode; a database with pages would silently keep its
-            // own, so asking for another is refused before anything is written.
-            if let n = pageSize {
-                if try conn.scalar("PRAGMA page_count").int64 == 0 {
-                    try conn.execute("PRAGMA page_size = \(n)")
-                } else if let had = try conn.scalar("PRAGMA page_size").int64, had != Int64(n) {
-                    throw InputError("\(db) already holds pages of \(had) bytes, and SQLite sets the page size only on an "
-                                     + "empty file: run init without --page-size, or rewrite the file first with "
-                                     + "`sqlite3 \(Echo.shellWord(db)) 'PRAGMA journal_mode = DELETE; PRAGMA page_size = \(n); VACUUM'`")
-                }
+            // Everything that refuses is checked before anything is written
+            // (the page size and WAL mode below write the file's header), so
+            // a refused init leaves the file as it was; and again under the
+            // write lock (`Schema.create`), against another init of the same
+            // new file at the same moment, which could set the size first.
+            do {
+                try Schema.refuseExisting(conn)
+            } catch let e as CatalogError {
+                throw CatalogError("\(db): \(e.message)" + (try otherPageSizeHint(conn)))
+            }
+            try requirePageSize(conn)
+            if let n = pageSize, try conn.scalar("PRAGMA page_count").int64 == 0 {
+                try conn.execute("PRAGMA page_size = \(n)")
             }
             try conn.execute("PRAGMA journal_mode = WAL")
-            try Schema.create(conn)
+            do {
+                try Schema.create(conn, whileLocked: { try requirePageSize(conn) })
+            } catch let e as CatalogError {
+                throw CatalogError("\(db): \(e.message)")
+            }
             print("created geofence catalog (schema version \(Schema.currentVersion)) in \(db)")
+        }
+    }
+
+    /// A file that holds pages keeps their size: asking for another is refused.
+    private func requirePageSize(_ conn: Connection) throws {
+        guard let n = pageSize, try conn.scalar("PRAGMA page_count").int64 ?? 0 > 0,
+              let had = try conn.scalar("PRAGMA page_size").int64, had != Int64(n) else { return }
+        throw InputError("\(db) already holds pages of \(had) bytes, and SQLite sets the page size only on an empty file: "
+                         + "run init without --page-size (the catalog then has \(had)-byte pages), or rewrite the file first with "
+                         + "`sqlite3 \(Echo.shellWord(db)) 'PRAGMA journal_mode = DELETE; PRAGMA page_size = \(n); VACUUM'`")
+    }
+
+    /// For a catalog refused with --page-size of another size: how to change its pages.
+    private func otherPageSizeHint(_ conn: Connection) throws -> String {
+        guard let n = pageSize, let had = try? conn.scalar("PRAGMA page_size").int64, had != Int64(n) else { return "" }
+        return "; its pages are \(had) bytes, and `sqlite3 \(Echo.shellWord(db)) 'PRAGMA journal_mode = DELETE; PRAGMA page_size = \(n); "
+            + "VACUUM; PRAGMA journal_mode = WAL'` rewrites it with \(n)-byte pages"
+    }
+
+    /// A file or folder this user cannot write, said before SQLite's "unable to open".
+    private func refuseUnwritable() throws {
+        var st = stat()
+        if stat(db, &st) == 0, st.st_mode & S_IFMT == S_IFDIR {
+            throw InputError("\(db) is a directory: name the database file to create, e.g. \(Echo.shellWord(db + "/fences.db"))")
+        }
+        let slash = db.lastIndex(of: "/")
+        let folder = slash.map { $0 == db.startIndex ? "/" : String(db[..<$0]) } ?? "."
+        if !db.hasPrefix("file:"), access(db, F_OK) != 0, access(folder, W_OK | X_OK) != 0 {
+            throw CatalogError("\(db): cannot create the database: its folder \(folder) is missing or not writable by this user")
+        }
+        if let reason = ReadOnlyCatalog.reason(db) {
+            throw CatalogError("\(db): cannot create a catalog in it: \(reason)")
         }
     }
 }
