@@ -1,7 +1,7 @@
 // swift-tools-version:6.0
 // Coverage-guided fuzzing harnesses (libFuzzer) for the parsers that read
-// untrusted bytes: the GeoJSON reader, the SpatiaLite BLOB reader, and the
-// timestamp / TZif / POSIX-rule parsers. Kept out of the main package so a
+// untrusted bytes: the GeoJSON reader, the SpatiaLite BLOB reader, the
+// timestamp / TZif / POSIX-rule parsers, and fixes files (CSV, NDJSON). Kept out of the main package so a
 // normal build never needs -sanitize=fuzzer. Build and run with
 //   bash scripts/fuzz.sh [seconds-per-target]
 // which passes -sanitize=fuzzer,address. Each harness's main hands argv to
@@ -16,5 +16,6 @@ let package = Package(
         .executableTarget(name: "FuzzGeoJSON", dependencies: ["CFuzzerDriver", .product(name: "GeofenceCore", package: "geofence")]),
         .executableTarget(name: "FuzzBlob", dependencies: ["CFuzzerDriver", .product(name: "GeofenceCore", package: "geofence")]),
         .executableTarget(name: "FuzzTime", dependencies: ["CFuzzerDriver", .product(name: "GeofenceCore", package: "geofence")]),
+        .executableTarget(name: "FuzzFixes", dependencies: ["CFuzzerDriver", .product(name: "GeofenceCore", package: "geofence")]),
     ]
 )

@@ -6,7 +6,8 @@
 Needs Debian's python3 (it loads mod_spatialite to make real SpatiaLite
 BLOBs) and tzdata. The output is committed; rerun only to change the seeds.
 Every seed starts with the selector byte its harness reads first (the chunk
-size for FuzzGeoJSON, the parser for FuzzTime); FuzzBlob takes raw BLOBs.
+size for FuzzGeoJSON, the parser for FuzzTime, the format and chunk size for
+FuzzFixes); FuzzBlob takes raw BLOBs.
 """
 import hashlib
 import json
@@ -85,9 +86,26 @@ def time_seeds():
         write("time", b"\x01" + pathlib.Path("/usr/share/zoneinfo", zone).read_bytes())
 
 
+def fixes_seeds():
+    # First byte: bit 0 the format (0 CSV, 1 NDJSON), the rest the chunk size - 1.
+    sample = (HERE.parent / "samples" / "fixes.csv").read_bytes()
+    for chunk in (0, 2, 6, 126):
+        write("fixes", bytes([chunk << 1]) + sample)
+    odd = ('subject_id,ts,lat,lon,accuracy_m\r\n"a ""b""",1.7e9,+35.5,.5,5.\r\n'
+           '"multi\nline",2026-11-22T09:00:00+09:00,-90,180,0\n'
+           ' u1 ,1700000000.1234567,35,139,1e3\n"ab"c,1,2,3,4\n,,,,\n\n').encode()
+    write("fixes", bytes([3 << 1]) + odd)
+    ndjson = ('{"subject_id":"u1","ts":"2026-11-22T09:00:00Z","lat":35.6,"lon":139.7,"accuracy_m":10}\n'
+              '{"subject_id":7,"ts":1.7E9,"lat":-0.0,"lon":1e-7,"accuracy_m":0}\n'
+              '{"subject_id":"\\u00e9","ts":"x","lat":null}\n[1]\n').encode()
+    for chunk in (0, 5):
+        write("fixes", bytes([chunk << 1 | 1]) + ndjson)
+
+
 if __name__ == "__main__":
     geojson_seeds()
     blob_seeds()
     time_seeds()
+    fixes_seeds()
     for d in sorted(CORPUS.iterdir()):
         print(d.name, len(list(d.iterdir())), "seeds")

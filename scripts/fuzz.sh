@@ -5,7 +5,8 @@
 #   bash scripts/fuzz.sh 600 FuzzBlob
 # Harnesses (fuzz/Sources): FuzzGeoJSON (streaming GeoJSON reader + area
 # builder), FuzzBlob (SpatiaLite / gf_circle BLOB reader + the geometry the SQL
-# functions run on it), FuzzTime (timestamp parser, TZif + POSIX-rule decoder).
+# functions run on it), FuzzTime (timestamp parser, TZif + POSIX-rule decoder),
+# FuzzFixes (a fixes file, CSV or NDJSON, every row read and validated).
 # Built with libFuzzer and AddressSanitizer. Each run starts from the seeds in
 # fuzz/corpus/<name> (never modified) and keeps what it learns in
 # out/fuzz/<name>; a crash, a leak, a hang (> 5 s on one input) or > 2 GiB of
@@ -18,7 +19,7 @@ cd "$(dirname "$0")/.."
 seconds=${1:-30}
 shift || true
 targets=("$@")
-[ ${#targets[@]} -gt 0 ] || targets=(FuzzGeoJSON FuzzBlob FuzzTime)
+[ ${#targets[@]} -gt 0 ] || targets=(FuzzGeoJSON FuzzBlob FuzzTime FuzzFixes)
 
 # lld: gold cannot link libFuzzer together with SwiftPM's renamed main.
 swift build --package-path fuzz -c release -Xswiftc -sanitize=fuzzer,address -Xswiftc -use-ld=lld

@@ -36,8 +36,14 @@ public enum FixLines {
         /// Reads the header; an input error if the file is empty or lacks a
         /// `required` column (a missing optional column reads as empty).
         public init(path: String, chunks: FileChunks, required: [String] = FixLines.columns) throws {
+            try self.init(path: path, source: chunks.next, required: required)
+        }
+
+        /// The same, from any source of bytes (`source` returns the next
+        /// chunk, nil at the end): a pipe, memory, a fuzzer's input.
+        public init(path: String, source: @escaping () throws -> [UInt8]?, required: [String] = FixLines.columns) throws {
             self.path = path
-            reader = CSVReader(chunks: chunks.next)
+            reader = CSVReader(chunks: source)
             let header: [String]
             do {
                 guard let h = try reader.readRow() else {
@@ -145,7 +151,10 @@ public enum FixLines {
             }
         }
 
-        public init(path: String, chunks: FileChunks) { self.path = path; lines = LineSplitter(chunks: chunks.next) }
+        public init(path: String, chunks: FileChunks) { self.init(path: path, source: chunks.next) }
+
+        /// The same, from any source of bytes (as `CSV.init(path:source:required:)`).
+        public init(path: String, source: @escaping () throws -> [UInt8]?) { self.path = path; lines = LineSplitter(chunks: source) }
 
         public mutating func next() -> FixRow? {
             guard let (number, text) = lines.next() else {
