@@ -137,3 +137,33 @@ def test_a_temp_trigger_made_between_calls_on_the_same_connection_is_seen(tmp_pa
         outcomes.append((notifications(copy), state_of(copy)))
     assert len(outcomes[1][0]) >= 10
     assert outcomes[0] == outcomes[1]
+
+
+def test_suppression_changed_between_calls_on_the_same_connection_is_seen(tmp_path):
+    """The session remembers which conditions suppress (to keep their
+    notified days); a change of those conditions between calls, on the same
+    connection and inside its transaction, must be judged as a fresh
+    connection judges it."""
+    db, _, rows = scenario(tmp_path, subjects=3, per_subject=60, seed=11)
+    fixes = [[s, iso(t), lat, lon, acc] for s, t, lat, lon, acc in rows]
+    change = "UPDATE gf_conditions SET renotify_suppress_days = CASE WHEN renotify_suppress_days > 0 THEN NULL ELSE 1 END"
+    outcomes = []
+    for fresh in (False, True):
+        copy = tmp_path / f"{'fresh' if fresh else 'kept'}.db"
+        shutil.copy(db, copy)
+        c = connect(copy)
+        c.execute("BEGIN")
+        for k, f in enumerate(fixes):
+            if k == len(fixes) // 2:
+                c.execute(change)
+            if fresh:
+                c.execute("COMMIT")
+                c.close()
+                c = connect(copy)
+                c.execute("BEGIN")
+            c.execute("SELECT gf_check(?, ?, ?, ?, ?)", f).fetchall()
+        c.execute("COMMIT")
+        c.close()
+        outcomes.append((notifications(copy), state_of(copy)))
+    assert len(outcomes[1][0]) >= 10
+    assert outcomes[0] == outcomes[1]

@@ -39,6 +39,10 @@ final class StateStore {
 
     /// Whether a condition has a suppression (its notified day is then read by a rule).
     private let suppresses: Statement
+    /// Its answers, by condition id. Asked only with `lastLoadTrusted`, whose
+    /// store is dropped with its judgement whenever the catalog changes, so
+    /// an answer holds for the store's life.
+    private var suppressing: [Int64: Bool] = [:]
 
     /// The states this store saved last, by subject, for
     /// `load(_:trustingLastSave:)`; at most `savedSubjects` of them. Kept
@@ -174,9 +178,12 @@ final class StateStore {
         var kept = s
         kept.lastNotifiedDay = try s.lastNotifiedDay.filter { id, _ in
             if before.lastNotifiedDay[id] != nil { return true }
+            if let known = suppressing[id] { return known }
             try suppresses.bind([.integer(id)])
             defer { suppresses.reset() }
-            return try suppresses.step() && suppresses.value(0).int64 == 1
+            let answer = try suppresses.step() && suppresses.value(0).int64 == 1
+            suppressing[id] = answer
+            return answer
         }
         if saved.count >= Self.savedSubjects { saved.removeAll(keepingCapacity: true) }
         saved[s.subjectId] = kept
