@@ -62,14 +62,19 @@ def test_a_refused_init_leaves_the_file_as_it_was_and_names_it(tmp_path):
     assert p.returncode == 1 and f"{folder} is a directory" in p.stderr
     p = gf("init", tmp_path / "missing" / "f.db", check=False)
     assert p.returncode == 2 and "its folder" in p.stderr and "missing or not writable" in p.stderr
+    empty = tmp_path / "empty.db"
+    empty.touch()
+    p = gf("import", empty, SAMPLES / "areas.geojson", check=False)
+    assert p.returncode == 2 and p.stderr.startswith(f"error: {empty}: no geofence catalog in this database"), p.stderr
 
 
 def test_two_inits_of_one_new_file_at_once_make_one_catalog_of_the_winners_page_size(tmp_path):
     """From a new-user trial: two inits racing on a new file could both
     report success (one of them for a page size the file did not get), or
     fail with SQLite's raw `table gf_meta already exists`, or call the
-    database busy after 0.03 s. The catalog is now made in one transaction
-    taken before anything is read: one wins, the other waits and refuses."""
+    database busy after 0.03 s, or refuse the other's new catalog for its
+    page size. The catalog is now made in one transaction taken before
+    anything is read: one wins, the other waits and refuses it as a catalog."""
     import subprocess
     db = tmp_path / "race.db"
     for _ in range(40):
@@ -83,7 +88,27 @@ def test_two_inits_of_one_new_file_at_once_make_one_catalog_of_the_winners_page_
         assert run("sqlite3", db, "PRAGMA page_size").stdout.strip() == won[0], results
         for size, rc, err in results:
             if rc != 0:
-                assert rc in (1, 2) and ("already holds pages of" in err or "already holds a geofence catalog" in err), results
+                assert rc == 2 and f"{db}: the database already holds a geofence catalog" in err, results
+
+
+def test_init_waits_for_another_writer_then_makes_the_catalog(tmp_path):
+    """From a new-user trial: on a database in rollback-journal mode whose
+    write lock another connection held, init gave up at once (exit 3 after
+    0.03 s, saying the lock had been held for over 10 s)."""
+    import sqlite3
+    import threading
+    import time
+    db = tmp_path / "theirs.db"
+    run("spatialite", db, input="SELECT InitSpatialMetadata(1);\nCREATE TABLE my_rows (x);\n")
+    holder = sqlite3.connect(db, isolation_level=None, check_same_thread=False)
+    holder.execute("BEGIN IMMEDIATE")
+    threading.Timer(1.5, lambda: holder.execute("ROLLBACK")).start()
+    started = time.monotonic()
+    p = gf("init", db, check=False)
+    holder.close()
+    assert p.returncode == 0, p.stderr
+    assert time.monotonic() - started >= 1.4
+    assert run("sqlite3", db, "PRAGMA journal_mode; SELECT count(*) > 0 FROM gf_meta;").stdout.split() == ["wal", "1"]
 
 
 def test_list_show_formats(catalog):

@@ -160,7 +160,9 @@ public struct CSVReader: IteratorProtocol, Sequence {
             switch b {
             case 0x22:
                 guard field.isEmpty && !wasQuoted else {
-                    throw wasQuoted ? goesOnAfterQuote() : InputError("stray quote inside an unquoted field", item: "line \(line)")
+                    throw wasQuoted ? goesOnAfterQuote()
+                        : InputError("stray quote inside unquoted field \(row.count + 1): a field with a quote is quoted whole, its quotes doubled",
+                                     item: "line \(line)")
                 }
                 quoted = true; wasQuoted = true
             case 0x2C: try endField()
@@ -178,7 +180,7 @@ public struct CSVReader: IteratorProtocol, Sequence {
                 field.append(b)
             }
         }
-        if quoted { throw InputError("unterminated quoted field", item: "line \(startLine)") }
+        if quoted { throw InputError("unterminated quoted field \(row.count + 1): its closing quote never comes", item: "line \(startLine)") }
         if !any { return nil }
         try endField()
         return row

@@ -35,25 +35,26 @@ struct Init: ParsableCommand {
             openedCatalog = db
             try refuseUnwritable()
             let conn = try Database.open(db, create: true)
-            // Everything that refuses is checked before anything is written
-            // (the page size and WAL mode below write the file's header), so
-            // a refused init leaves the file as it was; and again under the
-            // write lock (`Schema.create`), against another init of the same
-            // new file at the same moment, which could set the size first.
-            do {
-                try Schema.refuseExisting(conn)
-            } catch let e as CatalogError {
-                throw CatalogError("\(db): \(e.message)" + (try otherPageSizeHint(conn)))
-            }
-            try requirePageSize(conn)
+            // A new file takes the size of its first page: set while it has none.
             if let n = pageSize, try conn.scalar("PRAGMA page_count").int64 == 0 {
                 try conn.execute("PRAGMA page_size = \(n)")
             }
-            try conn.execute("PRAGMA journal_mode = WAL")
+            // Every refusal is decided inside the creating transaction, whose
+            // write lock is taken first (`Schema.create`): another init of the
+            // same new file waits for it, then finds the catalog; a refused
+            // init writes nothing, not even its journal mode.
             do {
                 try Schema.create(conn, whileLocked: { try requirePageSize(conn) })
             } catch let e as CatalogError {
-                throw CatalogError("\(db): \(e.message)")
+                let refusedCatalog = (try? Schema.state(of: conn)).map { $0 != .absent } ?? false
+                throw CatalogError("\(db): \(e.message)" + (refusedCatalog ? try otherPageSizeHint(conn) : ""))
+            }
+            // WAL only once the catalog is made: switching writes the file's
+            // header, which a refused init must not do.
+            let mode = try conn.scalar("PRAGMA journal_mode = WAL").string ?? ""
+            guard mode == "wal" else {
+                throw CatalogError("\(db): the catalog was created, but SQLite could not put it in WAL mode (journal mode \(mode)): "
+                                   + "run `sqlite3 \(Echo.shellWord(db)) 'PRAGMA journal_mode = WAL'` when no other process has it open")
             }
             print("created geofence catalog (schema version \(Schema.currentVersion)) in \(db)")
         }

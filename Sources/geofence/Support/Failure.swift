@@ -47,8 +47,12 @@ nonisolated(unsafe) var openedCatalog: String?
 /// Opens the catalog: checks the schema version and upgrades an older one.
 func openCatalog(_ path: String) throws -> Connection {
     openedCatalog = path
-    if let reason = ReadOnlyCatalog.reason(path) { return try ReadOnlyCatalog.open(path, reason: reason) }
-    let db = try Database.open(path)
-    try Schema.open(db)
-    return db
+    do {
+        if let reason = ReadOnlyCatalog.reason(path) { return try ReadOnlyCatalog.open(path, reason: reason) }
+        let db = try Database.open(path)
+        try Schema.open(db)
+        return db
+    } catch let e as CatalogError where !e.message.hasPrefix(path + ":") {
+        throw CatalogError("\(path): \(e.message)")   // the file the message is about
+    }
 }
