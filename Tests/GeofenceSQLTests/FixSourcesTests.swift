@@ -39,10 +39,10 @@ final class FixSourcesTests: DatabaseTestCase {
     }
 
     func testPlainLinesReadAsTheGeneralReaderReadsThem() throws {
-        // A quoted subject is kept as written (the next test), so it is quoted without the spaces the plain line drops.
+        // Every field quoted as it is: a subject is as written either way (the next test).
         let quoted = lines.map { line in
-            line.isEmpty ? line : line.split(separator: ",", omittingEmptySubsequences: false).enumerated()
-                .map { "\"\($0.offset == 0 && line.contains(",") ? String($0.element).trimmingEdgeSpaces() : String($0.element))\"" }
+            line.isEmpty ? line : line.split(separator: ",", omittingEmptySubsequences: false)
+                .map { "\"\($0)\"" }
                 .joined(separator: ",")
         }
         // Every line end a CSV file may have: LF, CRLF, and the lone CR of old Mac files.
@@ -64,17 +64,19 @@ final class FixSourcesTests: DatabaseTestCase {
         }
     }
 
-    /// A quoted subject is the id exactly as written: `" a "` and `a` are two
-    /// subjects, as `gf_check` would see them. Unquoted, the spaces at its ends
-    /// go (`a , …` is `a`), and numbers and times read the same either way.
-    func testAQuotedSubjectKeepsItsSpaces() throws {
+    /// A subject is the id exactly as written, quoted or not, as RFC 4180
+    /// and the tools that write CSV (Python's csv, pandas, DuckDB, Excel,
+    /// which quote ` a ` only when asked) mean it: ` a ` and `a` are two
+    /// subjects, as `gf_check` would see them. Numbers and times read the
+    /// same with or without spaces at their ends.
+    func testASubjectKeepsItsSpaces() throws {
         let got = try rows("spaces.csv", [
             "\" a \",2026-11-20T10:00:00Z,35.5,140.5,3",
             " a ,2026-11-20T10:00:01Z,35.5,140.5,3",
             "\"b\",\" 2026-11-20T10:00:02Z \",\" 35.5\",140.5,3",
             "\"  \",2026-11-20T10:00:03Z,35.5,140.5,3",
         ], end: "\n")
-        XCTAssertEqual(got.map(\.subjectId), [" a ", "a", "b", "  "])
+        XCTAssertEqual(got.map(\.subjectId), [" a ", " a ", "b", "  "])
         XCTAssertEqual(try got[2].validated.get().position.lat, 35.5)
         XCTAssertEqual(try got[2].validated.get().ts.microseconds - got[0].validated.get().ts.microseconds, 2_000_000)
     }

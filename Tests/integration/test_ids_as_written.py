@@ -182,3 +182,23 @@ def test_a_suggested_command_quotes_the_file_name(tmp_path):
     assert p.returncode == 1, p
     quoted = "'" + str(db).replace("'", "'\\''") + "'"
     assert f"`geofence notifications {quoted} --run 1 --format csv`" in p.stderr, p.stderr
+
+
+def test_a_subject_with_edge_spaces_written_unquoted_by_pythons_csv_is_that_subject(tmp_path):
+    """From a new-user trial: Python's csv, pandas, DuckDB and Excel write
+    the id ` sp ` unquoted (RFC 4180 keeps the spaces), and the reader
+    dropped them, merging ` sp ` with `sp` (and an id of spaces became a
+    missing subject)."""
+    db = spaced_catalog(tmp_path)
+    out = io.StringIO()
+    w = csv.writer(out, lineterminator="\n")
+    w.writerow(["subject_id", "ts", "lat", "lon", "accuracy_m"])
+    w.writerow([" sp ", "2026-11-20T09:00:00Z", 0.01, 0.01, 5])
+    w.writerow(["sp", "2026-11-20T09:00:00Z", 0.01, 0.01, 5])
+    w.writerow(["  ", "2026-11-20T09:00:00Z", 0.01, 0.01, 5])
+    assert "\n sp ,2026" in out.getvalue()           # unquoted, as Python writes it
+    f = tmp_path / "fixes.csv"
+    f.write_text(out.getvalue())
+    gf("judge", db, "--fixes", f)
+    subjects = run("sqlite3", db, "SELECT '[' || subject_id || ']' FROM gf_subjects ORDER BY subject_id").stdout.split("\n")
+    assert subjects[:3] == ["[  ]", "[ sp ]", "[sp]"], subjects

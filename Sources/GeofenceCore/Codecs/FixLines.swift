@@ -83,14 +83,14 @@ public enum FixLines {
             if let bad = misshapen(fields: values.count, empty: values.count == 1 && values[0].isEmpty, header: fields, line: reader.line - 1) {
                 return bad
             }
-            let quoted = reader.quotedFields
-            /// Spaces at a field's ends are dropped (a hand-written `a, 2026-…`),
-            /// except in a quoted subject: `" a "` is the subject ` a `, as
-            /// `gf_check(' a ', …)` would name it, not `a` (two subjects would
-            /// merge). Numbers and times mean the same with or without them.
+            /// Spaces at the ends of a time or number are dropped (a
+            /// hand-written `a, 2026-…, 35.6`): it means the same with or
+            /// without them. A subject is as written, quoted or not, as RFC
+            /// 4180 and the tools that write CSV mean it: ` a ` is the subject
+            /// `gf_check(' a ', …)` names, not `a` (two subjects would merge).
             func value(_ k: Int) -> FixRow.Field {
                 guard let i = index[k] else { return .null }
-                let v = k == 0 && quoted.contains(i) ? values[i] : values[i].trimmingEdgeSpaces()
+                let v = k == 0 ? values[i] : values[i].trimmingEdgeSpaces()
                 return v.isEmpty ? .null : .text(v)
             }
             return FixRow(subject: value(0), ts: value(1), lat: value(2), lon: value(3), accuracy: value(4))
@@ -112,11 +112,12 @@ public enum FixLines {
                 start = i + 1
             }
             if let bad = misshapen(fields: n, empty: n == 1 && line.isEmpty, header: fields, line: number) { return bad }
-            /// Column k (in `columns` order) without spaces at its ends (only
-            /// spaces, as `trimmingCharacters` trims a field).
+            /// Column k (in `columns` order): the subject as written, any other
+            /// without spaces at its ends (only spaces, as `next()` trims).
             func field(_ k: Int) -> UnsafeBufferPointer<UInt8> {
                 guard let i = index[k] else { return UnsafeBufferPointer(rebasing: line[0..<0]) }
                 var r = bounds[i]
+                if k == 0 { return UnsafeBufferPointer(rebasing: line[r]) }
                 while !r.isEmpty && line[r.lowerBound] == 0x20 { r = (r.lowerBound + 1)..<r.upperBound }
                 while !r.isEmpty && line[r.upperBound - 1] == 0x20 { r = r.lowerBound..<(r.upperBound - 1) }
                 return UnsafeBufferPointer(rebasing: line[r])
