@@ -3,7 +3,7 @@
 // it, then containment, signed distance and inside-probability at a point
 // taken from the input's last bytes). Decoded shapes are not validated first,
 // exactly as gf_contains(blob, …) receives them from a user's table.
-import CFuzzerDriver
+import FuzzMain
 import Glibc
 import GeofenceCore
 
@@ -45,9 +45,4 @@ func fuzzBlob(_ data: UnsafePointer<UInt8>, _ size: Int) -> Int32 {
     return 0
 }
 
-var argc = CommandLine.argc
-var argv: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>? = CommandLine.unsafeArgv
-exit(LLVMFuzzerRunDriver(&argc, &argv) { data, size in
-    guard let data, size > 0 else { return 0 }
-    return fuzzBlob(data, size)
-})
+runFuzzer(fuzzBlob)

@@ -6,7 +6,7 @@
 // reader (both its fast path for plain lines and its byte loop), the JSON
 // reader, the decimal reader behind coordinates and Unix seconds, and the
 // timestamp parser.
-import CFuzzerDriver
+import FuzzMain
 import Glibc
 import GeofenceCore
 
@@ -39,9 +39,4 @@ func fuzzFixes(_ data: UnsafePointer<UInt8>, _ size: Int) -> Int32 {
     return 0
 }
 
-var argc = CommandLine.argc
-var argv: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>? = CommandLine.unsafeArgv
-exit(LLVMFuzzerRunDriver(&argc, &argv) { data, size in
-    guard let data, size > 0 else { return 0 }
-    return fuzzFixes(data, size)
-})
+runFuzzer(fuzzFixes)

@@ -4,7 +4,7 @@
 // exercised too. Every feature the reader yields goes through the same steps
 // as `geofence import`: field extraction, validation, shape preparation, and
 // one containment and distance query at the shape's centre.
-import CFuzzerDriver
+import FuzzMain
 import Glibc
 import GeofenceCore
 
@@ -33,9 +33,4 @@ func fuzzGeoJSON(_ data: UnsafePointer<UInt8>, _ size: Int) -> Int32 {
     return 0
 }
 
-var argc = CommandLine.argc
-var argv: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>? = CommandLine.unsafeArgv
-exit(LLVMFuzzerRunDriver(&argc, &argv) { data, size in
-    guard let data, size > 0 else { return 0 }
-    return fuzzGeoJSON(data, size)
-})
+runFuzzer(fuzzGeoJSON)

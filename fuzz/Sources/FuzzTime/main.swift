@@ -3,7 +3,7 @@
 // every row), odd → the TZif decoder with its POSIX-rule footer (what
 // `timezone` names load from tzdata), then a few local-time conversions
 // across the range a fix can have.
-import CFuzzerDriver
+import FuzzMain
 import Glibc
 import GeofenceCore
 
@@ -23,9 +23,4 @@ func fuzzTime(_ data: UnsafePointer<UInt8>, _ size: Int) -> Int32 {
     return 0
 }
 
-var argc = CommandLine.argc
-var argv: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>? = CommandLine.unsafeArgv
-exit(LLVMFuzzerRunDriver(&argc, &argv) { data, size in
-    guard let data, size > 0 else { return 0 }
-    return fuzzTime(data, size)
-})
+runFuzzer(fuzzTime)
