@@ -32,13 +32,18 @@ def test_a_conditions_file_naming_a_column_twice_is_refused_without_a_crash(tmp_
     assert dump(db) == before
 
 
-def test_a_quoted_area_id_in_a_conditions_file_is_the_area_named(tmp_path):
+def test_an_area_id_in_a_conditions_file_is_the_area_named_quoted_or_not(tmp_path):
+    """` A` unquoted is the area ` A`, as Python's csv or pandas write it
+    (it used to land on `A`); one with no such area names the one that exists."""
     db = spaced_catalog(tmp_path)
     f = tmp_path / "c.csv"
-    f.write_text('condition_id,area_id,timing\n10," A",IN\n11,"A ",OUT\n12, A ,IN\n')
+    f.write_text('condition_id,area_id,timing\n10," A",IN\n11,"A ",OUT\n12, A,IN\n')
     gf("conditions", "import", db, f)
     got = sql(db, "SELECT condition_id, '[' || area_id || ']' FROM gf_conditions ORDER BY 1;").stdout.splitlines()
-    assert got == ["10|[ A]", "11|[A ]", "12|[A]"], got   # unquoted: spaces dropped, as before
+    assert got == ["10|[ A]", "11|[A ]", "12|[ A]"], got
+    f.write_text('condition_id,area_id,timing\n20, A ,IN\n')
+    p = gf("conditions", "import", db, f, check=False)
+    assert p.returncode == 1 and "unknown area ' A ' (area 'A' exists: spaces at an id's ends are part of it)" in p.stderr, p.stderr
     gf("conditions", "add", db, "--area", " A", "--timing", "OUT", "--id", "13")
     assert sql(db, "SELECT '[' || area_id || ']' FROM gf_conditions WHERE condition_id = 13;").stdout.strip() == "[ A]"
 

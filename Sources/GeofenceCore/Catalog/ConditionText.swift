@@ -5,9 +5,9 @@ public enum ConditionText {
                                  "start_date", "end_date", "renotify_suppress_days", "timezone"]
 
     /// Empty or missing fields are unset. Spaces at a field's ends are
-    /// dropped, except in the area id when `areaIdAsWritten` (a quoted CSV
-    /// field, an option's value): ` A` and `A` are two areas a catalog may
-    /// hold, and a condition must land on the one named.
+    /// dropped, except in the area id when `areaIdAsWritten` (a CSV field,
+    /// quoted or not, an option's value): ` A` and `A` are two areas a
+    /// catalog may hold, and a condition must land on the one named.
     public static func condition(_ f: [String: String], areaIdAsWritten: Bool = false) throws -> ConditionDefinition {
         func get(_ k: String) -> String? { f[k].flatMap { $0.trimmingSpaces.isEmpty ? nil : $0.trimmingSpaces } }
         guard let idText = get("condition_id") else { throw InputError("is required", field: "condition_id") }

@@ -46,7 +46,11 @@ public final class ConditionStore {
             try bind(c.timezone, 11)
             while try s.step() {}
         } catch let e as SQLiteError where e.message.contains("area_id does not name an area") {
-            throw InputError("unknown area \(Echo.quoted(c.areaId)): add the area before its conditions", id: String(c.conditionId), field: "area_id")
+            // An id with spaces at its ends is that id; say so when the id without them is an area.
+            let bare = c.areaId.trimmingSpaces
+            let hint = bare != c.areaId && (try? db.scalar("SELECT 1 FROM gf_areas WHERE area_id = ?", [.text(bare)]).int64) == 1
+                ? " (area \(Echo.quoted(bare)) exists: spaces at an id's ends are part of it)" : ""
+            throw InputError("unknown area \(Echo.quoted(c.areaId))\(hint): add the area before its conditions", id: String(c.conditionId), field: "area_id")
         } catch let e as SQLiteError where e.message.contains("UNIQUE constraint failed") {
             throw InputError("duplicate condition_id", id: String(c.conditionId), field: "condition_id")
         }

@@ -113,22 +113,21 @@ struct Conditions: ParsableCommand {
                 if let twice = header.first(where: { c in header.filter { $0 == c }.count > 1 }) {
                     throw InputError("the header names column \(Echo.quoted(twice)) twice", file: file, item: "header")
                 }
-                let areaColumn = header.firstIndex(of: "area_id")
                 for required in ["condition_id", "area_id", "timing"] where !header.contains(required) {
                     throw InputError("missing column \(required)", file: file, item: "header")
                 }
                 let store = ConditionStore(conn)
                 var imported = 0
                 try conn.transaction {
-                    for (i, (row, quoted)) in rows.dropFirst().enumerated() {
+                    for (i, (row, _)) in rows.dropFirst().enumerated() {
                         if row.count == 1 && row[0].isEmpty { continue }   // a blank line: nothing to count
                         imported += 1
                         guard row.count == header.count else {
                             throw InputError("has \(row.count) fields, the header has \(header.count)", file: file, item: "row \(i + 1)")
                         }
                         do {
-                            let exact = areaColumn.map { quoted.contains($0) } ?? false
-                            try store.insert(try ConditionText.condition(Dictionary(uniqueKeysWithValues: zip(header, row)), areaIdAsWritten: exact))
+                            // The area id as written, quoted or not (RFC 4180; the tools that write CSV quote ` A` only when asked).
+                            try store.insert(try ConditionText.condition(Dictionary(uniqueKeysWithValues: zip(header, row)), areaIdAsWritten: true))
                         } catch let e as InputError {
                             throw e.located(file: file, item: "row \(i + 1)")
                         }
