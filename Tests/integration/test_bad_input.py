@@ -208,3 +208,29 @@ def test_fixes_files_as_other_tools_write_them_get_errors_that_say_why(tmp_path)
     assert p.returncode == 1 and "glued.csv, line 3: field 1, quoted, goes on after its closing quote: " \
         "a field is quoted whole or not at all" in p.stderr, p.stderr
     assert snapshot(db) == before
+
+
+def test_command_options_and_conditions_headers_are_named_in_errors(catalog, tmp_path):
+    """From a new-user trial: `check --lat 95` said `invalid fix: latitude
+    95.0 outside …` and `areas add --id ''` blamed `properties.area_id`,
+    naming no option; a conditions file exported with `;` got no hint, and a
+    header `condition_id, area_id` was refused for its spaces."""
+    before = snapshot(catalog)
+    fix = ["--subject", "s", "--lat", "35.7", "--lon", "139.7", "--accuracy", "5", "--time", "2026-11-20T09:00:00Z"]
+    for option, value, message in [("--lat", "95", "error: --lat: must be a latitude in [-90, 90], got 95.0"),
+                                   ("--accuracy", "-1", "error: --accuracy: must be a finite number of metres >= 0, got -1.0"),
+                                   ("--time", "yesterday", "error: --time: time 'yesterday' is neither ISO 8601")]:
+        args = list(fix)
+        args[args.index(option) + 1] = value
+        p = gf("check", catalog, *args, check=False)
+        assert p.returncode == 1 and p.stderr.startswith(message), p.stderr
+    p = gf("areas", "add", catalog, "--id", "", "--circle", "35,139,100", check=False)
+    assert p.returncode == 1 and p.stderr.startswith("error: --id: must not be empty"), p.stderr
+    semi = tmp_path / "semi.csv"
+    semi.write_text("condition_id;area_id;timing\n90;G#AREA_ID_001;IN\n")
+    p = gf("conditions", "import", catalog, semi, check=False)
+    assert p.returncode == 1 and "fields are separated by commas, and this header is one field holding ';'" in p.stderr, p.stderr
+    assert snapshot(catalog) == before
+    spaced = tmp_path / "spaced.csv"
+    spaced.write_text("condition_id, area_id, timing\n90,G#AREA_ID_001,IN\n")
+    assert "imported 1 condition" in gf("conditions", "import", catalog, spaced).stdout

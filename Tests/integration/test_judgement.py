@@ -204,7 +204,7 @@ def test_check_command_and_sql_errors(tmp_path):
     assert out.strip() == ("*** 通知条件ID:[1] エリアID:[AREA_GROUPID_001#AREA_ID_001] 内外判定:[内] *** "
                            "日時:[2026-11-20T00:00:00Z] 緯度:[35.715] 経度:[139.773] 誤差:[10.0]")
     p = gf("check", db, "--subject", "x", "--lat", "35.715", "--lon", "139.773", "--accuracy=-1", "--time", "2026-11-20T09:10:00+09:00", check=False)
-    assert p.returncode == 1 and "invalid fix: negative accuracy" in p.stderr
+    assert p.returncode == 1 and "--accuracy: must be a finite number of metres >= 0, got -1.0" in p.stderr
     r = sql(db, "SELECT gf_check('x', '2026-11-20T09:05:00+09:00', 35.7115, 139.771, 10);").stdout
     assert json.loads(r)[0]["transition"] == "OUT"
     assert sql(db, "SELECT gf_check('x', '2026-11-20T09:01:00+09:00', 35.7115, 139.771, 10);").stdout.strip() == "[]"
@@ -225,7 +225,7 @@ def test_a_second_writer_waits_then_refuses_clearly(tmp_path):
     gf("init", db)
     gf("import", db, SAMPLES / "areas.geojson", "--with-default-conditions")
     p, waited = judge_while_another_writes(db)
-    assert p.returncode == 3 and "the database is busy" in p.stderr, p.stderr
+    assert p.returncode == 3 and f"error: {db}: the database is busy" in p.stderr, p.stderr
     assert waited >= 2, "it waits for the other writer before refusing"
     assert json.loads(gf("notifications", db, "--json").stdout) == []
     assert "11 judged" in gf("judge", db, "--fixes", SAMPLES / "fixes.csv").stdout

@@ -96,6 +96,14 @@ public struct CSVReader: IteratorProtocol, Sequence {
         return result
     }
 
+    /// For a header that lacks a column: when it is one field holding another
+    /// separator (a spreadsheet's `;` export, a tab-separated file), what to
+    /// add to the error; otherwise "".
+    public static func separatorHint(header: [String]) -> String {
+        guard header.count == 1, let other = [";", "\t", "|"].first(where: { (s: String) in header[0].contains(s) }) else { return "" }
+        return "; fields are separated by commas, and this header is one field holding \(Echo.quoted(other))"
+    }
+
     public mutating func readRow() throws -> [String]? {
         var row: [String] = []
         var field: [UInt8] = []

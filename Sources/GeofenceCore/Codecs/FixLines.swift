@@ -59,9 +59,8 @@ public enum FixLines {
                 guard let i = header.firstIndex(of: c) else {
                     guard required.contains(c) else { return nil }
                     // One column holding another separator: say so (a spreadsheet's ';' export, say).
-                    let other = header.count == 1 ? [";", "\t", "|"].first { header[0].contains($0) } : nil as String?
-                    let hint = other.map { "; fields are separated by commas, and this header is one field holding \(Echo.quoted($0))" } ?? ""
-                    throw InputError("the header has no column \(Echo.quoted(c)) (needs \(required.joined(separator: ", ")))\(hint)", file: path, item: "line 1")
+                    throw InputError("the header has no column \(Echo.quoted(c)) (needs \(required.joined(separator: ", ")))"
+                                     + CSVReader.separatorHint(header: header), file: path, item: "line 1")
                 }
                 return i
             }

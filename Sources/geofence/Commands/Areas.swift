@@ -76,6 +76,12 @@ struct Areas: ParsableCommand {
         @Flag(help: "Replace an existing area with this id.") var upsert = false
         @Flag(help: "Repair a self-intersecting polygon with MakeValid.") var makeValid = false
 
+        /// The option behind each property of the feature this command builds.
+        static let options = ["area_id": "--id", "name": "--name", "in_accuracy_max_m": "--in-accuracy-max",
+                              "in_confirm_count": "--in-confirm-count", "out_accuracy_max_m": "--out-accuracy-max",
+                              "out_confirm_count": "--out-confirm-count", "valid_from": "--valid-from", "valid_until": "--valid-until",
+                              "confidence": "--confidence", "timezone": "--timezone"]
+
         func validate() throws {
             if group == "" { throw ValidationError("--group needs a group id (an empty one would make the id #\(id))") }
         }
@@ -114,9 +120,14 @@ struct Areas: ParsableCommand {
                 let feature = JSONValue.object([("type", .string("Feature")), ("properties", .object(props)), ("geometry", geometryValue)])
                 let conn = try openCatalog(db)
                 var area: AreaDefinition
-                do { area = try GeoJSONArea.area(from: feature, group: group) } catch var e as InputError where circle != nil && e.field == "properties.radius_m" {
-                    e.message = "RADIUS_M " + e.message
-                    e.field = "--circle"
+                do { area = try GeoJSONArea.area(from: feature, group: group) } catch var e as InputError {
+                    // The feature is this command's own: its errors name the option the value came from.
+                    if e.field == "properties.radius_m" && circle != nil {
+                        e.message = "RADIUS_M " + e.message
+                        e.field = "--circle"
+                    } else if let field = e.field, field.hasPrefix("properties."), let option = Self.options[String(field.dropFirst(11))] {
+                        e.field = option
+                    }
                     throw e
                 }
                 try conn.transaction {

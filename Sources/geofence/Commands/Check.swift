@@ -19,6 +19,10 @@ struct Check: ParsableCommand {
 
     func run() throws {
         try reporting {
+            // The options as a fix, checked first so that an error names the option.
+            _ = try checkedPosition(lat: lat, lon: lon)
+            _ = try checkedAccuracy(accuracy)
+            _ = try parseTime(time, field: "--time")
             let conn = try openCatalog(db)
             let (report, notifications) = try conn.transaction {
                 try Judgement(conn, explain: explain).check(Judgement.Row(subjectId: subject, ts: time, lat: lat, lon: lon, accuracy: accuracy))
@@ -48,5 +52,5 @@ func seedLine(_ r: [String?]) -> String {
 func staleFixReason(_ conn: Connection, subject: String) throws -> String {
     let last = try conn.scalar("SELECT last_ts FROM gf_subjects WHERE subject_id = ?", [.text(subject)]).string
     let when = last.flatMap { try? Timestamp.parse($0) }.map { " (\($0.iso8601))" } ?? ""
-    return "stale fix: not after the last judged fix of subject \(Echo.quoted(subject))\(when); not judged, nothing changed"
+    return "stale fix: not after the last judged fix of subject \(Echo.quoted(subject))\(when); not judged: no state or notification changed (gf_runs records the check, its fix counted as stale)"
 }

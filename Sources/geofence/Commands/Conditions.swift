@@ -106,9 +106,15 @@ struct Conditions: ParsableCommand {
             try reporting {
                 let conn = try openCatalog(db)
                 let rows = try CSVFile.read(path: file)
-                guard let header = rows.first?.fields else { throw InputError("empty file: expected a header row", file: file) }
+                // Column names without spaces at their ends (`condition_id, area_id`), as a fixes file's.
+                guard let header = rows.first?.fields.map({ $0.trimmingEdgeSpaces() }) else {
+                    throw InputError("empty file: expected a header row", file: file)
+                }
                 let unknown = header.filter { !ConditionText.columns.contains($0) }
-                if !unknown.isEmpty { throw InputError("unknown column(s) \(unknown.joined(separator: ", "))", file: file, item: "header") }
+                if !unknown.isEmpty {
+                    throw InputError("unknown column(s) \(unknown.map(Echo.quoted).joined(separator: ", ")) (columns: \(ConditionText.columns.joined(separator: ", ")))"
+                                     + CSVReader.separatorHint(header: header), file: file, item: "header")
+                }
                 // Two columns of one name: which holds the value is anyone's guess.
                 if let twice = header.first(where: { c in header.filter { $0 == c }.count > 1 }) {
                     throw InputError("the header names column \(Echo.quoted(twice)) twice", file: file, item: "header")

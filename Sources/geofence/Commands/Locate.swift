@@ -35,9 +35,7 @@ struct Locate: ParsableCommand {
             if let fixes { return try locateBatch(try openCatalog(db), fixes) }
             // Checked (as `nearest` checks them) before the catalog is opened.
             let p = try checkedPosition(lat: lat ?? .nan, lon: lon ?? .nan)
-            guard accuracy.isFinite, accuracy >= 0 else {
-                throw InputError("must be a finite number of metres >= 0, got \(accuracy)", field: "--accuracy")
-            }
+            _ = try checkedAccuracy(accuracy)
             let conn = try openCatalog(db)
             let rows = try AreaQueries.locate(conn, lat: p.lat, lon: p.lon, accuracy: accuracy, confidence: confidence)
             output.print(columns: ["area_id", "name", "verdict", "distance_m", "inside_probability"],

@@ -22,7 +22,7 @@ func reporting(_ body: () throws -> Void) throws {
         fail("error: \(e)", code: 2)
     } catch let e as SQLiteError where e.code & 0xFF == 5 || e.code & 0xFF == 6 {
         // SQLITE_BUSY / SQLITE_LOCKED after the busy timeout: say who is in the way.
-        fail("error: the database is busy: another process has held it locked for over \(Database.busyTimeoutSeconds) s "
+        fail("error: \(openedCatalog.map { $0 + ": " } ?? "")the database is busy: another process has held it locked for over \(Database.busyTimeoutSeconds) s "
              + "(a writer, such as an import or judgement, or on a catalog not in WAL mode also a reader inside a long transaction); "
              + "nothing was changed, try again when it has finished (\(e.message))", code: 3)
     } catch let e as SQLiteError where ReadOnlyCatalog.writeRefused(e) != nil {

@@ -8,6 +8,11 @@ func checkedPosition(lat: Double, lon: Double) throws -> LonLat {
     return LonLat(lon: lon, lat: lat)
 }
 
+func checkedAccuracy(_ accuracy: Double) throws -> Double {
+    guard accuracy.isFinite, accuracy >= 0 else { throw InputError("must be a finite number of metres >= 0, got \(accuracy)", field: "--accuracy") }
+    return accuracy
+}
+
 func parseTime(_ text: String, field: String) throws -> Timestamp {
     do { return try Timestamp.parse(text) } catch { throw InputError("\(error)", field: field) }
 }
