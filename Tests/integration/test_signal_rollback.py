@@ -157,7 +157,7 @@ def test_a_signal_while_waiting_for_the_lock_says_nothing_was_changed(tmp_path):
     holder.execute("ROLLBACK")
     holder.close()
     assert p.returncode == -signal.SIGTERM
-    assert err == b"error: interrupted by SIGTERM: nothing was changed\n", err
+    assert err == f"error: {db}: interrupted by SIGTERM: nothing was changed\n".encode(), err
 
 
 SMALL_WRITES = {

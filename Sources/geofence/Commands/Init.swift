@@ -33,6 +33,7 @@ struct Init: ParsableCommand {
     func run() throws {
         try reporting {
             openedCatalog = db
+            SignalEnding.name(catalog: db)
             try refuseUnwritable()
             let conn = try Database.open(db, create: true)
             // A new file takes the size of its first page: set while it has none.

@@ -47,6 +47,7 @@ nonisolated(unsafe) var openedCatalog: String?
 /// Opens the catalog: checks the schema version and upgrades an older one.
 func openCatalog(_ path: String) throws -> Connection {
     openedCatalog = path
+    SignalEnding.name(catalog: path)
     do {
         if let reason = ReadOnlyCatalog.reason(path) { return try ReadOnlyCatalog.open(path, reason: reason) }
         let db = try Database.open(path)

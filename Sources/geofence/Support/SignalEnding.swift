@@ -103,10 +103,25 @@ enum SignalEnding {
         die(sig)
     }
 
-    /// Writes `error: interrupted by SIGx: <what>`. Async-signal-safe.
+    /// `FILE: ` of the catalog the command opened, made before any signal
+    /// can need it: the handler may not allocate. Never freed.
+    nonisolated(unsafe) private static var catalogPrefix: UnsafeBufferPointer<UInt8>?
+
+    /// Names the catalog in what `say` writes.
+    static func name(catalog path: String) {
+        let bytes = Array((path + ": ").utf8)
+        let copy = UnsafeMutableBufferPointer<UInt8>.allocate(capacity: bytes.count)
+        _ = copy.initialize(from: bytes)
+        catalogPrefix = UnsafeBufferPointer(copy)
+    }
+
+    /// Writes `error: FILE: interrupted by SIGx: <what>`. Async-signal-safe.
     private static func say(_ sig: Int32, _ what: StaticString) {
         let name: StaticString = sig == SIGINT ? "SIGINT" : sig == SIGTERM ? "SIGTERM" : sig == SIGHUP ? "SIGHUP" : "a signal"
-        for part: StaticString in ["error: interrupted by ", name, ": ", what, "\n"] {
+        let error: StaticString = "error: "
+        write(2, error.utf8Start, error.utf8CodeUnitCount)
+        if let prefix = catalogPrefix, let base = prefix.baseAddress { write(2, base, prefix.count) }
+        for part: StaticString in ["interrupted by ", name, ": ", what, "\n"] {
             write(2, part.utf8Start, part.utf8CodeUnitCount)
         }
     }
