@@ -142,8 +142,11 @@ def test_inbox_ndjson_out_and_invalid_rows(tmp_path):
         json.dumps({"subject_id": "p", "ts": "2026-11-20T08:00:00+09:00", "lat": 35.715, "lon": 139.773, "accuracy_m": 10}),
     ]) + "\n")
     out = tmp_path / "n.csv"
-    summary = gf("judge", db, "--fixes", nd, "--out", out, "--explain").stdout
-    assert "7 fixes: 3 judged, 0 stale, 4 invalid; 2 transitions, 2 notifications" in summary
+    p = gf("judge", db, "--fixes", nd, "--out", out, "--explain")
+    assert "7 fixes: 3 judged, 0 stale, 4 invalid; 2 transitions, 2 notifications" in p.stdout
+    # The first invalid fix's reason goes to standard error, so a log shows why (new-user trial: a
+    # pandas file of times without offsets was all invalid, and exit 0 looked like a quiet day).
+    assert p.stderr.startswith("invalid fixes: 4 of 7, not judged; the first: row 3: time '2026-11-20T09:20:00' has no UTC offset"), p.stderr
     got = list(csv.DictReader(out.open()))
     assert [(r["area_id"], r["transition"]) for r in got] == [("G#AREA_ID_001", "IN"), ("G#AREA_ID_001", "OUT")]
     reasons = run("sqlite3", db, "SELECT reason FROM gf_explain WHERE kind = 'invalid' ORDER BY rowid").stdout

@@ -22,6 +22,10 @@ public final class Judgement {
         public var notificationsAfter: Int64 = 0
         public var fixes = 0
         public var counters = JudgeCounters()
+        /// Why the batch's first invalid fix was refused (`row N: …`), for a
+        /// summary: a file whose every fix is invalid (times without an
+        /// offset, say) must not look like a quiet day.
+        public var firstInvalid: String?
     }
 
     let db: Connection
@@ -88,7 +92,9 @@ public final class Judgement {
             if let f = row.validFix {
                 try staging.add(f)
             } else if case .failure(let why) = row.validated {
-                judge.reject(subjectId: row.subjectId ?? "", ts: row.time, InvalidFix("row \(report.fixes): \(why.reason)"))
+                let invalid = InvalidFix("row \(report.fixes): \(why.reason)")
+                if report.firstInvalid == nil { report.firstInvalid = invalid.reason }
+                judge.reject(subjectId: row.subjectId ?? "", ts: row.time, invalid)
             }
         }
         let valid = report.fixes - judge.counters.invalid

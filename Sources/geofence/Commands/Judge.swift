@@ -102,6 +102,11 @@ struct Judge: ParsableCommand {
             print("run \(report.runId): \(counted(report.fixes, "fix", plural: "fixes")): \(c.judged) judged, \(c.stale) stale, \(c.invalid) invalid; "
                   + "\(counted(c.transitions, "transition")), \(counted(c.notifications, "notification")), \(c.filtered) not notified (filters)"
                   + (deviceFilter ? "; device filter dropped \(c.droppedAccuracy) (accuracy), \(c.droppedDistance) (distance)" : ""))
+            if !quiet, let first = report.firstInvalid {
+                // On standard error whatever the output: a cron job's log keeps it.
+                warn("invalid fixes: \(c.invalid) of \(report.fixes), not judged; the first: \(first)"
+                     + (explain ? "" : " (--explain records every reason in gf_explain)"))
+            }
             if !quiet && explain { print("reasons: SELECT * FROM gf_explain WHERE run_id = \(report.runId)") }
         }
     }
