@@ -234,6 +234,7 @@ final class CSVTests: XCTestCase {
 
     func testBadInputSaysWhere() {
         for (text, message) in [("a,b\n\"open,c\n", "line 2: unterminated quoted field 1"), ("a,b\nx,y\"z\n", "line 2: stray quote inside unquoted field 2"),
+                                ("a,b\nx, \"y,z\"\n", "line 2: field 2 has spaces before its opening quote"),
                                 ("a,b\nx,\"ab\"c\n", "line 2: field 2, quoted, goes on after its closing quote: a field is quoted whole"),
                                 ("a,b\n\"ab\" ,c\n", "line 2: field 1, quoted, goes on after its closing quote"),
                                 ("a,b\n\"a\\\"b\",c\n", "not after a backslash")] {

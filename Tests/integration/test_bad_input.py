@@ -234,3 +234,27 @@ def test_command_options_and_conditions_headers_are_named_in_errors(catalog, tmp
     spaced = tmp_path / "spaced.csv"
     spaced.write_text("condition_id, area_id, timing\n90,G#AREA_ID_001,IN\n")
     assert "imported 1 condition" in gf("conditions", "import", catalog, spaced).stdout
+
+
+def test_a_days_work_errors_name_the_option_column_or_run(catalog, tmp_path):
+    """From a new-user trial: `conditions add` errors named CSV columns
+    (`dwell_s`) and an id the user never gave; a trailing comma in a
+    conditions header was `unknown column(s) ''`; a space before an opening
+    quote was called a stray quote; `notifications --run 99` was an empty
+    listing and exit 0."""
+    before = snapshot(catalog)
+    p = gf("conditions", "add", catalog, "--area", "G#AREA_ID_001", "--timing", "DWELL", check=False)
+    assert p.returncode == 1 and p.stderr.strip() == "error: --dwell-s: a DWELL condition needs dwell_s", p.stderr
+    p = gf("conditions", "add", catalog, "--area", "G#AREA_ID_001", "--timing", "IN", "--timezone", "asia/tokyo", check=False)
+    assert p.returncode == 1 and p.stderr.startswith("error: --timezone: unknown time zone 'asia/tokyo'"), p.stderr
+    trailing = tmp_path / "trailing.csv"
+    trailing.write_text("condition_id,area_id,timing,\n90,G#AREA_ID_001,IN,\n")
+    p = gf("conditions", "import", catalog, trailing, check=False)
+    assert p.returncode == 1 and "a column with no name: a comma at the header's end?" in p.stderr, p.stderr
+    spaced = tmp_path / "spaced.csv"
+    spaced.write_text('condition_id,area_id,timing,weekdays\n90,G#AREA_ID_001,IN, "Mon,Tue"\n')
+    p = gf("conditions", "import", catalog, spaced, check=False)
+    assert p.returncode == 1 and "line 2: field 4 has spaces before its opening quote" in p.stderr, p.stderr
+    assert snapshot(catalog) == before
+    p = gf("notifications", catalog, "--run", "99", "--format", "csv", check=False)
+    assert p.returncode == 1 and p.stdout == "" and "--run: no run 99 in" in p.stderr, (p.stdout, p.stderr)

@@ -168,8 +168,13 @@ public struct CSVReader: IteratorProtocol, Sequence {
             switch b {
             case 0x22:
                 guard field.isEmpty && !wasQuoted else {
-                    throw wasQuoted ? goesOnAfterQuote()
-                        : InputError("stray quote inside unquoted field \(row.count + 1): a field with a quote is quoted whole, its quotes doubled",
+                    if wasQuoted { throw goesOnAfterQuote() }
+                    // ` "Mon,Tue"`, as typed by hand: the quote must come first.
+                    if field.allSatisfy({ $0 == 0x20 || $0 == 0x09 }) {
+                        throw InputError("field \(row.count + 1) has spaces before its opening quote: a quoted field begins with the quote "
+                                         + "(`,\"a,b\"` not `, \"a,b\"`)", item: "line \(line)")
+                    }
+                    throw InputError("stray quote inside unquoted field \(row.count + 1): a field with a quote is quoted whole, its quotes doubled",
                                      item: "line \(line)")
                 }
                 quoted = true; wasQuoted = true

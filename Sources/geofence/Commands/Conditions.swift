@@ -71,7 +71,16 @@ struct Conditions: ParsableCommand {
                     fields["start_time"] = startTime; fields["end_time"] = endTime
                     fields["start_date"] = startDate; fields["end_date"] = endDate
                     fields["renotify_suppress_days"] = renotifySuppressDays.map(String.init); fields["timezone"] = timezone
-                    try store.insert(try ConditionText.condition(fields, areaIdAsWritten: true))
+                    do {
+                        try store.insert(try ConditionText.condition(fields, areaIdAsWritten: true))
+                    } catch var e as InputError {
+                        // The values are this command's options: errors name the option, not the CSV column.
+                        if let field = e.field {
+                            e.field = field == "area_id" ? "--area" : field == "condition_id" ? "--id" : "--" + String(field.map { $0 == "_" ? "-" : $0 })
+                        }
+                        if id == nil { e.id = nil }   // an id the user did not give
+                        throw e
+                    }
                     return cid
                 }
                 print("added condition \(cid)")
@@ -112,8 +121,9 @@ struct Conditions: ParsableCommand {
                 }
                 let unknown = header.filter { !ConditionText.columns.contains($0) }
                 if !unknown.isEmpty {
+                    let empty = unknown.contains("") ? "; a column with no name: a comma at the header's end?" : ""
                     throw InputError("unknown column(s) \(unknown.map(Echo.quoted).joined(separator: ", ")) (columns: \(ConditionText.columns.joined(separator: ", ")))"
-                                     + CSVReader.separatorHint(header: header), file: file, item: "header")
+                                     + CSVReader.separatorHint(header: header) + empty, file: file, item: "header")
                 }
                 // Two columns of one name: which holds the value is anyone's guess.
                 if let twice = header.first(where: { c in header.filter { $0 == c }.count > 1 }) {
