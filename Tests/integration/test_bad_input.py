@@ -246,7 +246,11 @@ def test_a_days_work_errors_name_the_option_column_or_run(catalog, tmp_path):
     p = gf("conditions", "add", catalog, "--area", "G#AREA_ID_001", "--timing", "DWELL", check=False)
     assert p.returncode == 1 and p.stderr.strip() == "error: --dwell-s: a DWELL condition needs dwell_s", p.stderr
     p = gf("conditions", "add", catalog, "--area", "G#AREA_ID_001", "--timing", "IN", "--timezone", "asia/tokyo", check=False)
-    assert p.returncode == 1 and p.stderr.startswith("error: --timezone: unknown time zone 'asia/tokyo'"), p.stderr
+    assert p.returncode == 1 and p.stderr.strip() == "error: --timezone: unknown time zone 'asia/tokyo' (did you mean 'Asia/Tokyo'?)", p.stderr
+    p = gf("conditions", "add", catalog, "--area", "G#AREA_ID_001", "--timing", "IN", "--timezone", "JST", check=False)
+    assert p.returncode == 1 and "an abbreviation such as JST is none" in p.stderr, p.stderr
+    p = gf("settings", catalog, "default_timezone", "america/new_york", check=False)
+    assert p.returncode == 1 and "(did you mean 'America/New_York'?)" in p.stderr, p.stderr
     trailing = tmp_path / "trailing.csv"
     trailing.write_text("condition_id,area_id,timing,\n90,G#AREA_ID_001,IN,\n")
     p = gf("conditions", "import", catalog, trailing, check=False)

@@ -43,7 +43,7 @@ def test_an_area_id_in_a_conditions_file_is_the_area_named_quoted_or_not(tmp_pat
     assert got == ["10|[ A]", "11|[A ]", "12|[ A]"], got
     f.write_text('condition_id,area_id,timing\n20, A ,IN\n')
     p = gf("conditions", "import", db, f, check=False)
-    assert p.returncode == 1 and "unknown area ' A ' (area 'A' exists: spaces at an id's ends are part of it)" in p.stderr, p.stderr
+    assert p.returncode == 1 and "unknown area ' A ' (area" in p.stderr and "exists: ids are compared as written, spaces at their ends and leading zeros included)" in p.stderr, p.stderr
     gf("conditions", "add", db, "--area", " A", "--timing", "OUT", "--id", "13")
     assert sql(db, "SELECT '[' || area_id || ']' FROM gf_conditions WHERE condition_id = 13;").stdout.strip() == "[ A]"
 
@@ -207,3 +207,15 @@ def test_a_subject_with_edge_spaces_written_unquoted_by_pythons_csv_is_that_subj
     gf("judge", db, "--fixes", f)
     subjects = run("sqlite3", db, "SELECT '[' || subject_id || ']' FROM gf_subjects ORDER BY subject_id").stdout.split("\n")
     assert subjects[:3] == ["[  ]", "[ sp ]", "[sp]"], subjects
+
+
+def test_an_unknown_area_names_the_one_a_spreadsheet_meant(tmp_path):
+    """From a new-user trial: a spreadsheet turns `00001` into `1`; the
+    unknown-area error now names the area that differs only by leading
+    zeros or edge spaces, in either direction."""
+    db = tmp_path / "c.db"
+    gf("init", db)
+    gf("import", db, write_collection(tmp_path / "a.geojson", [square("00001", 0, 0, 0.02), square(" 00050 ", 1, 1, 0.02)]))
+    for given, meant in (("1", "00001"), ("00050", " 00050 ")):
+        p = gf("conditions", "add", db, "--area", given, "--timing", "IN", check=False)
+        assert p.returncode == 1 and f"unknown area '{given}' (area '{meant}' exists" in p.stderr, p.stderr

@@ -43,7 +43,7 @@ public struct AreaDefinition: Equatable, Sendable {
             throw InputError("valid_until \(b) is before valid_from \(a)", field: "valid_until")
         }
         if let c = confidence, !(c >= 0 && c < 1) { throw InputError("must be in [0, 1), got \(c)", field: "confidence") }
-        if let tz = timezone, !TimeZoneNames.isKnown(tz) { throw InputError("unknown time zone \(Echo.quoted(tz))", field: "timezone") }
+        if let tz = timezone, !TimeZoneNames.isKnown(tz) { throw InputError(TimeZoneNames.unknown(tz), field: "timezone") }
         try ShapeValidation.check(shape)
     }
 }

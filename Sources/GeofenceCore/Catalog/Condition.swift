@@ -43,7 +43,7 @@ public struct ConditionDefinition: Equatable, Sendable {
         if let n = renotifySuppressDays, n > Self.maxSuppressDays {
             throw InputError("must be at most \(Self.maxSuppressDays) (the days of years 0000 to 9999), got \(n)", field: "renotify_suppress_days")
         }
-        if let tz = timezone, !TimeZoneNames.isKnown(tz) { throw InputError("unknown time zone \(Echo.quoted(tz))", field: "timezone") }
+        if let tz = timezone, !TimeZoneNames.isKnown(tz) { throw InputError(TimeZoneNames.unknown(tz), field: "timezone") }
     }
 
     // MARK: Text forms (CSV, CLI options, the catalog's columns)

@@ -53,7 +53,7 @@ public final class TimeZone: @unchecked Sendable {
 
     public static func load(_ name: String, directory: String = TimeZoneNames.directory) throws -> TimeZone {
         if name == "UTC" || name == "Etc/UTC" { return utc }
-        guard TimeZoneNames.isKnown(name) else { throw LoadError(description: "unknown time zone \(Echo.quoted(name))") }
+        guard TimeZoneNames.isKnown(name) else { throw LoadError(description: TimeZoneNames.unknown(name)) }
         let chunks = try FileChunks(path: directory + "/" + name)
         var bytes: [UInt8] = []
         while let c = try chunks.next() { bytes += c }

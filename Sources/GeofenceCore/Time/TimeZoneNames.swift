@@ -20,4 +20,20 @@ public enum TimeZoneNames {
         var magic = [UInt8](repeating: 0, count: 4)
         return fread(&magic, 1, 4, f) == 4 && magic == Array("TZif".utf8)
     }
+
+    /// The error for a name that is no zone, with the zone it most likely
+    /// meant when only its case is wrong (`asia/tokyo`, `utc`), else what a
+    /// zone name looks like (an abbreviation such as JST is none).
+    public static func unknown(_ name: String) -> String {
+        // Each word capitalised (America/New_York), or the whole name in capitals (UTC).
+        var capitalised = "", startOfWord = true
+        for c in name where name.utf8.count < 64 {
+            capitalised += startOfWord ? c.uppercased() : c.lowercased()
+            startOfWord = c == "/" || c == "_" || c == "-"
+        }
+        if let meant = [capitalised, name.uppercased()].first(where: { $0 != name && isKnown($0) }) {
+            return "unknown time zone \(Echo.quoted(name)) (did you mean \(Echo.quoted(meant))?)"
+        }
+        return "unknown time zone \(Echo.quoted(name)) (an IANA name such as 'Asia/Tokyo' or 'UTC'; an abbreviation such as JST is none)"
+    }
 }

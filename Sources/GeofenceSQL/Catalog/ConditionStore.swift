@@ -46,10 +46,13 @@ public final class ConditionStore {
             try bind(c.timezone, 11)
             while try s.step() {}
         } catch let e as SQLiteError where e.message.contains("area_id does not name an area") {
-            // An id with spaces at its ends is that id; say so when the id without them is an area.
-            let bare = c.areaId.trimmingSpaces
-            let hint = bare != c.areaId && (try? db.scalar("SELECT 1 FROM gf_areas WHERE area_id = ?", [.text(bare)]).int64) == 1
-                ? " (area \(Echo.quoted(bare)) exists: spaces at an id's ends are part of it)" : ""
+            // Ids are compared as written: name an area that differs only by spaces
+            // at its ends or leading zeros (a spreadsheet's `1` for `00001`), if there is one.
+            let near = (try? db.scalar("""
+                SELECT area_id FROM gf_areas WHERE area_id <> ?1
+                AND (trim(area_id) = trim(?1) OR ltrim(trim(area_id), '0') = ltrim(trim(?1), '0')) LIMIT 1
+                """, [.text(c.areaId)]).string) ?? nil
+            let hint = near.map { " (area \(Echo.quoted($0)) exists: ids are compared as written, spaces at their ends and leading zeros included)" } ?? ""
             throw InputError("unknown area \(Echo.quoted(c.areaId))\(hint): add the area before its conditions", id: String(c.conditionId), field: "area_id")
         } catch let e as SQLiteError where e.message.contains("UNIQUE constraint failed") {
             throw InputError("duplicate condition_id", id: String(c.conditionId), field: "condition_id")

@@ -32,7 +32,7 @@ public struct Settings {
     public func set(_ key: String, _ value: String) throws {
         switch key {
         case "default_timezone":
-            guard TimeZoneNames.isKnown(value) else { throw InputError("unknown time zone \(Echo.quoted(value))", field: key) }
+            guard TimeZoneNames.isKnown(value) else { throw InputError(TimeZoneNames.unknown(value), field: key) }
         case "default_confidence":
             guard let p = NumberText.double(value), p >= 0, p < 1 else { throw InputError("must be a number in [0, 1), got \(Echo.quoted(value))", field: key) }
         case _ where Self.unsettable.contains(key):
