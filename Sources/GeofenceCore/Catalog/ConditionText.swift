@@ -5,15 +5,14 @@ public enum ConditionText {
                                  "start_date", "end_date", "renotify_suppress_days", "timezone"]
 
     /// Empty or missing fields are unset. Spaces at a field's ends are
-    /// dropped, except in the area id when `areaIdAsWritten` (a CSV field,
+    /// dropped, except in the area id, which is as written (a CSV field,
     /// quoted or not, an option's value): ` A` and `A` are two areas a
     /// catalog may hold, and a condition must land on the one named.
-    public static func condition(_ f: [String: String], areaIdAsWritten: Bool = false) throws -> ConditionDefinition {
+    public static func condition(_ f: [String: String]) throws -> ConditionDefinition {
         func get(_ k: String) -> String? { f[k].flatMap { $0.trimmingSpaces.isEmpty ? nil : $0.trimmingSpaces } }
         guard let idText = get("condition_id") else { throw InputError("is required", field: "condition_id") }
         guard let id = Int64(idText) else { throw InputError("must be an integer, got \(Echo.quoted(idText))", field: "condition_id") }
-        let areaField = areaIdAsWritten ? f["area_id"].flatMap { $0.isEmpty ? nil : $0 } : get("area_id")
-        guard let area = areaField else { throw InputError("is required", id: idText, field: "area_id") }
+        guard let area = f["area_id"].flatMap({ $0.isEmpty ? nil : $0 }) else { throw InputError("is required", id: idText, field: "area_id") }
         guard let timingText = get("timing"), let timing = ConditionDefinition.Timing(rawValue: timingText.uppercased()) else {
             throw InputError("must be IN, OUT or DWELL, got \(Echo.quoted(f["timing"] ?? ""))", id: idText, field: "timing")
         }

@@ -14,10 +14,6 @@ public struct CSVReader: IteratorProtocol, Sequence {
     public private(set) var line = 1
     /// Set when a row could not be read; iteration then stops.
     public private(set) var error: InputError?
-    /// The fields of the row read last that were quoted (0-based), in order.
-    /// A quoted field is the value exactly as written, spaces included; a
-    /// reader may be lenient with an unquoted one (`a, b`).
-    public private(set) var quotedFields: [Int] = []
 
     public init(chunks: @escaping () throws -> [UInt8]?) { self.next_ = chunks }
 
@@ -110,10 +106,8 @@ public struct CSVReader: IteratorProtocol, Sequence {
         var quoted = false, wasQuoted = false, any = false
         let startLine = line
         row.reserveCapacity(8)
-        quotedFields.removeAll(keepingCapacity: true)
         func endField() throws {
             let s = try field.withUnsafeBufferPointer { try Self.field($0, index: row.count + 1, line: startLine) }
-            if wasQuoted { quotedFields.append(row.count) }
             row.append(s); field.removeAll(keepingCapacity: true); wasQuoted = false
         }
         // A quoted field followed by more than a comma or the line's end. Most
@@ -201,15 +195,12 @@ public struct CSVReader: IteratorProtocol, Sequence {
 }
 
 public enum CSVFile {
-    /// A row and which of its fields were quoted (`CSVReader.quotedFields`).
-    public typealias Row = (fields: [String], quoted: [Int])
-
     /// All rows of a small file (conditions).
-    public static func read(path: String) throws -> [Row] {
+    public static func read(path: String) throws -> [[String]] {
         let file = try FileChunks(path: path)
         var reader = CSVReader(chunks: file.next)
-        var rows: [Row] = []
-        do { while let r = try reader.readRow() { rows.append((r, reader.quotedFields)) } } catch let e as InputError { throw e.located(file: path) }
+        var rows: [[String]] = []
+        do { while let r = try reader.readRow() { rows.append(r) } } catch let e as InputError { throw e.located(file: path) }
         return rows
     }
 }

@@ -72,7 +72,7 @@ struct Conditions: ParsableCommand {
                     fields["start_date"] = startDate; fields["end_date"] = endDate
                     fields["renotify_suppress_days"] = renotifySuppressDays.map(String.init); fields["timezone"] = timezone
                     do {
-                        try store.insert(try ConditionText.condition(fields, areaIdAsWritten: true))
+                        try store.insert(try ConditionText.condition(fields))
                     } catch var e as InputError {
                         // The values are this command's options: errors name the option, not the CSV column.
                         if let field = e.field {
@@ -116,7 +116,7 @@ struct Conditions: ParsableCommand {
                 let conn = try openCatalog(db)
                 let rows = try CSVFile.read(path: file)
                 // Column names without spaces at their ends (`condition_id, area_id`), as a fixes file's.
-                guard let header = rows.first?.fields.map({ $0.trimmingEdgeSpaces() }) else {
+                guard let header = rows.first?.map({ $0.trimmingEdgeSpaces() }) else {
                     throw InputError("empty file: expected a header row", file: file)
                 }
                 let unknown = header.filter { !ConditionText.columns.contains($0) }
@@ -135,7 +135,7 @@ struct Conditions: ParsableCommand {
                 let store = ConditionStore(conn)
                 var imported = 0
                 try conn.transaction {
-                    for (i, (row, _)) in rows.dropFirst().enumerated() {
+                    for (i, row) in rows.dropFirst().enumerated() {
                         if row.count == 1 && row[0].isEmpty { continue }   // a blank line: nothing to count
                         imported += 1
                         guard row.count == header.count else {
@@ -143,7 +143,7 @@ struct Conditions: ParsableCommand {
                         }
                         do {
                             // The area id as written, quoted or not (RFC 4180; the tools that write CSV quote ` A` only when asked).
-                            try store.insert(try ConditionText.condition(Dictionary(uniqueKeysWithValues: zip(header, row)), areaIdAsWritten: true))
+                            try store.insert(try ConditionText.condition(Dictionary(uniqueKeysWithValues: zip(header, row))))
                         } catch let e as InputError {
                             throw e.located(file: file, item: "row \(i + 1)")
                         }

@@ -32,8 +32,7 @@ struct Init: ParsableCommand {
 
     func run() throws {
         try reporting {
-            openedCatalog = db
-            SignalEnding.name(catalog: db)
+            naming(catalog: db)
             try refuseUnwritable()
             let conn = try Database.open(db, create: true)
             // A new file takes the size of its first page: set while it has none.
@@ -48,7 +47,7 @@ struct Init: ParsableCommand {
                 try Schema.create(conn, whileLocked: { try requirePageSize(conn) })
             } catch let e as CatalogError {
                 let refusedCatalog = (try? Schema.state(of: conn)).map { $0 != .absent } ?? false
-                throw CatalogError("\(db): \(e.message)" + (refusedCatalog ? try otherPageSizeHint(conn) : ""))
+                throw CatalogError("\(db): \(e.message)" + (refusedCatalog ? otherPageSizeHint(conn) : ""))
             }
             // WAL only once the catalog is made: switching writes the file's
             // header, which a refused init must not do.
@@ -71,7 +70,7 @@ struct Init: ParsableCommand {
     }
 
     /// For a catalog refused with --page-size of another size: how to change its pages.
-    private func otherPageSizeHint(_ conn: Connection) throws -> String {
+    private func otherPageSizeHint(_ conn: Connection) -> String {
         guard let n = pageSize, let had = try? conn.scalar("PRAGMA page_size").int64, had != Int64(n) else { return "" }
         return "; its pages are \(had) bytes, and `sqlite3 \(Echo.shellWord(db)) 'PRAGMA journal_mode = DELETE; PRAGMA page_size = \(n); "
             + "VACUUM; PRAGMA journal_mode = WAL'` rewrites it with \(n)-byte pages"
@@ -83,8 +82,7 @@ struct Init: ParsableCommand {
         if stat(db, &st) == 0, st.st_mode & S_IFMT == S_IFDIR {
             throw InputError("\(db) is a directory: name the database file to create, e.g. \(Echo.shellWord(db + "/fences.db"))")
         }
-        let slash = db.lastIndex(of: "/")
-        let folder = slash.map { $0 == db.startIndex ? "/" : String(db[..<$0]) } ?? "."
+        let folder = ReadOnlyCatalog.folder(of: db)
         if !db.hasPrefix("file:"), access(db, F_OK) != 0, access(folder, W_OK | X_OK) != 0 {
             throw CatalogError("\(db): cannot create the database: its folder \(folder) is missing or not writable by this user")
         }

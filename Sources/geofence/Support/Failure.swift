@@ -44,10 +44,15 @@ func warn(_ message: String) { fputs(message + "\n", stderr) }
 /// The catalog this command opened, for messages about it.
 nonisolated(unsafe) var openedCatalog: String?
 
-/// Opens the catalog: checks the schema version and upgrades an older one.
-func openCatalog(_ path: String) throws -> Connection {
+/// Names `path` in this command's errors, and in what a signal that ends it says.
+func naming(catalog path: String) {
     openedCatalog = path
     SignalEnding.name(catalog: path)
+}
+
+/// Opens the catalog: checks the schema version and upgrades an older one.
+func openCatalog(_ path: String) throws -> Connection {
+    naming(catalog: path)
     do {
         if let reason = ReadOnlyCatalog.reason(path) { return try ReadOnlyCatalog.open(path, reason: reason) }
         let db = try Database.open(path)

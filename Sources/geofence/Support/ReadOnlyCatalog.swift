@@ -26,12 +26,17 @@ enum ReadOnlyCatalog {
         }
         if access(path, F_OK) != 0 { return nil }        // missing: the open names it
         if access(path, W_OK) != 0 { return "the file is not writable by this user" }
-        let slash = path.lastIndex(of: "/")
-        let folder = slash.map { $0 == path.startIndex ? "/" : String(path[..<$0]) } ?? "."
+        let folder = folder(of: path)
         if access(folder, W_OK | X_OK) != 0 {
             return "its folder \(folder) is not writable by this user (SQLite writes its journal files beside the database)"
         }
         return nil
+    }
+
+    /// The folder a file name is in, where SQLite puts its side files.
+    static func folder(of path: String) -> String {
+        let slash = path.lastIndex(of: "/")
+        return slash.map { $0 == path.startIndex ? "/" : String(path[..<$0]) } ?? "."
     }
 
     /// Opens the catalog read-only and checks its schema without upgrading.
