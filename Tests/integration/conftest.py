@@ -69,10 +69,10 @@ def judge_while_another_writes(db):
     write lock throughout; returns (the finished process, seconds it waited)."""
     import subprocess as sp
     import time
-    holder = sp.Popen(["sqlite3", db], stdin=sp.PIPE, text=True)
-    holder.stdin.write("BEGIN IMMEDIATE;\nINSERT INTO gf_settings VALUES ('x', 'y');\n")
+    holder = sp.Popen(["sqlite3", db], stdin=sp.PIPE, stdout=sp.PIPE, text=True)
+    holder.stdin.write("BEGIN IMMEDIATE;\nINSERT INTO gf_settings VALUES ('x', 'y');\nSELECT 'holding';\n")
     holder.stdin.flush()
-    time.sleep(0.5)
+    assert holder.stdout.readline() == "holding\n"  # the lock is taken
     try:
         t = time.time()
         p = gf("judge", db, "--fixes", SAMPLES / "fixes.csv", check=False)
@@ -92,3 +92,103 @@ def countries(tmp_path_factory):
     db = work / "countries.db"
     features = import_areas(db, natural_earth_countries(work), "--make-valid")
     return db, {k: shape(f["geometry"]) for k, f in features.items()}
+
+
+class Stopped:
+    """A command started with GEOFENCE_TEST_STOP_AT=<point>, stopped there
+    (the CLI raises SIGSTOP on itself at that point: TestStops.swift), so a
+    test sends its signal at an exact moment instead of after a guessed delay.
+    `reached` is False when the command ended without reaching the point."""
+
+    def __init__(self, args, point, cwd=None, ignored=()):
+        import signal as _signal
+        import subprocess as sp
+        import tempfile
+        self._out = tempfile.TemporaryFile()
+        self._err = tempfile.TemporaryFile()
+        env = {**os.environ, "GEOFENCE_TEST_STOP_AT": point}
+        # The signals a test sends are not inherited as ignored (as in a background job of a
+        # shell), except those named in `ignored` (as under nohup).
+        def dispositions():
+            for s in (_signal.SIGINT, _signal.SIGTERM, _signal.SIGHUP):
+                _signal.signal(s, _signal.SIG_IGN if s in ignored else _signal.SIG_DFL)
+        self.p = sp.Popen([str(a) for a in args], stdout=self._out, stderr=self._err, env=env, cwd=cwd,
+                          preexec_fn=dispositions)
+        _, status = os.waitpid(self.p.pid, os.WUNTRACED)  # bounded by the test's own timeout
+        self.reached = os.WIFSTOPPED(status)
+        if not self.reached:  # waitpid reaped it: tell Popen what it got
+            self.p.returncode = os.waitstatus_to_exitcode(status)
+
+    def send(self, sig):
+        """Sends `sig` to the stopped command, lets it go on, and returns
+        (exit status, stdout, stderr) once it has ended."""
+        import signal as _signal
+        assert self.reached, f"the command ended (exit {self.p.returncode}) before its stop point: {self.result()[2]}"
+        os.kill(self.p.pid, sig)
+        if sig != _signal.SIGKILL:
+            os.kill(self.p.pid, _signal.SIGCONT)
+        self.p.wait(timeout=120)
+        return self.result()
+
+    def result(self):
+        self._out.seek(0)
+        self._err.seek(0)
+        return self.p.returncode, self._out.read().decode(), self._err.read().decode()
+
+
+# ---- skips: shown, and on CI's kind of machine only those docs/testing.md allows ----------
+#
+# A test may skip only for a capability the machine lacks (root, mounting, a
+# terminal, two CPUs), and its reason says which. scripts/test.sh prints every
+# skip with its reason (pytest -rs). On a Debian machine as root (CI's kind),
+# a skip that docs/testing.md's table does not list, with the reason it gives,
+# fails the run: an install step that went missing must not turn into tests
+# that silently stop testing.
+
+_skips = []
+
+
+def pytest_runtest_logreport(report):
+    if report.skipped and not hasattr(report, "wasxfail"):
+        reason = report.longrepr[2] if isinstance(report.longrepr, tuple) else str(report.longrepr)
+        _skips.append((report.nodeid, reason.removeprefix("Skipped: ")))
+
+
+def allowed_skips():
+    """(test name, reason start) pairs from docs/testing.md's table of skips:
+    rows `| test_file.py::test_name | reason start | ... |`."""
+    rows = []
+    for line in (ROOT / "docs" / "testing.md").read_text().splitlines():
+        cells = [c.strip().strip("`") for c in line.strip().strip("|").split("|")]
+        if len(cells) >= 2 and "::" in cells[0]:
+            rows.append((cells[0], cells[1]))
+    return rows
+
+
+def ci_kind_of_machine():
+    return os.geteuid() == 0 and Path("/etc/debian_version").exists()
+
+
+def unexpected_skips():
+    allowed = allowed_skips()
+    def listed(nodeid, reason):
+        name = nodeid.split("/")[-1].split("[")[0]
+        return any(name == test and reason.startswith(start) for test, start in allowed)
+    return [(n, r) for n, r in _skips if not listed(n, r)]
+
+
+def pytest_terminal_summary(terminalreporter, exitstatus, config):
+    if not ci_kind_of_machine():
+        if _skips:
+            terminalreporter.write_line(f"{len(_skips)} skipped (not CI's kind of machine: Debian as root; see docs/testing.md)")
+        return
+    bad = unexpected_skips()
+    for nodeid, reason in bad:
+        terminalreporter.write_line(f"UNEXPECTED SKIP on CI's kind of machine: {nodeid}: {reason}", red=True)
+    if bad:
+        terminalreporter.write_line("docs/testing.md lists the skips allowed here; install what is missing, or list the skip with its reason")
+
+
+def pytest_sessionfinish(session, exitstatus):
+    if ci_kind_of_machine() and unexpected_skips() and session.exitstatus == 0:
+        session.exitstatus = 1

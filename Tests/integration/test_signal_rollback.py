@@ -8,10 +8,11 @@ import sqlite3
 import subprocess
 import sys
 import time
+from pathlib import Path
 
 import pytest
 
-from conftest import CLI, ROOT, gf
+from conftest import CLI, ROOT, Stopped, gf
 from test_judge_out_streamed import catalog, fixes
 
 sys.path.insert(0, str(ROOT / "benchmarks"))
@@ -79,22 +80,24 @@ def test_a_signal_during_a_judgement_rolls_it_back(tmp_path, mode, sig):
     assert "300000 judged" in gf("judge", db, "--fixes", many).stdout
 
 
+@pytest.mark.parametrize("point", ["began", "committed"])
 @pytest.mark.parametrize("mode", ["delete", "wal"])
-def test_a_signal_during_an_import_rolls_it_back(tmp_path, mode):
+def test_a_signal_during_an_import_rolls_it_back_and_after_its_commit_it_stands(tmp_path, mode, point):
     fences = tmp_path / "fences.geojson"
     workload.write_fences(fences, 20000, seed=5)
     db = tmp_path / "k.db"
     gf("init", db)
     journal(db, mode)
-    code, err = interrupt([CLI, "import", db, fences, "--with-default-conditions"], db, signal.SIGTERM)
+    code, _, err = Stopped([CLI, "import", db, fences, "--with-default-conditions"], point).send(signal.SIGTERM)
     assert code == -signal.SIGTERM, (code, err)
     assert side_files(db) == [], err
     c = sqlite3.connect(db)
     stored = c.execute("SELECT (SELECT count(*) FROM gf_areas) + (SELECT count(*) FROM gf_conditions)").fetchone()[0]
     c.close()
-    # Came during the COMMIT (it writes the whole catalog), the import stands and says so.
-    assert ("the transaction was rolled back" in err and stored == 0
-            or "it came as the changes were being committed; they stand" in err and stored == 60000), err
+    if point == "began":
+        assert "the transaction was rolled back" in err and stored == 0, err
+    else:  # came as the whole catalog was being committed: the import stands and says so
+        assert "the changes had been committed, and stand" in err and stored == 60000, err
 
 
 def test_a_second_signal_ends_the_process_at_once(tmp_path):
@@ -111,37 +114,30 @@ def test_a_second_signal_ends_the_process_at_once(tmp_path):
     assert c.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
 
 
-def committed_run(db):
-    c = sqlite3.connect(f"file:{db}?mode=ro", uri=True, isolation_level=None)
-    try:
-        return c.execute("SELECT count(*) FROM gf_runs").fetchone()[0] > 0
-    except sqlite3.OperationalError:  # the writer's checkpoint, for a moment
-        return False
-    finally:
-        c.close()
-
-
 @pytest.mark.parametrize("mode", ["delete", "wal"])
 def test_a_signal_just_after_the_commit_says_the_changes_stand(tmp_path, mode):
-    """Sent as soon as another connection sees the run: the process used to end
-    at once, silently (no summary, no line), with the run committed, so a user
+    """Sent as soon as the run has committed: the process used to end at
+    once, silently (no summary, no line), with the run committed, so a user
     took it for rolled back; and a WAL catalog kept its -wal and -shm."""
     db = catalog(tmp_path, ["A", "B1", "Z"])
     journal(db, mode)
     many = fixes(tmp_path, [(f"s{k % 500}", f"2026-01-05T{k // 3600 % 24:02d}:{k // 60 % 60:02d}:{k % 60:02d}Z",
-                             str(k % 7 * 0.001), "0", "5") for k in range(200_000)])
-    p = subprocess.Popen([str(CLI), "judge", str(db), "--fixes", str(many)], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                         preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
-    while not committed_run(db) and p.poll() is None:
-        time.sleep(0.001)
-    p.send_signal(signal.SIGINT)
-    out, err = p.communicate(timeout=60)
-    assert p.returncode in (0, -signal.SIGINT), (p.returncode, err)
-    if p.returncode == -signal.SIGINT:
-        assert b"interrupted by SIGINT: the changes had been committed, and stand" in err, err
-    assert b"run 1: 200000 fixes" in out
-    if mode == "delete":  # (in WAL mode the polling reader may keep the WAL in place)
-        assert side_files(db) == []
+                             str(k % 7 * 0.001), "0", "5") for k in range(20_000)])
+    code, out, err = Stopped([CLI, "judge", db, "--fixes", many], "committed").send(signal.SIGINT)
+    assert code == -signal.SIGINT, (code, err)
+    assert "interrupted by SIGINT: the changes had been committed, and stand" in err, err
+    assert "run 1: 20000 fixes" in out
+    assert side_files(db) == []
+
+
+def waiting_in_sleep(pid):
+    """True while `pid` sleeps in a system call (SQLite's busy handler sleeps
+    between tries for the lock); /proc/PID/syscall names the call."""
+    try:
+        call = Path(f"/proc/{pid}/syscall").read_text().split()[0]
+    except (OSError, IndexError):
+        return False
+    return call in ("35", "230")  # nanosleep, clock_nanosleep (x86_64)
 
 
 def test_a_signal_while_waiting_for_the_lock_says_nothing_was_changed(tmp_path):
@@ -150,8 +146,10 @@ def test_a_signal_while_waiting_for_the_lock_says_nothing_was_changed(tmp_path):
     holder.execute("BEGIN IMMEDIATE")
     p = subprocess.Popen([str(CLI), "reset", str(db)], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                          preexec_fn=lambda: signal.signal(signal.SIGTERM, signal.SIG_DFL))
-    time.sleep(1.0)
-    assert p.poll() is None, "reset must be waiting for the lock"
+    deadline = time.monotonic() + 120
+    while not waiting_in_sleep(p.pid) and p.poll() is None and time.monotonic() < deadline:
+        time.sleep(0.01)
+    assert p.poll() is None and waiting_in_sleep(p.pid), "reset must be waiting for the lock"
     p.send_signal(signal.SIGTERM)
     _, err = p.communicate(timeout=60)
     holder.execute("ROLLBACK")
@@ -170,40 +168,72 @@ SMALL_WRITES = {
 }
 
 
-@pytest.mark.parametrize("command", SMALL_WRITES)
-def test_a_signal_at_any_moment_of_a_small_write_tells_the_truth(tmp_path, command):
-    """Swept over a short command's whole life, SIGTERM must leave the database
-    as before (the line says nothing was changed, or rolled back) or as after
-    (the line says the changes stand, and the command's own output is
-    printed), never a hot -journal. `settings` and `conditions add` wrote
-    outside a transaction (a -journal stayed; 'nothing was changed' was said
-    of a stored value), and `check` lost its rows after its commit."""
-    base = catalog(tmp_path, ["A"])
-    journal(base, "delete")
+# Where a signal lands, and what the database and the line must then say.
+AT_POINT = {
+    # point: (rolled back?, what the line says)
+    "ready": (True, "nothing was changed"),
+    "began": (True, "the transaction was rolled back, the database is as it was"),
+    "committing": (False, "the changes had been committed, and stand"),
+    "committed": (False, "the changes had been committed, and stand"),
+}
+
+
+def small_write(tmp_path, command, name):
+    base = tmp_path / "base" / "c.db"
+    if not base.exists():
+        base.parent.mkdir()
+        catalog(base.parent, ["A"])
+        journal(base, "delete")
+    db = tmp_path / f"{name}.db"
+    db.write_bytes(base.read_bytes())
     args, changed = SMALL_WRITES[command]
-    seen = set()
-    for k in range(45):
-        db = tmp_path / f"c{k}.db"
-        db.write_bytes(base.read_bytes())
-        p = subprocess.Popen([str(CLI)] + [a.format(db=db) for a in args], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-        time.sleep(k * 0.001)
-        p.send_signal(signal.SIGTERM)
-        out, err = p.communicate(timeout=60)
-        assert side_files(db) == [], (k, err)
-        c = sqlite3.connect(db)
-        after = c.execute(changed).fetchone()[0] > 0
+    return db, [CLI] + [a.format(db=db) for a in args], changed
+
+
+def changed_in(db, changed):
+    c = sqlite3.connect(db)
+    try:
+        return c.execute(changed).fetchone()[0] > 0
+    finally:
         c.close()
-        if p.returncode == 0:
-            outcome = "finished"
-            assert after and out, (k, out, err)
-        else:
-            assert p.returncode == -signal.SIGTERM, (k, p.returncode, err)
-            if b"the changes had been committed, and stand" in err:
-                outcome = "stand"
-                assert after and out, (k, out, err)
-            else:
-                outcome = "unchanged"
-                # (Silent only if it came before the process had set its handlers, in its first milliseconds.)
-                assert (b"nothing was changed" in err or b"the transaction was rolled back" in err or err == b"") and not after, (k, err)
-        seen.add(outcome)
-    assert "unchanged" in seen and "finished" in seen, seen
+
+
+@pytest.mark.parametrize("point", AT_POINT)
+@pytest.mark.parametrize("command", SMALL_WRITES)
+def test_a_signal_at_each_moment_of_a_small_write_tells_the_truth(tmp_path, command, point):
+    """SIGTERM at each named moment of a short command's life (the CLI stops
+    itself there: GEOFENCE_TEST_STOP_AT) must leave the database as before
+    (the line says nothing was changed, or rolled back) or as after (the line
+    says the changes stand, and the command's own output is printed), never a
+    hot -journal. `settings` and `conditions add` wrote outside a transaction
+    (a -journal stayed; 'nothing was changed' was said of a stored value), and
+    `check` lost its rows after its commit."""
+    db, args, changed = small_write(tmp_path, command, point)
+    code, out, err = Stopped(args, point).send(signal.SIGTERM)
+    rolled_back, line = AT_POINT[point]
+    assert code == -signal.SIGTERM, (code, err)
+    prefix = "error: " if point == "ready" else f"error: {db}: "
+    assert err.endswith(f"{prefix}interrupted by SIGTERM: {line}\n"), err
+    assert side_files(db) == [], err
+    assert changed_in(db, changed) == (not rolled_back)
+    if not rolled_back:
+        assert out, "a command whose changes stand prints what it did"
+    # Left alone, the same command finishes.
+    db2, args2, _ = small_write(tmp_path, command, point + "-whole")
+    p = subprocess.run([str(a) for a in args2], capture_output=True, text=True, timeout=120)
+    assert p.returncode == 0 and p.stdout and changed_in(db2, changed), p.stderr
+
+
+@pytest.mark.parametrize("point", ["began", "committing", "committed"])
+@pytest.mark.parametrize("command", SMALL_WRITES)
+def test_a_kill_at_each_commit_boundary_leaves_before_or_after(tmp_path, command, point):
+    """SIGKILL cannot be caught: at each boundary the database is then as
+    before (up to the COMMIT) or as after (once it has committed), and the
+    next connection finds it whole (SQLite rolls a hot journal back)."""
+    db, args, changed = small_write(tmp_path, command, point)
+    code, _, _ = Stopped(args, point).send(signal.SIGKILL)
+    assert code == -signal.SIGKILL
+    c = sqlite3.connect(db)
+    assert c.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
+    c.close()
+    assert changed_in(db, changed) == (point == "committed")

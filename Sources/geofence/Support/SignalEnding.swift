@@ -47,11 +47,14 @@ enum SignalEnding {
             // A command ending for a signal that came after a commit does not begin another write
             // (it is rolled back at once; what was committed before stands, as the line will say).
             if pendingSignal != 0 { Interruption.request() }
-        }, committing: { try holdingSignals($0) },
-                                                      ended: { committed in
+            TestStops.reach(.began)
+        }, committing: { commit in
+            try holdingSignals { TestStops.reach(.committing); try commit() }
+        }, ended: { committed in
             inTransaction = false
             lastTransaction = committed ? .committed : .rolledBack
             if signalled == .underWay { signalled = lastTransaction }
+            if committed { TestStops.reach(.committed) }
         })
         for sig in signals {
             var old = sigaction()
@@ -66,6 +69,8 @@ enum SignalEnding {
         alarmAction.__sigaction_handler.sa_handler = { _ in SignalEnding.endAtOnce(SignalEnding.pendingSignal) }
         sigemptyset(&alarmAction.sa_mask)
         sigaction(SIGALRM, &alarmAction, nil)
+        TestStops.read()
+        TestStops.reach(.ready)
     }
 
     /// The first signal during a transaction lets the command roll it back;

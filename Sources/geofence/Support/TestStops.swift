@@ -1,0 +1,47 @@
+#if canImport(Glibc)
+@preconcurrency import Glibc
+#endif
+
+/// Named moments at which the process stops itself, for tests that must send
+/// a signal (or SIGKILL) at an exact point of a command's life instead of
+/// after a guessed delay:
+///
+///     GEOFENCE_TEST_STOP_AT=began geofence settings fences.db k v &
+///     # wait until it is stopped (waitpid with WUNTRACED), then
+///     kill -TERM $pid; kill -CONT $pid   # the SIGTERM lands exactly there
+///
+/// The points, in the order a writing command reaches them:
+/// - `ready`: the signal handlers are installed; no database is open yet.
+/// - `began`: a write transaction has begun (BEGIN IMMEDIATE succeeded).
+/// - `committing`: the COMMIT is about to run, with the signals held (a
+///   signal sent now is acted on once the COMMIT is over).
+/// - `committed`: the COMMIT has succeeded, the signals still held; the
+///   command has not yet printed or put its output in place.
+///
+/// The variable holds a comma-separated list of points; each listed point
+/// stops the process every time it is reached (`raise(SIGSTOP)`), and it goes
+/// on when it gets SIGCONT. Unset (always, outside the tests) it costs one
+/// check of a flag read once at start. docs/testing.md lists it.
+enum TestStops {
+    enum Point: String, CaseIterable { case ready, began, committing, committed }
+
+    nonisolated(unsafe) private static var chosen: Set<Point> = []
+
+    /// Reads GEOFENCE_TEST_STOP_AT once, at start. An unknown name is an
+    /// error, so that a test naming a point that does not exist fails instead
+    /// of waiting for a stop that never comes.
+    static func read() {
+        guard let raw = getenv("GEOFENCE_TEST_STOP_AT").map({ String(cString: $0) }), !raw.isEmpty else { return }
+        for name in raw.split(separator: ",") {
+            guard let point = Point(rawValue: String(name)) else {
+                fail("error: GEOFENCE_TEST_STOP_AT: no stop point '\(name)' (points: \(Point.allCases.map(\.rawValue).joined(separator: ", ")))", code: 1)
+            }
+            chosen.insert(point)
+        }
+    }
+
+    /// Stops the process here if `point` was chosen.
+    static func reach(_ point: Point) {
+        if !chosen.isEmpty && chosen.contains(point) { raise(SIGSTOP) }
+    }
+}
