@@ -5,6 +5,7 @@ that says so. A CSV file's lines may end in LF, CRLF or a lone CR (as
 spreadsheets on the Mac export them): all three read the same."""
 import json
 import sqlite3
+import time
 
 from conftest import SAMPLES, gf, square, write_collection
 
@@ -79,6 +80,25 @@ def test_conditions_import_counts_what_it_imports_not_blank_lines(tmp_path):
     assert sqlite3.connect(db).execute("SELECT count(*) FROM gf_conditions").fetchone()[0] == 2
 
 
+def wait_until_read(pipe, seconds=120):
+    """Waits until the reader has taken every byte written into `pipe`
+    (FIONREAD on it says how many are still unread): what comes next is in
+    another read."""
+    deadline = time.monotonic() + seconds
+    while unread(pipe) > 0:
+        assert time.monotonic() < deadline, "the reader stopped reading"
+        time.sleep(0.001)
+
+
+def unread(pipe):
+    import array
+    import fcntl
+    import termios
+    n = array.array("i", [0])
+    fcntl.ioctl(pipe.fileno(), termios.FIONREAD, n)
+    return n[0]
+
+
 def test_ndjson_lines_end_as_csv_lines_do_and_a_bom_is_skipped(tmp_path):
     """NDJSON fixes: LF, CRLF and a lone CR end a line, also when a CRLF is
     split between two reads of a pipe; a byte-order mark first is skipped."""
@@ -106,7 +126,8 @@ def test_ndjson_lines_end_as_csv_lines_do_and_a_bom_is_skipped(tmp_path):
     p = subprocess.Popen([str(CLI), "judge", str(db), "--fixes", "-", "--fixes-format", "ndjson", "--out", "-"],
                          stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     for row in rows:
-        p.stdin.write(row + b"\r"); p.stdin.flush(); time.sleep(0.05)
+        p.stdin.write(row + b"\r"); p.stdin.flush()
+        wait_until_read(p.stdin)  # the CR has been read without its LF
         p.stdin.write(b"\n"); p.stdin.flush()
     out, err = p.communicate(timeout=60)
     assert p.returncode == 0 and b"6 judged, 0 stale, 0 invalid" in err, err
