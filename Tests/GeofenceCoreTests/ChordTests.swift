@@ -45,8 +45,10 @@ final class ChordTests: XCTestCase {
 
     func testBeyondTheReachIsLeftToVincenty() {
         XCTAssertNil(Chord.distance(LonLat(lon: 0, lat: 0), LonLat(lon: 0.2, lat: 0)))
+        // Between two points of the equator closer than (1 − f)·180° the geodesic is the equator
+        // itself: a·Δλ, a closed form independent of any of the engine's formulas.
         XCTAssertEqual(Geodesy.distance(LonLat(lon: 0, lat: 0), LonLat(lon: 0.2, lat: 0)),
-                       Geodesy.inverse(LonLat(lon: 0, lat: 0), LonLat(lon: 0.2, lat: 0)).distance)
+                       6_378_137 * 0.2 * .pi / 180, accuracy: 1e-6)
     }
 
     /// Reference: the minimum over a dense sampling of each edge, refined by
