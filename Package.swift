@@ -24,7 +24,8 @@ let package = Package(
         .library(name: "GeofenceCore", targets: ["GeofenceCore"]),
     ],
     dependencies: [
-        .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
+        // Exact: another version changes --help, and so docs/cli.md (checked by a test).
+        .package(url: "https://github.com/apple/swift-argument-parser", exact: "1.8.2"),
     ],
     targets: [
         .systemLibrary(name: "CSQLite", path: "Sources/CSQLite"),

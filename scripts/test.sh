@@ -10,19 +10,25 @@ bash scripts/install-deps.sh
 bash scripts/build.sh
 
 venv=.venv-test
-if [ ! -x "$venv/bin/python" ] || [ ! -f "$venv/.ready-1" ]; then
+# Made anew whenever the pinned requirements change.
+ready="$venv/.ready-$(cat Tests/requirements.txt Tests/wheel-requirements.txt | sha1sum | cut -c1-12)"
+if [ ! -x "$venv/bin/python" ] || [ ! -f "$ready" ]; then
   rm -rf "$venv"
   # Debian's python3: its sqlite3 module can load extensions.
   /usr/bin/python3 -m venv "$venv"
-  "$venv/bin/pip" install -q --disable-pip-version-check pytest shapely pyproj apsw numpy
-  # Natural Earth 1:110m countries (public domain), shipped inside geopandas 0.14's wheel.
-  "$venv/bin/pip" download -q --disable-pip-version-check --no-deps -d "$venv/wheels" geopandas==0.14.4
-  touch "$venv/.ready-1"
+  pip=("$venv/bin/pip" -q --disable-pip-version-check)
+  with_retry() { "$@" || { echo "pip failed; retrying once" >&2; sleep 5; "$@"; }; }
+  with_retry "${pip[@]}" install -r Tests/requirements.txt
+  # For test_wheel.py's own venv (installed from here, no index at test time), and Natural
+  # Earth 1:110m countries (public domain), shipped inside geopandas 0.14's wheel.
+  with_retry "${pip[@]}" download -d "$venv/wheels" -r Tests/wheel-requirements.txt
+  with_retry "${pip[@]}" download --no-deps -d "$venv/wheels" geopandas==0.14.4
+  touch "$ready"
 fi
-
 echo "== swift test"
 swift test
 echo "== pytest"
-"$venv/bin/python" -m pytest -q -p no:cacheprovider Tests/integration
+# -rs: every skip is printed with its reason; a test that hangs fails after 15 minutes.
+"$venv/bin/python" -m pytest -q -rs -p no:cacheprovider --timeout=900 Tests/integration
 echo "== fuzz (20 s per harness; longer runs: bash scripts/fuzz.sh 3600)"
 bash scripts/fuzz.sh 20

@@ -152,7 +152,7 @@ def test_a_full_disk_during_gf_check_loses_nothing(tmp_path):
     mnt.mkdir()
     size = os.path.getsize(db) + (1 << 20)
     if subprocess.run(["mount", "-t", "tmpfs", "-o", f"size={size}", "tmpfs", str(mnt)], capture_output=True).returncode != 0:
-        pytest.skip("mounting a tmpfs needs root")
+        pytest.skip("needs root to mount a tmpfs")
     try:
         small = mnt / "d.db"
         shutil.copy(db, small)

@@ -39,8 +39,7 @@ def test_help_names_the_default():
     assert "--threads" in out and "affinity" in out
 
 
-@pytest.mark.skipif(not shutil.which("taskset") or not shutil.which("strace") or len(os.sched_getaffinity(0)) < 2,
-                    reason="needs taskset, strace and two CPUs")
+@pytest.mark.skipif(len(os.sched_getaffinity(0)) < 2, reason="needs two CPUs: this process may use one")
 def test_default_follows_the_affinity_mask(tmp_path):
     """Limited to one CPU by its affinity mask, a judgement starts fewer
     threads than with two (counted by strace), and as many as --threads 1."""

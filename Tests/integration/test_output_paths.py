@@ -91,7 +91,7 @@ def device_node(directory, name, minor):
         with open(path, "w"):
             pass
     except PermissionError as e:
-        pytest.skip(f"making and opening a device node needs root (CAP_MKNOD) on a filesystem without nodev: {e}")
+        pytest.skip(f"needs root (CAP_MKNOD) and a filesystem without nodev to make and open a device node: {e}")
     return path
 
 
@@ -137,7 +137,7 @@ def full_disk(tmp_path):
     mount.mkdir()
     p = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=64k", "tmpfs", str(mount)], capture_output=True, text=True)
     if p.returncode != 0:
-        pytest.skip(f"cannot mount a small tmpfs to fill (needs root and CAP_SYS_ADMIN): {p.stderr.strip()}")
+        pytest.skip(f"needs root and CAP_SYS_ADMIN to mount a small tmpfs to fill: {p.stderr.strip()}")
     try:
         (mount / "out.csv").write_text("earlier output\n")
         with open(mount / "filler", "wb", buffering=0) as f:

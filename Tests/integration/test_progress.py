@@ -4,11 +4,16 @@ import os
 import pty
 import subprocess
 
+import pytest
+
 from conftest import CLI, SAMPLES, gf
 
 
 def stderr_on_a_terminal(*args):
-    master, slave = pty.openpty()
+    try:
+        master, slave = pty.openpty()
+    except OSError as e:  # a container or CI runner may have no terminal devices
+        pytest.skip(f"needs a terminal: pty.openpty() failed: {e}")
     try:
         p = subprocess.run([str(CLI), *map(str, args)], stdout=subprocess.PIPE, stderr=slave, timeout=600)
         os.close(slave)
