@@ -81,14 +81,12 @@ def _fields(series, name):
         return _blanked(out, numpy.isnan(values))
     if kind.kind in "iu" and isinstance(kind, numpy.dtype):
         return list(map(str, series.to_numpy().tolist()))
-    missing = series.isna().to_numpy()
     if pandas.api.types.is_datetime64_any_dtype(kind):
-        out = series.astype(str).to_numpy(dtype=object).tolist()
-    elif pandas.api.types.infer_dtype(series, skipna=True) in ("string", "empty"):
-        out = series.to_numpy(dtype=object, na_value="").tolist()
-    else:
-        out = [_text(v, name) for v in series.to_numpy(dtype=object).tolist()]
-    return _blanked(out, missing)
+        return _blanked(series.astype(str).to_numpy(dtype=object).tolist(), series.isna().to_numpy())
+    if pandas.api.types.infer_dtype(series, skipna=True) in ("string", "empty"):
+        return series.to_numpy(dtype=object, na_value="").tolist()  # None, NaN, NA: ""
+    missing = series.isna().to_numpy()
+    return _blanked([_text(v, name) for v in series.to_numpy(dtype=object).tolist()], missing)
 
 
 def _blanked(out, missing):
