@@ -35,6 +35,33 @@ def sql(db, script, check=True):
     return run("sqlite3", "-bail", "-batch", db, check=check, input=head + script)
 
 
+VERSION = subprocess.run([str(CLI), "--version"], capture_output=True, text=True).stdout.strip()
+
+
+@pytest.fixture(scope="session")
+def wheel(tmp_path_factory):
+    """The Python package's wheel (scripts/make_wheel.py), from python/ and DIST's binaries."""
+    out = tmp_path_factory.mktemp("wheel")
+    run("/usr/bin/python3", ROOT / "scripts" / "make_wheel.py", VERSION, DIST, out)
+    (path,) = out.glob("*.whl")
+    return path
+
+
+@pytest.fixture(scope="session")
+def venv(wheel, tmp_path_factory):
+    """A fresh venv of Debian's python3 with the wheel, pandas, apsw and
+    geopandas installed (one for the session: pip is the slow part)."""
+    where = tmp_path_factory.mktemp("venv") / "v"
+    run("/usr/bin/python3", "-m", "venv", where)
+    pip = [where / "bin" / "pip", "install", "-q", "--disable-pip-version-check"]
+    try:
+        run(*pip, "pandas", "apsw", "geopandas==0.14.4")
+    except AssertionError:
+        run(*pip, "pandas", "apsw", "geopandas==0.14.4")  # one retry: the index has been seen to fail transiently
+    run(*pip, wheel)
+    return where
+
+
 @pytest.fixture
 def catalog(tmp_path):
     """A new catalog with the sample areas (grouped, with default conditions)."""

@@ -14,31 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import CLI, DIST, ROOT, SAMPLES, gf, run
-
-VERSION = subprocess.run([str(CLI), "--version"], capture_output=True, text=True).stdout.strip()
-
-
-@pytest.fixture(scope="module")
-def wheel(tmp_path_factory):
-    out = tmp_path_factory.mktemp("wheel")
-    run("/usr/bin/python3", ROOT / "scripts" / "make_wheel.py", VERSION, DIST, out)
-    (path,) = out.glob("*.whl")
-    return path
-
-
-@pytest.fixture(scope="module")
-def venv(wheel, tmp_path_factory):
-    """A fresh venv of Debian's python3 with the wheel, pandas and apsw installed."""
-    where = tmp_path_factory.mktemp("venv") / "v"
-    run("/usr/bin/python3", "-m", "venv", where)
-    pip = [where / "bin" / "pip", "install", "-q", "--disable-pip-version-check"]
-    try:
-        run(*pip, "pandas", "apsw")
-    except AssertionError:
-        run(*pip, "pandas", "apsw")  # one retry: the index has been seen to fail transiently
-    run(*pip, wheel)
-    return where
+from conftest import ROOT, SAMPLES, VERSION, gf, run
 
 
 def test_wheel_name_metadata_and_record(wheel):
@@ -151,7 +127,7 @@ with warnings.catch_warnings(record=True) as caught:
     warnings.simplefilter("always")
     notes = geofence.judge("-x.db", fixes, explain=True)
 print(len(notes), notes.attrs["summary"])
-print([type(w.message).__name__ for w in caught], str(caught[0].message) if caught else "")
+print([type(w.message).__name__ for w in caught], repr(str(caught[0].message)) if caught else "")
 """
     p = run(venv / "bin" / "python", "-c", script)
     first, second = p.stdout.splitlines()

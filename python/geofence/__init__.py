@@ -14,33 +14,26 @@ a Swift toolchain; both use the machine's libsqlite3, and ``load`` uses its
 ``mod_spatialite`` when present.
 
 How it works: ``load`` calls the connection's own extension loader (sqlite3 or
-apsw); ``judge`` and ``locate`` write the DataFrame to a temporary CSV, run the
-``geofence`` command on it, and read its CSV output back, so they give exactly
-what the command gives.
+apsw); ``judge`` and ``locate`` write the DataFrame to a temporary CSV
+(_frames.py), run the ``geofence`` command on it, and read its CSV output back
+(_results.py), so they give exactly what the command gives, with the rows
+labelled by the caller's index.
 """
 import os
-import re
 import signal
 import subprocess
 import tempfile
-import warnings
 from pathlib import Path
 
+from ._errors import GeofenceError, GeofenceWarning
+
 __version__ = "0.1.0"
+__all__ = ["GeofenceError", "GeofenceWarning", "binary_path", "extension_path", "judge", "load", "locate", "run"]
 
 _HERE = Path(__file__).resolve().parent
 
 # Columns of a fix, in the order the command reads them.
 FIX_COLUMNS = ("subject_id", "ts", "lat", "lon", "accuracy_m")
-
-
-class GeofenceError(RuntimeError):
-    """The geofence command or the extension refused the input; the message says why."""
-
-
-class GeofenceWarning(UserWarning):
-    """A run judged fewer fixes than it was given (invalid or stale ones were
-    counted and skipped); the message is the run's summary line."""
 
 
 def extension_path() -> str:
@@ -55,7 +48,10 @@ def binary_path() -> str:
 
 def load(conn, spatialite: bool = True) -> None:
     """Loads SpatiaLite (when installed and not loaded yet) and the engine into
-    ``conn``, a ``sqlite3.Connection`` or an ``apsw.Connection``.
+    ``conn``, a ``sqlite3.Connection`` or an ``apsw.Connection``, and leaves
+    the connection's busy timeout as the caller set it (``timeout=30`` stays
+    30 s; loading mod_spatialite sets it to 5 s, and docs/sql.md promises
+    writers wait the connection's own timeout).
 
     SpatiaLite is only needed to write areas through SQL; every gf_ function
     works without it. Raises GeofenceError when this Python's sqlite3 module was
@@ -66,6 +62,7 @@ def load(conn, spatialite: bool = True) -> None:
         raise GeofenceError(
             "this Python's sqlite3 module cannot load extensions (built without "
             "enable_load_extension); use Debian's /usr/bin/python3, or apsw")
+    timeout = _busy_timeout(conn)
     enable(True)
     try:
         if spatialite and not _has_spatialite(conn):
@@ -76,6 +73,13 @@ def load(conn, spatialite: bool = True) -> None:
         _load(conn, extension_path())
     finally:
         enable(False)
+        if _busy_timeout(conn) != timeout:
+            list(conn.execute(f"PRAGMA busy_timeout = {int(timeout)}"))
+
+
+def _busy_timeout(conn) -> int:
+    """The connection's busy timeout in milliseconds (sqlite3 and apsw alike)."""
+    return int(list(conn.execute("PRAGMA busy_timeout"))[0][0])
 
 
 def _load(conn, path):
@@ -114,111 +118,50 @@ def run(*args, check: bool = True) -> subprocess.CompletedProcess:
 
 def judge(catalog_path, fixes, *, explain: bool = False, device_filter: bool = False):
     """Judges ``fixes`` (a pandas DataFrame with columns subject_id, ts, lat,
-    lon, accuracy_m; ts ISO 8601 with an offset or Unix seconds) against the
-    catalog, updating its stay state as ``geofence judge`` does, and returns this
-    run's notifications as a DataFrame in canonical order (the columns of
-    ``geofence judge --out``). The run's summary line is in
-    ``frame.attrs["summary"]``; when some fixes were invalid (a time without an
-    offset, say) or stale, a GeofenceWarning says so (their reasons are in the
-    catalog's gf_explain table with ``explain=True``)."""
+    lon, accuracy_m, or a GeoDataFrame whose Point geometry gives lat and lon;
+    ts ISO 8601 with an offset or Unix seconds) against the catalog, updating
+    its stay state as ``geofence judge`` does, and returns this run's
+    notifications as a DataFrame in canonical order (the columns of ``geofence
+    judge --out``), each row labelled with the index label of the fix that
+    gave it. The run's summary line is in ``frame.attrs["summary"]``; when
+    some fixes were invalid (a time without an offset, say) or stale, a
+    GeofenceWarning says so, with the reason the first invalid fix was (every
+    reason is in the catalog's gf_explain table with ``explain=True``)."""
+    from ._frames import fix_columns, write_fixes  # numpy and pandas only for the frame helpers
+    from ._results import judge_index, read_csv, summarized
     extra = (["--explain"] if explain else []) + (["--device-filter"] if device_filter else [])
+    columns = fix_columns(fixes, FIX_COLUMNS)
     with tempfile.TemporaryDirectory(prefix="geofence-") as tmp:
-        fixes_csv = _write_fixes(fixes, Path(tmp) / "fixes.csv")
+        fixes_csv = Path(tmp) / "fixes.csv"
+        sent = write_fixes(columns, fixes_csv)
         out = Path(tmp) / "notifications.csv"
-        done = run("judge", _path(catalog_path), "--fixes", fixes_csv, "--out", out, "--quiet", *extra)
-        frame = _read_csv(out)
-    return _summarized(frame, done, r"(\d+) stale, (\d+) invalid")
+        done = run("judge", _path(catalog_path), "--fixes", fixes_csv, "--out", out, *extra)
+        frame = read_csv(out)
+    return summarized(judge_index(frame, fixes, columns, sent), done, r"(\d+) stale, (\d+) invalid")
 
 
 def locate(catalog_path, fixes, *, confidence=None):
-    """For every fix of ``fixes`` (a DataFrame as for ``judge``), the areas that
-    contain it or are undecided, as ``geofence locate --fixes``: a DataFrame with
-    columns row (the fix's position in ``fixes``, from 1), area_id, verdict.
-    Nothing in the catalog changes. The summary line is in
-    ``frame.attrs["summary"]``; when some fixes were invalid, a
+    """For every fix of ``fixes`` (a DataFrame with lat and lon columns, or a
+    GeoDataFrame's Point geometry, and accuracy_m if given, else 0, as
+    ``geofence locate --fixes``; other columns are ignored), the areas that
+    contain it or are undecided: a DataFrame with columns row (the fix's
+    position in ``fixes``, from 1), area_id, verdict, each row labelled with
+    the fix's index label. Nothing in the catalog changes. The summary line
+    is in ``frame.attrs["summary"]``; when some fixes were invalid, a
     GeofenceWarning says how many (they have no pairs)."""
+    from ._frames import fix_columns, write_fixes
+    from ._results import locate_index, read_csv, summarized
     extra = ["--confidence", confidence] if confidence is not None else []
+    columns = fix_columns(fixes, ("lat", "lon"), ("accuracy_m",))
     with tempfile.TemporaryDirectory(prefix="geofence-") as tmp:
-        fixes_csv = _write_fixes(fixes, Path(tmp) / "fixes.csv")
+        fixes_csv = Path(tmp) / "fixes.csv"
+        write_fixes(columns, fixes_csv)
         out = Path(tmp) / "pairs.csv"
         done = run("locate", _path(catalog_path), "--fixes", fixes_csv, "--out", out, *extra)
-        frame = _read_csv(out)
-    return _summarized(frame, done, r"\((\d+) invalid\)")
-
-
-def _summarized(frame, done, skipped_pattern):
-    """The command's summary line in ``frame.attrs["summary"]``, and a
-    GeofenceWarning saying it when ``skipped_pattern`` counts fixes skipped."""
-    summary = (done.stdout.strip() or done.stderr.strip()).splitlines()[-1:] or [""]
-    frame.attrs["summary"] = summary[0]
-    skipped = re.search(skipped_pattern, summary[0])
-    if skipped and any(int(g) for g in skipped.groups()):
-        warnings.warn(GeofenceWarning(summary[0]), stacklevel=3)
-    return frame
-
-
-def _write_fixes(fixes, path: Path) -> Path:
-    if not hasattr(fixes, "columns") or not hasattr(fixes, "itertuples"):
-        raise GeofenceError(f"fixes: a pandas DataFrame is needed, got {type(fixes).__name__}")
-    missing = [c for c in FIX_COLUMNS if c not in fixes.columns]
-    if missing:
-        raise GeofenceError(f"fixes: missing column(s) {', '.join(missing)}; need {', '.join(FIX_COLUMNS)}")
-    twice = sorted({c for c in fixes.columns[fixes.columns.duplicated()] if c in FIX_COLUMNS})
-    if twice:
-        raise GeofenceError(f"fixes: column(s) {', '.join(twice)} appear more than once; which holds the fix is anyone's guess")
-    with open(path, "w", newline="", encoding="utf-8") as f:
-        f.write(",".join(FIX_COLUMNS) + "\n")
-        for k, row in enumerate(fixes[list(FIX_COLUMNS)].itertuples(index=False, name=None), start=1):
-            line = ",".join("" if _missing(v) else _csv_field(_text(v, column))
-                            for v, column in zip(row, FIX_COLUMNS)) + "\n"
-            try:
-                f.write(line)
-            except UnicodeEncodeError as e:
-                raise GeofenceError(f"fixes: row {k} holds text that is not Unicode text ({e.reason}: {line[e.start:e.end]!r})") from None
-    return path
-
-
-def _text(v, column: str) -> str:
-    """A value as the command reads it. A subject id that is a whole float is
-    written as an integer: pandas turns a column of integer ids into floats as
-    soon as one is missing, and subject 7 must not become subject "7.0"."""
-    if column == "subject_id" and isinstance(v, float) and v.is_integer():
-        return str(int(v))
-    return str(v)
-
-
-def _csv_field(s: str) -> str:
-    """A CSV field as the command reads it back: quoted when it holds a comma,
-    quote or line end, or has a space or tab at either end (the command drops
-    those from a bare field, and " u1 " is its own subject)."""
-    if any(c in s for c in ',"\r\n') or s[:1] in (" ", "\t") or s[-1:] in (" ", "\t"):
-        return '"' + s.replace('"', '""') + '"'
-    return s
+        frame = read_csv(out)
+    return summarized(locate_index(frame, fixes), done, r"\((\d+) invalid\)")
 
 
 def _path(p) -> str:
     """An absolute path, so a name beginning with '-' is never read as an option."""
     return os.path.abspath(os.fspath(p))
-
-
-def _missing(v) -> bool:
-    if v is None or (isinstance(v, float) and v != v):
-        return True
-    try:  # pandas' NA and NaT
-        import pandas
-        return bool(pandas.isna(v))
-    except (ImportError, TypeError, ValueError):
-        return False
-
-
-def _read_csv(path: Path):
-    import pandas  # only the DataFrame helpers need it
-    # Ids stay text ("007" is not 7); numbers are parsed by their own columns.
-    frame = pandas.read_csv(path, dtype=str, keep_default_na=False)
-    for column in ("lat", "lon", "accuracy_m"):
-        if column in frame.columns:
-            frame[column] = frame[column].astype(float)
-    for column in ("row", "condition_id"):
-        if column in frame.columns:
-            frame[column] = frame[column].astype("int64")
-    return frame

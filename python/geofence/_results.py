@@ -1,0 +1,97 @@
+"""How the command's output comes back to the caller: its CSV read into a
+DataFrame whose rows carry the caller's index labels, its summary line in
+``frame.attrs["summary"]``, and a GeofenceWarning when fixes were skipped that
+says why the first invalid one was (the line the command writes on standard
+error)."""
+import re
+import warnings
+
+import numpy
+
+from ._errors import GeofenceWarning
+
+
+def read_csv(path):
+    """The command's CSV output as a DataFrame: ids stay text ("007" is not
+    7); lat, lon, accuracy_m are floats and row, condition_id integers."""
+    import pandas  # only the DataFrame helpers need it
+    frame = pandas.read_csv(path, dtype=str, keep_default_na=False)
+    for column in ("lat", "lon", "accuracy_m"):
+        if column in frame.columns:
+            frame[column] = frame[column].astype(float)
+    for column in ("row", "condition_id"):
+        if column in frame.columns:
+            frame[column] = frame[column].astype("int64")
+    return frame
+
+
+def summarized(frame, done, skipped_pattern):
+    """``frame`` with the command's summary line (the first line of its
+    standard output, else the last of its standard error) in
+    ``frame.attrs["summary"]``, and a GeofenceWarning when ``skipped_pattern``
+    finds fixes skipped in it. The warning holds the summary and the lines
+    the command wrote on standard error about them ("invalid fixes: N of M,
+    not judged; the first: row 3: …"; a row is counted from 1 in the frame's
+    order)."""
+    out = done.stdout.strip().splitlines()
+    err = [line for line in done.stderr.strip().splitlines() if line]
+    summary = out[0] if out else (err.pop() if err else "")
+    frame.attrs["summary"] = summary
+    skipped = re.search(skipped_pattern, summary)
+    if skipped and any(int(g) for g in skipped.groups()):
+        warnings.warn(GeofenceWarning("\n".join([summary, *err])), stacklevel=3)
+    return frame
+
+
+def locate_index(pairs, fixes):
+    """``pairs`` (locate's rows) indexed by the label of the fix each row
+    names (its ``row`` column counts from 1 in ``fixes``' order)."""
+    pairs.index = fixes.index.take(pairs["row"].to_numpy() - 1)
+    return pairs
+
+
+def judge_index(notes, fixes, columns, sent):
+    """``notes`` (judge's notifications) indexed by the label of the fix that
+    gave each: the first row of ``fixes`` with its subject, instant, lat, lon
+    and accuracy (``columns``: the frame's fix columns, from fix_columns;
+    ``sent``: their fields as written, from write_fixes). Only rows with a
+    notification's subject and position have their time read. A
+    notification no row matches (none should) gets None."""
+    import pandas
+    if notes.empty:
+        notes.index = fixes.index[:0]
+        return notes
+    numbers = {c: pandas.to_numeric(columns[c], errors="coerce").to_numpy(dtype=float, na_value=numpy.nan)
+               for c in ("lat", "lon", "accuracy_m")}
+    subjects = numpy.array(sent["subject_id"], dtype=object)
+    near = (pandas.Series(numbers["lat"]).isin(notes["lat"]) & pandas.Series(numbers["lon"]).isin(notes["lon"])
+            & pandas.Series(subjects).isin(notes["subject_id"])).to_numpy()
+    where = numpy.flatnonzero(near)
+    given = pandas.DataFrame({"subject_id": subjects[where],
+                              "instant": _instants(numpy.array(sent["ts"], dtype=object)[where]),
+                              **{c: values[where] for c, values in numbers.items()},
+                              "position": where})
+    given = given.drop_duplicates(["subject_id", "instant", "lat", "lon", "accuracy_m"])
+    keys = notes[["subject_id", "lat", "lon", "accuracy_m"]].assign(instant=_instants(notes["ts"].to_numpy(dtype=object)))
+    found = keys.merge(given, how="left", on=["subject_id", "instant", "lat", "lon", "accuracy_m"])["position"]
+    if found.isna().any():
+        labels = [None if p != p else fixes.index[int(p)] for p in found.tolist()]
+        notes.index = pandas.Index(labels, dtype=object, name=fixes.index.name)
+    else:
+        notes.index = fixes.index.take(found.to_numpy(dtype=numpy.int64))
+    return notes
+
+
+def _instants(texts):
+    """Times as the command reads them (ISO 8601 with an offset, or Unix
+    seconds) as UTC instants to the microsecond; NaT where neither reads.
+    ISO 8601 is tried first (digits alone do not read as it), then seconds
+    for what is left."""
+    import pandas
+    texts = pandas.Series(texts, dtype=object)
+    instants = pandas.to_datetime(texts, utc=True, format="ISO8601", errors="coerce").astype("datetime64[us, UTC]")
+    left = instants.isna()
+    if left.any():
+        seconds = pandas.to_numeric(texts[left], errors="coerce")
+        instants[left] = pandas.to_datetime(seconds, unit="s", utc=True, errors="coerce").dt.round("us")
+    return instants
