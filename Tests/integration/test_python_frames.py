@@ -127,7 +127,7 @@ fixes = pandas.DataFrame({{"subject_id": ["a"] * 4, "ts": [f"2026-11-20T09:0{{k}
                           "lat": [-0.0, 1e-300, 0.1 + 0.2, lat], "lon": [139.774, -0.0, 1e-300, 139.774],
                           "accuracy_m": [0.1 + 0.2, 15.0, 1e-300, 15]}})
 notes = geofence.judge({str(db)!r}, fixes)
-back = pandas.read_csv(__import__("io").StringIO(kept[0]))
+back = pandas.read_csv(__import__("io").StringIO(kept[0]), float_precision="round_trip")  # pandas 2 reads inexactly otherwise
 print(all(repr(float(x)) == repr(float(y)) for c in ("lat", "lon", "accuracy_m") for x, y in zip(back[c], fixes[c])))
 print(list(notes["lat"]) == [lat], list(notes.index))
 """)
