@@ -78,7 +78,14 @@ def reference_boundary_distance(geom, lon, lat, spacing_m=500.0):
     with pyproj; each window whose samples come near the best is refined by
     golden-section search on GeographicLib's inverse. Independent of the engine's
     frame-and-candidates method."""
-    e = edges(geom)
+    return reference_edge_distance(edges(geom), lon, lat, spacing_m)
+
+
+def reference_edge_distance(e, lon, lat, spacing_m=500.0):
+    """reference_boundary_distance over the given edges, rows of (lon1, lat1,
+    lon2, lat2) as edges() gives them: the geodesic distance (m) from the
+    point to the nearest point of any of them. The caller may leave out
+    edges it has proved farther than another edge's point."""
     lengths = GEOD.inv(e[:, 0], e[:, 1], e[:, 2], e[:, 3])[2]
     counts = np.maximum(2, np.ceil(lengths / spacing_m).astype(int) + 1)
     idx = np.repeat(np.arange(len(e)), counts)

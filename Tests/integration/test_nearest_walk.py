@@ -1,6 +1,8 @@
 """gf_nearest and gf_regions walk the R*Tree's nodes nearest first: on real
 and generated shapes at the hard places (±180°, near the poles, far out at
-sea), the answer is the brute force's (every area's exact distance, ranked);
+sea), the answer is an independent reference's (every area's geodesic
+distance to its boundary, 0 inside, from GEOS and GeographicLib, ranked:
+nearest_reference.py);
 an index of another layout is searched through the virtual table with the
 same answer; uncommitted writes are seen; a damaged node is an error that
 names it, never a crash or a silently wrong answer."""
@@ -13,6 +15,7 @@ import sqlite3
 import pytest
 
 from conftest import gf, write_collection
+from nearest_reference import Areas, Ranking, disagreements
 from reference import connect, import_areas, natural_earth_countries
 
 
@@ -46,7 +49,8 @@ CLUSTERS = [(139.76, 35.68, 0.2), (179.7, -17.8, 0.4), (-179.7, -17.8, 0.4), (10
 @pytest.fixture(scope="module")
 def world(tmp_path_factory):
     """Natural Earth's countries plus 3,000 generated fences (some with a
-    validity window): (catalog path, area ids)."""
+    validity window): (catalog path, area ids, the areas as the reference
+    reads them)."""
     work = tmp_path_factory.mktemp("walk")
     db = work / "world.db"
     features = import_areas(db, natural_earth_countries(work), "--make-valid")
@@ -62,17 +66,7 @@ def world(tmp_path_factory):
         else:
             extra.append(polygon(f"P{i:04d}", lon, lat, rng.uniform(0.002, 0.05), rng, **props))
     gf("import", db, write_collection(work / "extra.geojson", extra))
-    return db, sorted(features) + [f["properties"]["area_id"] for f in extra]
-
-
-def brute_force(conn, lat, lon, n, at=None):
-    """Every valid area's distance to its boundary (0 inside), ranked by (distance, area_id)."""
-    rows = conn.execute("""
-        SELECT area_id, max(0.0, -gf_area_distance_m(area_id, ?1, ?2)) AS d FROM gf_areas
-        WHERE ?3 IS NULL OR ((valid_from IS NULL OR gf_time(valid_from) <= gf_time(?3))
-                             AND (valid_until IS NULL OR gf_time(valid_until) >= gf_time(?3)))
-        ORDER BY d, area_id LIMIT ?4""", (lat, lon, at, n)).fetchall()
-    return rows
+    return db, sorted(features) + [f["properties"]["area_id"] for f in extra], Areas(connect(db))
 
 
 def positions(rng, count):
@@ -89,20 +83,24 @@ def positions(rng, count):
     return out
 
 
-def assert_same(got, ref, where):
-    assert [a for _, a, _ in got] == [a for a, _ in ref], where
-    for (_, a, d), (_, rd) in zip(got, ref):
-        assert abs(d - rd) <= 1e-6 * max(1.0, rd), (where, a, d, rd)
+def assert_reference_answer(conn, ranking, n, at=None):
+    """gf_nearest's answer at the ranking's position has ranks 1, 2, ... and is
+    one the reference accepts (nearest_reference.disagreements)."""
+    got = conn.execute("SELECT rank, area_id, distance_m FROM gf_nearest(?, ?, ?, ?)",
+                       (ranking.lat, ranking.lon, n, at)).fetchall()
+    assert [r for r, _, _ in got] == list(range(1, len(got) + 1)), got
+    problems = disagreements([(a, d) for _, a, d in got], ranking, n, at)
+    assert not problems, "\n".join(problems)
 
 
-def test_nearest_is_the_brute_force_answer(world):
-    db, _ = world
+@pytest.mark.parametrize("lat, lon", [pytest.param(lat, lon, id=f"{lat:.4f},{lon:.4f}")
+                                      for lat, lon in positions(random.Random(5), 40)])
+def test_nearest_is_the_reference_answer(world, lat, lon):
+    db, _, areas = world
     conn = connect(db)
-    rng = random.Random(5)
-    for lat, lon in positions(rng, 40):
-        for n, at in ((1, None), (7, None), (25, "2026-09-01T00:00:00Z"), (25, "2026-03-01T00:00:00Z")):
-            got = conn.execute("SELECT rank, area_id, distance_m FROM gf_nearest(?, ?, ?, ?)", (lat, lon, n, at)).fetchall()
-            assert_same(got, brute_force(conn, lat, lon, n, at), (lat, lon, n, at))
+    ranking = Ranking(areas, lat, lon)
+    for n, at in ((1, None), (7, None), (25, "2026-09-01T00:00:00Z"), (25, "2026-03-01T00:00:00Z")):
+        assert_reference_answer(conn, ranking, n, at)
 
 
 def test_a_null_argument_gives_no_rows_as_null_gives_null(world):
@@ -122,18 +120,22 @@ def test_a_position_on_a_boundary_is_at_zero_not_minus_zero(tmp_path):
     assert str(connect(db).execute("SELECT distance_m FROM gf_nearest(0.5, 1, 1)").fetchone()[0]) == "0.0"
 
 
-def test_regions_name_the_brute_force_areas(world):
-    db, _ = world
+def test_regions_name_the_reference_areas(world):
+    """The payload's areas are the reference's nearest; their distances are
+    given to the centimetre, so 5 mm of rounding is allowed on top of the bound."""
+    db, _, areas = world
     conn = connect(db)
     for lat, lon in [(-17.8, 180.0), (88.9, 12.0), (10.0, -150.0), (35.7, 139.8)]:
         plan = json.loads(conn.execute("SELECT gf_regions(?, ?, 5)", (lat, lon)).fetchone()[0])
-        assert [a["area_id"] for a in plan["areas"]] == [a for a, _ in brute_force(conn, lat, lon, 5)]
+        got = [(a["area_id"], a["distance_m"]) for a in plan["areas"]]
+        problems = disagreements(got, Ranking(areas, lat, lon), 5, None, rounding_m=0.005)
+        assert not problems, "\n".join(problems)
 
 
 def test_another_index_layout_gives_the_same_answer(world, tmp_path):
     """An R*Tree with an auxiliary column is not read node by node: the
     virtual table's box queries answer, the same."""
-    src, _ = world
+    src = world[0]
     db = tmp_path / "aux.db"
     shutil.copy(src, db)
     conn = connect(db)
@@ -151,8 +153,9 @@ def test_another_index_layout_gives_the_same_answer(world, tmp_path):
 
 
 def test_uncommitted_areas_are_seen(world, tmp_path):
-    """Areas added and removed inside the caller's transaction count at once."""
-    src, _ = world
+    """Areas added and removed inside the caller's transaction count at once
+    (the reference reads the areas through the same connection)."""
+    src = world[0]
     db = tmp_path / "tx.db"
     shutil.copy(src, db)
     conn = connect(db)
@@ -160,17 +163,17 @@ def test_uncommitted_areas_are_seen(world, tmp_path):
     conn.execute("DELETE FROM gf_areas WHERE area_id IN ('C0000', 'Japan')")
     conn.execute("""INSERT INTO gf_areas (area_id, kind, geom) VALUES ('NEW', 'polygon',
                     GeomFromText('MULTIPOLYGON(((-140 -30, -139.99 -30, -139.99 -29.99, -140 -30)))', 4326))""")
+    areas = Areas(conn)
+    assert "NEW" in areas.ids and "Japan" not in areas.ids
     for lat, lon in [(-30.5, -140.2), (35.68, 139.76), (36.0, 138.0)]:
-        got = conn.execute("SELECT rank, area_id, distance_m FROM gf_nearest(?, ?, 5)", (lat, lon)).fetchall()
-        ref = brute_force(conn, lat, lon, 5)
-        assert_same(got, ref, (lat, lon))
+        assert_reference_answer(conn, Ranking(areas, lat, lon), 5)
     assert conn.execute("SELECT area_id FROM gf_nearest(-30.5, -140.2, 1)").fetchone()[0] == "NEW"
     conn.rollback()
 
 
 @pytest.mark.parametrize("damage", ["truncate", "cycle", "missing-child", "root-says-leaf"])
 def test_a_damaged_index_node_is_named(world, tmp_path, damage):
-    src, _ = world
+    src, _, areas = world
     db = tmp_path / "damaged.db"
     shutil.copy(src, db)
     raw = sqlite3.connect(db)
@@ -206,12 +209,11 @@ def test_a_damaged_index_node_is_named(world, tmp_path, damage):
                        "WHERE nodeno = 1; SELECT DisableSpatialIndex('gf_areas', 'geom'); DROP TABLE idx_gf_areas_geom; "
                        "SELECT CreateSpatialIndex('gf_areas', 'geom');")
     conn.commit()
-    assert_same(conn.execute("SELECT rank, area_id, distance_m FROM gf_nearest(35.68, 139.76, 5)").fetchall(),
-                brute_force(conn, 35.68, 139.76, 5), "rebuilt")
+    assert_reference_answer(conn, Ranking(areas, 35.68, 139.76), 5)
 
 
 def test_an_area_listed_twice_in_a_leaf_counts_once(world, tmp_path):
-    src, _ = world
+    src = world[0]
     db = tmp_path / "twice.db"
     shutil.copy(src, db)
     conn = connect(db)
