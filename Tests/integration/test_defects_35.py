@@ -106,3 +106,66 @@ SELECT gf_check('newcomer', '2026-11-20T09:05:00+09:00', 35.7098, 139.7740, 15);
     assert "cannot be called from a trigger" in message and "relay" in message, message
     assert notification_count(judged) == before
     assert run("sqlite3", judged, "SELECT count(*) FROM gf_subjects WHERE subject_id IN ('newcomer', 'relay-newcomer');").stdout.strip() == "0"
+
+
+# -- 7: a statement reading the rows its gf_check calls write --------------------------------------------------------
+
+@pytest.mark.parametrize("source", ["gf_notifications", "a TEMP view of it", "a subquery of it"])
+def test_gf_check_over_gf_notifications_is_refused_and_ends(judged, source):
+    """Before: it never ended, each call adding rows the scan then reached
+    (5 GB in 2 minutes). max_page_count bounds the file, so the starting build
+    fails at once with a full database instead of filling the disk."""
+    before = notification_count(judged)
+    pages = int(run("sqlite3", judged, "PRAGMA page_count;").stdout)
+    select = {
+        "gf_notifications": "SELECT gf_check(subject_id, ts, lat, lon, accuracy_m) FROM gf_notifications;",
+        "a TEMP view of it": "CREATE TEMP VIEW again AS SELECT * FROM main.gf_notifications;\n"
+                             "SELECT gf_check(subject_id, ts, lat, lon, accuracy_m) FROM again;",
+        "a subquery of it": "SELECT gf_check(subject_id, ts, lat, lon, accuracy_m) FROM "
+                            "(SELECT * FROM gf_notifications WHERE transition <> 'DWELL');",
+    }[source]
+    head = f".load mod_spatialite\n.load {EXTENSION.with_suffix('')}\nPRAGMA max_page_count = {pages + 2000};\n"
+    p = subprocess.run(["sqlite3", "-bail", "-batch", str(judged)], input=head + select, capture_output=True, text=True,
+                       timeout=DEADLINE_S)
+    assert p.returncode != 0, p.stdout
+    assert "gf_check: this statement reads gf_notifications" in p.stderr, p.stderr
+    assert "CREATE TEMP TABLE" in p.stderr
+    assert notification_count(judged) == before
+
+
+def test_gf_check_over_a_copy_of_gf_notifications_finishes(judged):
+    """The way the refusal says: copy the rows, then judge the copy. Every
+    copied fix was judged already (each is a notification's own fix), so each
+    call is stale and the notifications stay as they were."""
+    before = notification_count(judged)
+    p = subprocess.run(["sqlite3", "-bail", "-batch", str(judged)], capture_output=True, text=True, timeout=DEADLINE_S, input=f"""
+.load mod_spatialite
+.load {EXTENSION.with_suffix('')}
+CREATE TEMP TABLE fixes AS SELECT subject_id, ts, lat, lon, accuracy_m FROM gf_notifications ORDER BY ts, id;
+SELECT count(*), sum(gf_check(subject_id, ts, lat, lon, accuracy_m) = '[]') FROM fixes;
+""")
+    assert p.returncode == 0, p.stderr
+    assert p.stdout.strip() == f"{before}|{before}"
+    assert notification_count(judged) == before
+
+
+def test_a_statement_that_only_reads_other_tables_is_not_refused(catalog, tmp_path):
+    """The check looks at what each statement reads: a table of fixes, stepped
+    while its calls write, is judged as before, with the same notifications
+    as the command line."""
+    copy = tmp_path / "copy.db"
+    shutil.copy(catalog, copy)
+    gf("judge", copy, "--fixes", SAMPLES / "fixes.csv")
+    c = sqlite3.connect(catalog, isolation_level=None)
+    c.enable_load_extension(True)
+    c.load_extension(str(EXTENSION))
+    c.execute("CREATE TEMP TABLE fixes (subject_id, ts, lat, lon, accuracy_m)")
+    rows = [line.split(",") for line in (SAMPLES / "fixes.csv").read_text().splitlines()[1:]]
+    c.executemany("INSERT INTO fixes VALUES (?, ?, ?, ?, ?)", rows)
+    c.execute("CREATE TEMP TABLE ordered AS SELECT * FROM fixes ORDER BY gf_time(ts), rowid")
+    c.execute("BEGIN IMMEDIATE")
+    c.execute("SELECT gf_check(subject_id, ts, lat, lon, accuracy_m) FROM ordered ORDER BY rowid").fetchall()
+    c.execute("COMMIT")
+    c.close()
+    listing = "SELECT subject_id, ts, area_id, condition_id, transition FROM gf_notifications ORDER BY 1, 2, 3, 4, 5;"
+    assert run("sqlite3", catalog, listing).stdout == run("sqlite3", copy, listing).stdout != ""
