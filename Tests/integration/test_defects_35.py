@@ -169,3 +169,67 @@ def test_a_statement_that_only_reads_other_tables_is_not_refused(catalog, tmp_pa
     c.close()
     listing = "SELECT subject_id, ts, area_id, condition_id, transition FROM gf_notifications ORDER BY 1, 2, 3, 4, 5;"
     assert run("sqlite3", catalog, listing).stdout == run("sqlite3", copy, listing).stdout != ""
+
+
+# -- 8: the output's name and its format -----------------------------------------------------------------------------
+
+def test_judge_out_with_the_name_of_a_format_it_does_not_write_is_refused(catalog, tmp_path):
+    """Before: `judge --out notes.geojson` wrote CSV into notes.geojson."""
+    before = run("sqlite3", catalog, ".dump").stdout
+    for name in ("notes.geojson", "notes.json", "notes.gpkg"):
+        out = tmp_path / name
+        p = gf("judge", catalog, "--fixes", SAMPLES / "fixes.csv", "--out", out, check=False)
+        assert p.returncode == 64, (name, p.stderr)
+        assert f"--out {out} names a" in p.stderr and "judge writes csv (.csv), ndjson (.ndjson, .jsonl)" in p.stderr, p.stderr
+        assert not out.exists()
+    assert run("sqlite3", catalog, ".dump").stdout == before      # refused before the run
+
+
+def test_judge_out_and_format_that_disagree_are_refused_naming_both(catalog, tmp_path):
+    for fmt, name in (("csv", "notes.ndjson"), ("ndjson", "notes.csv"), ("csv", "notes.geojson")):
+        out = tmp_path / name
+        p = gf("judge", catalog, "--fixes", SAMPLES / "fixes.csv", "--out", out, "--format", fmt, check=False)
+        assert p.returncode == 64, p.stderr
+        assert f"--format {fmt}" in p.stderr and f"--out {out}" in p.stderr, p.stderr
+        assert not out.exists()
+    # A name of no format follows --format, as before.
+    out = tmp_path / "notes.txt"
+    gf("judge", catalog, "--fixes", SAMPLES / "fixes.csv", "--out", out, "--format", "ndjson")
+    assert json.loads(out.read_text().splitlines()[0])["subject_id"]
+
+
+def test_export_follows_the_name(catalog, tmp_path):
+    """Before: `export --out x.gpkg` wrote GeoJSON text into x.gpkg."""
+    collection = gf("export", catalog).stdout
+    gf("export", catalog, "--out", tmp_path / "a.json")
+    assert (tmp_path / "a.json").read_text() == collection
+    gf("export", catalog, "--out", tmp_path / "a.geojsonl")
+    lines = (tmp_path / "a.geojsonl").read_text().splitlines()
+    assert lines == gf("export", catalog, "--format", "geojsonseq").stdout.splitlines() and len(lines) == 4
+    if shutil.which("ogr2ogr") is None:
+        pytest.skip("writing a GeoPackage needs GDAL's ogr2ogr")
+    gf("export", catalog, "--out", tmp_path / "a.gpkg")
+    assert (tmp_path / "a.gpkg").read_bytes().startswith(b"SQLite format 3\0")
+    db = tmp_path / "again.db"
+    gf("init", db)
+    gf("import", db, tmp_path / "a.gpkg", "--group", "G")
+    assert gf("export", db).stdout == collection
+
+
+def test_export_refuses_a_name_of_another_format_or_one_its_format_contradicts(catalog, tmp_path):
+    for args, said in ((["--out", tmp_path / "a.csv"], "names a CSV file, which export does not write"),
+                       (["--out", tmp_path / "a.gpkg", "--format", "geojson"], "--format geojson and --out"),
+                       (["--out", tmp_path / "a.geojson", "--format", "gpkg"], "--format gpkg and --out")):
+        p = gf("export", catalog, *args, check=False)
+        assert p.returncode == 64, (args, p.stderr)
+        assert said in p.stderr, p.stderr
+        assert not Path(args[1]).exists()
+
+
+def test_locate_pairs_go_only_into_a_csv_name(catalog, tmp_path):
+    out = tmp_path / "pairs.json"
+    p = gf("locate", catalog, "--fixes", SAMPLES / "fixes.csv", "--out", out, check=False)
+    assert p.returncode == 64 and "names a JSON file, which locate --fixes does not write" in p.stderr, p.stderr
+    assert not out.exists()
+    gf("locate", catalog, "--fixes", SAMPLES / "fixes.csv", "--out", tmp_path / "pairs.csv")
+    assert (tmp_path / "pairs.csv").read_text().startswith("row,area_id,verdict\n")
