@@ -233,3 +233,44 @@ def test_locate_pairs_go_only_into_a_csv_name(catalog, tmp_path):
     assert not out.exists()
     gf("locate", catalog, "--fixes", SAMPLES / "fixes.csv", "--out", tmp_path / "pairs.csv")
     assert (tmp_path / "pairs.csv").read_text().startswith("row,area_id,verdict\n")
+
+
+# -- 10: what the docs quote is what the build does -------------------------------------------------------------------
+
+def test_readme_error_for_writing_gf_areas_without_spatialite(catalog):
+    """The README names the errors SQLite gives without SpatiaLite loaded, and
+    what works without it."""
+    readme = (ROOT / "README.md").read_text()
+    paragraph = readme[readme.index("No gf_ function needs SpatiaLite"):]
+    paragraph = paragraph[:paragraph.index("\n\n")]
+    quoted = re.findall(r"`(no such function: \w+)`", paragraph)
+    insert = run("sqlite3", "-bail", catalog, "INSERT INTO gf_areas (area_id, geom) SELECT 'X', geom FROM gf_areas LIMIT 1;", check=False)
+    update = run("sqlite3", "-bail", catalog, "UPDATE gf_areas SET geom = geom;", check=False)
+    assert insert.returncode != 0 and update.returncode != 0
+    said = [re.search(r"no such function: \w+", p.stderr).group(0) for p in (insert, update)]
+    assert quoted == said, (quoted, said)
+    # What the paragraph says works without it does.
+    run("sqlite3", "-bail", catalog, "UPDATE gf_areas SET name = 'renamed' WHERE area_id = 'G#AREA_ID_001';")
+    run("sqlite3", "-bail", catalog, "DELETE FROM gf_areas WHERE area_id = 'G#AREA_ID_002';")
+    assert "renamed" in gf("areas", "show", catalog, "G#AREA_ID_001").stdout
+    assert gf("areas", "show", catalog, "G#AREA_ID_002", check=False).returncode != 0
+
+
+def test_a_number_with_spaces_at_its_ends_is_read_alike_everywhere(catalog, tmp_path):
+    """docs/errors.md: a number written as text loses the spaces at its ends
+    wherever it comes from (a CSV user writes `1, 35.7`). Before, the CSV, the
+    NDJSON file, the inbox and SQL read ` 35.715`, but the options and the
+    default_confidence setting refused it."""
+    spaced = " 35.715 "
+    expected = gf("locate", catalog, "--lat", "35.715", "--lon", "139.773", "--accuracy", "10", "--csv").stdout
+    assert gf("locate", catalog, "--lat", spaced, "--lon", " 139.773", "--accuracy", "10 ", "--csv").stdout == expected
+    gf("settings", catalog, "default_confidence", " 0.5 ")
+    assert gf("settings", catalog, "default_confidence").stdout.strip() == "0.5"
+    contains = f"SELECT gf_area_contains('G#AREA_ID_001', '{spaced}', ' 139.773', 10);"
+    assert sql(catalog, contains).stdout.strip() == sql(catalog, contains.replace(spaced, "35.715")).stdout.strip() == "1"
+    fixes = tmp_path / "f.csv"
+    fixes.write_text(f"subject_id,ts,lat,lon,accuracy_m\ns,2026-11-20T09:00:00Z,{spaced},139.773, 10\n")
+    p = gf("judge", catalog, "--fixes", fixes)
+    assert "1 judged, 0 stale, 0 invalid" in p.stdout + p.stderr, (p.stdout, p.stderr)
+    errors = (ROOT / "docs" / "errors.md").read_text()
+    assert "a number written as text" in errors and "spaces at its ends" in errors
