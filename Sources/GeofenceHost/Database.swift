@@ -53,6 +53,12 @@ public enum Database {
             // The first statement is where SQLite notices; say which file (arguments swapped?).
             throw OpenError(description: "\(path): not a SQLite database (SQLite: \(e.message)); "
                             + "every command takes the catalog database first, e.g. `geofence import DB FILE`")
+        } catch let e as SQLiteError where e.isDiskFull {
+            // The first statement is also where a WAL database makes its -shm
+            // file, which a full disk refuses (SQLITE_IOERR_SHMSIZE, ENOSPC).
+            throw OpenError(description: "\(path): cannot open: no space left on device: SQLite could not make the files it keeps "
+                            + "beside the catalog (its -shm and -wal); free some space on that disk and try again "
+                            + "(SQLite \(e.code))")
         }
         if spatiaLite {
             try loadSpatiaLite(db)

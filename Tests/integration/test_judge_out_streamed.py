@@ -67,12 +67,18 @@ def test_without_format_the_name_says_it(tmp_path, name, fmt):
     out = tmp_path / name
     gf("judge", db, "--fixes", fixes(tmp_path, WALK), "--out", out)
     assert out.read_text() == read_back(db, fmt)
-    # --format still wins over the name.
+    # --format wins over a name of no format; a name of the other format is
+    # refused, naming both, before the run (the earlier file stays).
     (tmp_path / "again").mkdir()
     db2 = catalog(tmp_path / "again", ["A", "B1", "Z"])
     other = "csv" if fmt == "ndjson" else "ndjson"
-    gf("judge", db2, "--fixes", fixes(tmp_path, WALK), "--out", out, "--format", other)
-    assert out.read_text() == read_back(db2, other)
+    p = gf("judge", db2, "--fixes", fixes(tmp_path, WALK), "--out", out, "--format", other, check=False)
+    if name == "out.txt":
+        assert p.returncode == 0, p.stderr
+        assert out.read_text() == read_back(db2, other)
+    else:
+        assert p.returncode == 64 and f"--format {other} and --out {out} disagree" in p.stderr, p.stderr
+        assert out.read_text() == read_back(db, fmt)
 
 
 @pytest.mark.parametrize("fmt", ["csv", "ndjson"])

@@ -132,14 +132,15 @@ def test_write_errors_on_standard_output_fail(catalog, command):
 
 @pytest.fixture
 def full_disk(tmp_path):
-    """A 64 KiB tmpfs holding an earlier out.csv and filled to the last byte."""
+    """A 64 KiB tmpfs holding an earlier out.txt and filled to the last byte (.txt:
+    a name of no format, which every command with --out writes in its own)."""
     mount = tmp_path / "small"
     mount.mkdir()
     p = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=64k", "tmpfs", str(mount)], capture_output=True, text=True)
     if p.returncode != 0:
         pytest.skip(f"needs root and CAP_SYS_ADMIN to mount a small tmpfs to fill: {p.stderr.strip()}")
     try:
-        (mount / "out.csv").write_text("earlier output\n")
+        (mount / "out.txt").write_text("earlier output\n")
         with open(mount / "filler", "wb", buffering=0) as f:
             try:
                 while True:
@@ -159,12 +160,12 @@ def full_disk(tmp_path):
 @pytest.mark.parametrize("command", COMMANDS)
 def test_a_full_disk_fails_and_keeps_the_earlier_file(catalog, full_disk, command):
     before = content(catalog)
-    out = full_disk / "out.csv"
+    out = full_disk / "out.txt"
     p = gf(*COMMANDS[command](catalog, out), check=False)
     assert p.returncode == 1, (p.stdout, p.stderr)
     assert f"{out}: cannot write: No space left on device" in p.stderr
     assert out.read_text() == "earlier output\n"
-    assert sorted(q.name for q in full_disk.iterdir()) == ["filler", "out.csv"]
+    assert sorted(q.name for q in full_disk.iterdir()) == ["filler", "out.txt"]
     assert content(catalog) == before
 
 
@@ -180,10 +181,10 @@ def test_an_output_without_a_folder_to_go_in_says_why(catalog, tmp_path, monkeyp
     directory` (or `Too many levels of symbolic links`), naming no folder."""
     monkeypatch.chdir(tmp_path)
     (tmp_path / "plain").write_text("x")
-    os.symlink("nowhere/x.csv", tmp_path / "dangling.csv")
+    os.symlink("nowhere/x.txt", tmp_path / "dangling.txt")
     os.symlink("loop", tmp_path / "loop")
-    out = {"missing folder": "nowhere/x.csv", "link into a missing folder": "dangling.csv",
-           "a file as folder": "plain/x.csv", "link loop through a folder": "loop/x.csv"}[case]
+    out = {"missing folder": "nowhere/x.txt", "link into a missing folder": "dangling.txt",
+           "a file as folder": "plain/x.txt", "link loop through a folder": "loop/x.txt"}[case]
     before = content(catalog)
     p = gf(*COMMANDS[command](catalog, out), check=False)
     assert p.returncode == 1, p

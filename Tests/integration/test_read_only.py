@@ -5,6 +5,7 @@ the user cannot write (a WAL catalog there has no -shm file), and a
 functions work; commands that write fail clearly and change nothing; an
 older schema is refused with the command that upgrades it."""
 import hashlib
+import os
 import shutil
 import tempfile
 from pathlib import Path
@@ -13,19 +14,36 @@ import pytest
 
 from conftest import CLI, EXTENSION, SAMPLES, gf, run
 
-pytestmark = pytest.mark.skipif(shutil.which("runuser") is None, reason="needs runuser")
+pytestmark = [
+    pytest.mark.skipif(shutil.which("runuser") is None, reason="needs runuser to run commands as the user nobody"),
+    pytest.mark.skipif(os.geteuid() != 0, reason="needs root: only root can run commands as the user nobody (runuser)"),
+]
 
 # The unprivileged user may not be able to enter the checkout (a clone in a
 # private temporary folder): it runs copies of the binaries and the sample
-# files from a folder anyone may read.
-TOOLS = Path(tempfile.mkdtemp(prefix="gf-ro-tools-", dir="/tmp"))
-TOOLS.chmod(0o755)
-RO_CLI = Path(shutil.copy2(CLI, TOOLS / "geofence"))
-RO_EXTENSION = Path(shutil.copy2(EXTENSION, TOOLS / "libgeofence.so"))
+# files from a folder anyone may read, made for this module and removed after.
+TOOLS = Path(tempfile.gettempdir()) / f"gf-ro-tools-{os.getpid()}"
+RO_CLI = TOOLS / "geofence"
+RO_EXTENSION = TOOLS / "libgeofence.so"
 RO_SAMPLES = TOOLS / "samples"
-shutil.copytree(SAMPLES, RO_SAMPLES)
-for path in [RO_SAMPLES, *RO_SAMPLES.iterdir()]:
-    path.chmod(0o755 if path.is_dir() else 0o644)
+
+
+@pytest.fixture(scope="module", autouse=True)
+def tools():
+    """The copies above, readable by anyone; removed when the module ends."""
+    shutil.rmtree(TOOLS, ignore_errors=True)
+    TOOLS.mkdir(mode=0o755)
+    TOOLS.chmod(0o755)
+    try:
+        shutil.copy2(CLI, RO_CLI)
+        shutil.copy2(EXTENSION, RO_EXTENSION)
+        shutil.copytree(SAMPLES, RO_SAMPLES)
+        for path in [RO_SAMPLES, *RO_SAMPLES.iterdir()]:
+            path.chmod(0o755 if path.is_dir() else 0o644)
+        yield TOOLS
+    finally:
+        shutil.rmtree(TOOLS, ignore_errors=True)
+
 
 READS = [
     ["areas", "list", "--json"],
@@ -200,3 +218,27 @@ os.kill(os.getpid(), signal.SIGKILL)
     # Its owner opening it rolls the transaction back: the committed catalog is intact.
     assert run("sqlite3", db, "SELECT count(*) FROM gf_areas WHERE name LIKE 'UNCOMMITTED%';").stdout.strip() == "0"
     assert as_nobody(RO_CLI, "areas", "list", db, "--csv").returncode == 0
+
+
+def test_a_symbolic_link_into_a_folder_the_user_cannot_write(places):
+    """SQLite follows a symbolic link and makes its side files beside the
+    file it leads to. A link in a folder the user may write, to a catalog the
+    user may write in a folder they may not, was opened for writing: every
+    read-only command failed, naming "the database" (issue 35, defect 5)."""
+    locked, in_open_folder = places
+    locked.chmod(0o666)    # the file is writable; its folder is not
+    link = in_open_folder.parent / "link.db"   # in the folder anyone may write
+    link.symlink_to(locked)
+    for cmd in READS:
+        expected = gf(*cmd[:2], locked, *cmd[2:]) if cmd[0] in ("areas", "conditions") else gf(cmd[0], locked, *cmd[1:])
+        args = [*cmd[:2], link, *cmd[2:]] if cmd[0] in ("areas", "conditions") else [cmd[0], link, *cmd[1:]]
+        got = as_nobody(RO_CLI, *args, check=False)
+        assert got.returncode == 0, (cmd, got.stderr)
+        assert got.stdout == expected.stdout, cmd
+    before = digest(locked)
+    p = as_nobody(RO_CLI, "clear", link, check=False)
+    assert p.returncode == 2, (p.stdout, p.stderr)
+    assert f"error: {link}: this command writes to the catalog, which is read-only here" in p.stderr, p.stderr
+    assert f"its folder {locked.parent} (where the symbolic link {link} leads) is not writable" in p.stderr, p.stderr
+    assert "error: the database" not in p.stderr
+    assert digest(locked) == before

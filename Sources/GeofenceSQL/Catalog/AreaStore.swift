@@ -44,7 +44,9 @@ public final class AreaStore {
         }
         let repair = try statements.get("SELECT ST_CollectionExtract(MakeValid(?1), 3)")
         try repair.bind([.blob(blob)])
-        _ = try repair.step()
+        // MakeValid prints GEOS's reason again as an "RTTOPO warning" on
+        // standard error; the command reports the repair in its own words.
+        _ = try SilencedStandardError.run { try repair.step() }
         guard case .blob(let fixed) = repair.value(0) else {
             throw InputError("invalid polygon (\(reason)) and MakeValid left no polygonal part", field: "geometry")
         }

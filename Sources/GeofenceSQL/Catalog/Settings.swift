@@ -34,7 +34,10 @@ public struct Settings {
         case "default_timezone":
             guard TimeZoneNames.isKnown(value) else { throw InputError(TimeZoneNames.unknown(value), field: key) }
         case "default_confidence":
-            guard let p = NumberText.double(value), p >= 0, p < 1 else { throw InputError("must be a number in [0, 1), got \(Echo.quoted(value))", field: key) }
+            // A number as text loses the spaces at its ends, as everywhere; it is stored without them.
+            let number = value.trimmingEdgeSpaces()
+            guard let p = NumberText.double(number), p >= 0, p < 1 else { throw InputError("must be a number in [0, 1), got \(Echo.quoted(value))", field: key) }
+            return try setUnchecked(key, number)
         case _ where Self.unsettable.contains(key):
             // These rules tie keys together (speed thresholds must rise), so check the whole set as it would be.
             var stored = try storedValues()

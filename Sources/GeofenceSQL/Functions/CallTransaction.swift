@@ -28,6 +28,13 @@ import CSQLite
 /// undo half a call: a call is refused in that mode rather than risk a subject
 /// advanced without its notifications.
 ///
+/// A call inside a call. A TEMP trigger of the user's on a table the call
+/// writes (gf_notifications, say) may itself call the function: that inner
+/// call would run inside the outer call's own transaction and its writing
+/// statement, where nothing could undo half of it. It is refused, saying
+/// so; the outer call then fails with the inner call's message as it is (not
+/// prefixed again) and writes nothing.
+///
 /// A rolled-back transaction. Some failures end the caller's whole
 /// transaction, not just the statement: a trigger's `RAISE(ROLLBACK, …)`, a
 /// full disk or memory while SQLite spills its cache. The error then says so,
@@ -51,12 +58,41 @@ final class CallTransaction {
     private lazy var release = try? db.prepare("RELEASE gf_call")
     private lazy var journalMode = try? db.prepare("PRAGMA main.journal_mode")
 
+    /// Whether a call is running on this connection, and whether a call made
+    /// inside it (from a trigger) was refused.
+    private var running = false
+    private var refusedInner = false
+
     init(_ db: Connection, function: String) { self.db = db; self.function = function }
 
     /// Finalizes the statements, so the connection can close.
     func close() { begin = nil; commit = nil; savepoint = nil; release = nil; journalMode = nil }
 
+    /// Runs `body` as one call: all of what it writes, or none. A call made
+    /// while another runs on the connection (from the user's TEMP trigger on a
+    /// table the outer call writes) is refused; the outer call then fails with
+    /// that refusal's own message.
     func run<T>(_ body: () throws -> T) throws -> T {
+        if running {
+            refusedInner = true
+            throw FunctionError("\(function): cannot be called from a trigger on a table \(function) writes (a TEMP trigger of yours "
+                                + "on gf_notifications, say), which runs inside another \(function) call and its transaction, where "
+                                + "nothing could undo half of this one: have the trigger store what it needs in a table of yours, "
+                                + "and call \(function) on those rows in a statement of its own")
+        }
+        running = true
+        refusedInner = false
+        defer { running = false }
+        do {
+            return try runAlone(body)
+        } catch let e as SQLiteError where refusedInner {
+            // The inner refusal, come back as the error of the outer call's write (with
+            // the names of the user's triggers that ran): already prefixed with the function's name.
+            throw FunctionError(e.message, code: e.code)
+        }
+    }
+
+    private func runAlone<T>(_ body: () throws -> T) throws -> T {
         if try journalIsOff() {
             throw FunctionError("\(function): the database's journal_mode is OFF, in which SQLite cannot undo a call that fails "
                                 + "half way (its notifications could be lost): use PRAGMA journal_mode = WAL (or DELETE)")

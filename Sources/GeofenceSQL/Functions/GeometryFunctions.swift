@@ -88,7 +88,7 @@ enum GeometryFunctions {
             p = try a.withBlob(1) { bytes in
                 do {
                     let (srid, point) = try SpatiaLiteBlob.decodePoint(bytes)
-                    guard srid == 4326 || srid == 0 else { throw fail(1, "has SRID \(srid); only 4326 (WGS 84 lon/lat) is supported") }
+                    guard srid == 4326 || srid == 0 else { throw fail(1, "has SRID \(srid); only 4326 (WGS 84 lon/lat), or 0 taken as lon/lat, is supported") }
                     return point
                 } catch let e as SpatiaLiteBlob.DecodeError {
                     throw fail(1, "is not a usable point geometry: \(e)")
@@ -152,7 +152,7 @@ enum GeometryFunctions {
         do {
             let areal = try SpatiaLiteBlob.decodeAreal(bytes)
             guard areal.srid == 4326 || areal.srid == 0 else {
-                throw a.fail(i, "has SRID \(areal.srid); only 4326 (WGS 84 lon/lat) is supported")
+                throw a.fail(i, "has SRID \(areal.srid); only 4326 (WGS 84 lon/lat), or 0 taken as lon/lat, is supported")
             }
             return .polygons(areal.polygons)
         } catch let e as SpatiaLiteBlob.DecodeError {

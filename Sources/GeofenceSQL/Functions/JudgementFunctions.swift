@@ -21,6 +21,8 @@ enum JudgementFunctions {
                 // The connection's session keeps the statements, prepared areas and the
                 // state it saved last between calls, as long as nothing else wrote.
                 let session = try Session.of(conn)
+                // A statement reading gf_notifications would meet the rows its calls write, without end.
+                try session.outputReaders.refuseReaders()
                 do {
                     // One call, one transaction: the subject's state and its notifications together.
                     let notifications = try session.transaction.run {

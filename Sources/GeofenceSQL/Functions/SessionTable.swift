@@ -58,6 +58,8 @@ final class Session {
 
     /// Each gf_check call's transaction (or savepoint).
     private(set) lazy var transaction = CallTransaction(db, function: "gf_check")
+    /// Refuses a call from a statement that reads the notifications the calls write.
+    private(set) lazy var outputReaders = OutputReaders(db, function: "gf_check", table: "gf_notifications")
 
     init(_ db: Connection) { self.db = db }
 

@@ -31,7 +31,8 @@ public final class Connection {
         var message = errorMessage
         // A constraint or RAISE in a user's trigger comes back as this statement's error.
         if rc & 0xff == SQLITE_CONSTRAINT || rc & 0xff == SQLITE_ERROR, let hint = userTriggerHint(for: sql) { message += hint }
-        return SQLiteError(code: extended & 0xff == rc & 0xff ? extended : rc, message: message, sql: sql)
+        return SQLiteError(code: extended & 0xff == rc & 0xff ? extended : rc, message: message, sql: sql,
+                           systemErrno: sqlite.pointee.system_errno!(handle))
     }
 
     func check(_ rc: Int32, _ sql: String? = nil) throws {

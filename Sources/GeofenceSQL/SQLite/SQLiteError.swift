@@ -5,6 +5,15 @@ public struct SQLiteError: Error, CustomStringConvertible {
     public var code: Int32
     public var message: String
     public var sql: String?
+    /// The operating system's errno of the failed file operation behind an
+    /// SQLITE_IOERR_… or SQLITE_CANTOPEN (ENOSPC for a full disk), else 0.
+    public var systemErrno: Int32 = 0
+
+    /// True when the disk was full: SQLITE_FULL, or an I/O error whose file
+    /// operation failed with ENOSPC (making or growing a -shm or -wal file).
+    public var isDiskFull: Bool {
+        code & 0xFF == 13 || (code & 0xFF == 10 && systemErrno == 28)   // SQLITE_FULL; SQLITE_IOERR_… with ENOSPC
+    }
 
     /// One line, whatever the statement's layout: its line breaks become spaces.
     public var description: String {

@@ -7,18 +7,28 @@ struct Export: ParsableCommand {
         abstract: "Write the areas as GeoJSON (or GeoJSONSeq, GeoPackage); importing it gives the same catalog.")
     @Argument(help: "The database file.") var db: String
     @Option(name: .shortAndLong, help: "Output file (- or none: standard output).") var out: String?
-    @Option(help: "geojson (a FeatureCollection), geojsonseq (one feature per line), gpkg (a GeoPackage, layer 'areas', needs --out and GDAL's ogr2ogr).")
-    var format: ExportFormat = .geojson
+    @Option(help: "geojson (a FeatureCollection), geojsonseq (one feature per line), gpkg (a GeoPackage, layer 'areas', needs --out and GDAL's ogr2ogr). Default: by --out's name (.geojson, .json: geojson; .geojsonl, .geojsons, .ndjson, .jsonl: geojsonseq; .gpkg: gpkg; a name of another format, such as .csv, is refused), else geojson.")
+    var format: ExportFormat?
+
+    /// What --out's name may say: the formats export writes, by extension.
+    static let outNames = OutputFormatNames<ExportFormat>(
+        command: "export",
+        formats: [(.geojson, ["geojson", "json"]), (.geojsonseq, ["geojsonl", "geojsons", "geojsonseq", "ndjson", "jsonl"]), (.gpkg, ["gpkg"])],
+        fallback: .geojson)
+    /// The format written (validate() has refused a name of another).
+    var outFormat: ExportFormat { (try? Self.outNames.resolve(out: out, given: format)) ?? format ?? .geojson }
 
     func validate() throws {
         if format == .gpkg && (out == nil || out == "-") { throw ValidationError("--format gpkg needs --out FILE") }
         try requireOutputName(out)
+        _ = try Self.outNames.resolve(out: out, given: format)
     }
 
     func run() throws {
         try reporting {
             let conn = try openCatalog(db)
             let areas = try AreaStore(conn).all()
+            let format = outFormat
             if format == .gpkg, let out {
                 var text = "{\"type\":\"FeatureCollection\""
                 if let t = try Settings(conn).get("import_updated_at") { text += ",\"updated_at\":"; JSONValue.writeString(t, to: &text) }

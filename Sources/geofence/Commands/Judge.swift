@@ -25,10 +25,13 @@ struct Judge: ParsableCommand {
     @Option(help: "A table or view of fixes to judge.") var table = "gf_fixes"
     @Flag(help: "Keep the judged rows in gf_fixes instead of emptying the inbox.") var keep = false
     @Option(help: "Also write this run's notifications to a file (CSV, or see --format); - for standard output.") var out: String?
-    @Option(help: "Format of --out: csv or ndjson (one JSON object per notification); default: by the name (.ndjson, .jsonl: NDJSON), else CSV.")
+    @Option(help: "Format of --out: csv or ndjson (one JSON object per notification); default: by the name (.csv: CSV; .ndjson, .jsonl: NDJSON; a name of another format, such as .geojson, is refused), else CSV.")
     var format: EventFormat?
-    /// The format --out is written in.
-    var outFormat: EventFormat { format ?? out.map { EventFormat(named: $0) } ?? .csv }
+    /// What --out's name may say: the formats judge writes, by extension.
+    static let outNames = OutputFormatNames<EventFormat>(command: "judge", formats: [(.csv, ["csv"]), (.ndjson, ["ndjson", "jsonl"])],
+                                                         fallback: .csv)
+    /// The format --out is written in (validate() has refused a name of another).
+    var outFormat: EventFormat { (try? Self.outNames.resolve(out: out, given: format)) ?? format ?? .csv }
     @Option(help: ArgumentHelp(fixesFormatHelp + " --format is the output's."))
     var fixesFormat: EventFormat?
     @Flag(help: "Record why fixes did not count and transitions did not notify (table gf_explain).") var explain = false
@@ -44,6 +47,7 @@ struct Judge: ParsableCommand {
             throw ValidationError("--threads must be a whole number from 1 to 256, got \(threads)")
         }
         try requireOutputName(out)
+        _ = try Self.outNames.resolve(out: out, given: format)
     }
 
     /// The command that lists run `run`'s notifications as --out has them.

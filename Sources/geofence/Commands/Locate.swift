@@ -18,7 +18,7 @@ struct Locate: ParsableCommand {
     @Option(help: "Locate every fix of this CSV or NDJSON file (lat and lon; accuracy_m if given, else 0; other columns ignored) instead of one position; writes CSV rows row,area_id,verdict for every inside or undecided pair.")
     var fixes: String?
     @Option(help: ArgumentHelp(fixesFormatHelp)) var fixesFormat: EventFormat?
-    @Option(help: "With --fixes: write the pairs to this file instead of standard output.") var out: String?
+    @Option(help: "With --fixes: write the pairs to this file (CSV: a name of another format, such as .json, is refused) instead of standard output.") var out: String?
     @OptionGroup var output: OutputOptions
 
     func validate() throws {
@@ -27,7 +27,13 @@ struct Locate: ParsableCommand {
         if fixes != nil && (lat != nil || lon != nil) { throw ValidationError("--fixes replaces --lat/--lon: give one or the other") }
         if fixes == nil && fixesFormat != nil { throw ValidationError("--fixes-format is the format of --fixes: give --fixes FILE") }
         try requireOutputName(out)
+        _ = try Self.outNames.resolve(out: out, given: nil)
     }
+
+    /// What the pairs are written as: CSV only.
+    enum PairsFormat: String { case csv }
+    /// What --out's name may say: the one format the pairs are written in.
+    static let outNames = OutputFormatNames<PairsFormat>(command: "locate --fixes", formats: [(.csv, ["csv"])], fallback: .csv)
 
     func run() throws {
         HugePages.adviseForThisProcess()

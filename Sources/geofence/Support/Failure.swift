@@ -27,6 +27,10 @@ func reporting(_ body: () throws -> Void) throws {
              + "nothing was changed, try again when it has finished (\(e.message))", code: 3)
     } catch let e as SQLiteError where ReadOnlyCatalog.writeRefused(e) != nil {
         fail("error: " + (ReadOnlyCatalog.writeRefused(e) ?? ""), code: 2)
+    } catch let e as SQLiteError where e.isDiskFull {
+        // A full disk shows as SQLITE_FULL, or as an I/O error whose errno is ENOSPC: both say so in the user's terms.
+        fail("error: \(openedCatalog ?? "database"): no space left on device for the catalog or the files SQLite keeps beside it "
+             + "(its -wal and -shm): free some space on that disk and try again (\(e))", code: 2)
     } catch let e as SQLiteError {
         fail("error: \(openedCatalog ?? "database"): \(e)", code: 2)
     } catch let e as Database.OpenError {

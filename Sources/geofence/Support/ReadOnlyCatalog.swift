@@ -26,11 +26,25 @@ enum ReadOnlyCatalog {
         }
         if access(path, F_OK) != 0 { return nil }        // missing: the open names it
         if access(path, W_OK) != 0 { return "the file is not writable by this user" }
-        let folder = folder(of: path)
+        // SQLite follows a symbolic link and writes its journal files beside
+        // the file it leads to, so that folder is the one that must be writable.
+        let target = resolved(path)
+        let folder = folder(of: target)
         if access(folder, W_OK | X_OK) != 0 {
-            return "its folder \(folder) is not writable by this user (SQLite writes its journal files beside the database)"
+            let via = target == path ? "" : " (where the symbolic link \(path) leads)"
+            return "its folder \(folder)\(via) is not writable by this user (SQLite writes its journal files beside the database)"
         }
         return nil
+    }
+
+    /// The file a symbolic link `path` leads to (every link on the way
+    /// followed, as SQLite opens it); `path` itself when it is no link (a
+    /// linked folder on the way needs nothing: access() follows it).
+    static func resolved(_ path: String) -> String {
+        var st = stat()
+        guard lstat(path, &st) == 0, st.st_mode & S_IFMT == S_IFLNK, let real = realpath(path, nil) else { return path }
+        defer { free(real) }
+        return String(cString: real)
     }
 
     /// The folder a file name is in, where SQLite puts its side files.
@@ -55,7 +69,8 @@ enum ReadOnlyCatalog {
         } catch let e as SQLiteError where [8, 14].contains(e.code & 0xFF) {   // SQLITE_READONLY, SQLITE_CANTOPEN
             // immutable=1 reads the main file alone: committed changes still in
             // the -wal would silently not be seen. Then refuse instead.
-            let file = path.hasPrefix("file:") ? nil : path
+            // Its side files are beside the file a symbolic link leads to.
+            let file = path.hasPrefix("file:") ? nil : resolved(path)
             // A hot journal (a writer stopped mid-transaction): the file may hold
             // its uncommitted pages until SQLite rolls them back, which needs write
             // access; read as immutable it would show them, or seem malformed.
@@ -88,7 +103,7 @@ enum ReadOnlyCatalog {
     /// The message for a write refused by SQLite on a read-only catalog.
     static func writeRefused(_ e: SQLiteError) -> String? {
         guard e.code & 0xFF == 8 else { return nil }   // SQLITE_READONLY
-        let (path, reason) = opened ?? ("the database", "SQLite opened it read-only")
+        let (path, reason) = opened ?? (openedCatalog ?? "the catalog", "SQLite could open it only for reading")
         return "\(path): this command writes to the catalog, which is read-only here (\(reason)); nothing was changed"
     }
 
