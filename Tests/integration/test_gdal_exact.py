@@ -265,3 +265,20 @@ def test_without_libgdal_the_error_says_what_to_install(tmp_path):
     db = fresh(tmp_path, "db")
     p = run("env", "GEOFENCE_LIBGDAL=/nonexistent/libgdal.so", CLI, "import", db, gpkg, check=False)
     assert p.returncode == 1 and "needs the GDAL library" in p.stderr and "apt-get install" in p.stderr, p.stderr
+
+
+def test_export_gpkg_names_a_killed_ogr2ogr_and_takes_no_name_as_an_option(tmp_path):
+    db = fresh(tmp_path, "db")
+    gf("import", db, write_collection(tmp_path / "in.geojson", [square("A", 139.0, 35.0)]))
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    fake = bin_dir / "ogr2ogr"
+    fake.write_text("#!/bin/sh\nkill -9 $$\n")
+    fake.chmod(0o755)
+    p = run("env", f"PATH={bin_dir}:/usr/bin:/bin", CLI, "export", db, "--format", "gpkg", "--out", tmp_path / "x.gpkg", check=False)
+    assert p.returncode == 1 and "ogr2ogr could not write the GeoPackage (killed by signal 9 (SIGKILL))" in p.stderr, p.stderr
+    assert not (tmp_path / "x.gpkg").exists()
+    # An output named like an option, relative to the current folder.
+    p = run(CLI, "export", db, "--format", "gpkg", "--out=-sql.gpkg", cwd=tmp_path, check=False)
+    assert p.returncode == 0, p.stderr
+    assert "1: areas" in run("ogrinfo", "-ro", "-q", "./-sql.gpkg", cwd=tmp_path).stdout

@@ -47,7 +47,7 @@ public struct AreaImporter {
 
     public func run(path: String, options: Options, progress: ((Int, Int) -> Void)? = nil) throws -> Report {
         var parser = try FeatureParser(path: path, group: options.group, stream: options.stream)
-        let fileSize = parser.fileSize
+        let total = parser.total
         let areas = AreaStore(db)
         let conditions = ConditionStore(db)
         let settings = Settings(db)
@@ -64,7 +64,7 @@ public struct AreaImporter {
             // With upsert: whether each id this file has written so far is a circle.
             var written: [String: Bool] = [:]
             try parser.run { batch in
-                guard case .features(let parsed, let bytesRead) = batch else {
+                guard case .features(let parsed, let read) = batch else {
                     if case .failed(let error) = batch { throw error }
                     return
                 }
@@ -100,9 +100,9 @@ public struct AreaImporter {
                     }
                     report.imported += 1
                 }
-                progress?(bytesRead, fileSize)
+                progress?(read, total)
             }
-            progress?(fileSize, fileSize)
+            progress?(total, total)
             try spatialIndex.finish()
             do { try areas.requireDistinctIds() } catch let e as InputError { throw e.located(file: path) }
             report.repairedTriggers = spatialIndex.repaired

@@ -21,15 +21,17 @@ struct FeatureParser {
     }
 
     /// One batch of parsed features, or the error that ended parsing, with
-    /// how far into the file the parser had read (for progress).
+    /// how far the parser had read (for progress): bytes of a file, features of a stream.
     enum Batch {
-        case features([Parsed], bytesRead: Int)
+        case features([Parsed], read: Int)
         case failed(Error)
     }
 
     /// The collection's members other than `features`, complete when parsing has ended.
     private(set) var foreignMembers: [(String, JSONValue)] = []
-    let fileSize: Int
+    /// How much there is to read: the file's size in bytes, or a stream's
+    /// feature count (0 when unknown).
+    let total: Int
 
     private let source: FeatureSource
 
@@ -37,11 +39,11 @@ struct FeatureParser {
     init(path: String, group: String?, stream: ImportStream? = nil) throws {
         if let stream {
             source = FeatureSource(stream: stream, path: path, group: group)
-            fileSize = 0
+            total = stream.count ?? 0
         } else {
             let file = try FileChunks(path: path)
             source = FeatureSource(file: file, path: path, group: group)
-            fileSize = file.size
+            total = file.size
         }
     }
 
@@ -73,7 +75,7 @@ struct FeatureParser {
         batch.reserveCapacity(64)
         // Whatever was parsed before the error goes first, so the importer meets them in order.
         func stop(_ error: Error) {
-            _ = handoff.put(.features(batch, bytesRead: source.bytesRead))
+            _ = handoff.put(.features(batch, read: source.read))
             _ = handoff.put(.failed(error))
         }
         while true {
@@ -89,11 +91,11 @@ struct FeatureParser {
                 return
             }
             if batch.count == 64 {
-                guard handoff.put(.features(batch, bytesRead: source.bytesRead)) else { return }
+                guard handoff.put(.features(batch, read: source.read)) else { return }
                 batch.removeAll(keepingCapacity: true)
             }
         }
-        _ = handoff.put(.features(batch, bytesRead: source.bytesRead))
+        _ = handoff.put(.features(batch, read: source.read))
     }
 }
 
@@ -121,8 +123,9 @@ final class FeatureSource: @unchecked Sendable {
         self.stream = stream; self.path = path; self.group = group; file = nil
     }
 
-    /// How far into the file reading has got (0 for a stream), for progress.
-    var bytesRead: Int { file?.bytesRead ?? 0 }
+    /// How far reading has got, for progress: bytes of a file, features of a stream.
+    var read: Int { file?.bytesRead ?? featuresRead }
+    private var featuresRead = 0
 
     /// How the feature numbered `index` is named in errors.
     func item(_ index: Int) -> String { ImportStream.item(index, layer: stream?.layer) }
@@ -133,6 +136,7 @@ final class FeatureSource: @unchecked Sendable {
         if let stream {
             do {
                 guard let (feature, fid) = try stream.next() else { members = stream.members; return nil }
+                featuresRead += 1
                 return (feature, Int(fid))
             } catch let e as InputError { throw e.located(file: path) }
         }

@@ -13,14 +13,17 @@ public struct ImportStream {
     /// The collection-level members the source keeps (GDAL keeps a GeoJSON
     /// collection's `updated_at` in a GeoPackage), as a collection's would be.
     public var members: [(String, JSONValue)]
+    /// How many features the layer has, when the source knows without reading them all (for progress).
+    public var count: Int?
     /// The next feature and its fid, or nil at the end of the layer. Throws
     /// the source's own error (an `InputError` naming the layer and fid), so a
     /// source that fails part way is never imported as if it were whole.
     /// Called on the importer's parsing thread only, one call at a time.
     public var next: () throws -> (feature: JSONValue, fid: Int64)?
 
-    public init(layer: String, members: [(String, JSONValue)], next: @escaping () throws -> (feature: JSONValue, fid: Int64)?) {
-        self.layer = layer; self.members = members; self.next = next
+    public init(layer: String, members: [(String, JSONValue)], count: Int?,
+                next: @escaping () throws -> (feature: JSONValue, fid: Int64)?) {
+        self.layer = layer; self.members = members; self.count = count; self.next = next
     }
 
     /// How a feature is named in errors: "feature N" (0-based) of a GeoJSON

@@ -59,9 +59,11 @@ struct Import: ParsableCommand {
                     throw InputError(e.description, field: "--updated-at")
                 }
             }
-            let bar = ProgressBar(label: "importing", unit: "MB", divisor: 1_000_000)
+            // A file's progress is in bytes; a GDAL layer's in features (its size on disk says little).
+            var bar = ProgressBar(label: "importing", unit: "MB", divisor: 1_000_000)
             if GDALSource.isNeeded(path: file, layer: layer) {
                 o.stream = try GDALSource(path: file, layer: layer, sourceCRS: sourceCrs).stream()
+                bar = ProgressBar(label: "importing", unit: "features")
             } else if sourceCrs != nil {
                 throw InputError("--source-crs is for a source GDAL reads; GeoJSON is always WGS 84 longitude/latitude", file: file)
             }

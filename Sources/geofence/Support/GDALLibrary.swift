@@ -38,6 +38,7 @@ struct GDALLibrary: @unchecked Sendable {
     let layerSpatialRef: @convention(c) (Handle) -> Handle?
     let layerDefinition: @convention(c) (Handle) -> Handle?
     let resetReading: @convention(c) (Handle) -> Void
+    let featureCount: @convention(c) (Handle, Int32) -> Int64
     let nextFeature: @convention(c) (Handle) -> Handle?
 
     let fieldCount: @convention(c) (Handle) -> Int32
@@ -146,6 +147,7 @@ struct GDALLibrary: @unchecked Sendable {
         layerSpatialRef = try f("OGR_L_GetSpatialRef")
         layerDefinition = try f("OGR_L_GetLayerDefn")
         resetReading = try f("OGR_L_ResetReading")
+        featureCount = try f("OGR_L_GetFeatureCount")
         nextFeature = try f("OGR_L_GetNextFeature")
         fieldCount = try f("OGR_FD_GetFieldCount")
         fieldDefinition = try f("OGR_FD_GetFieldDefn")

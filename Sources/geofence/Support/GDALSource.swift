@@ -88,7 +88,8 @@ final class GDALSource {
     /// collection GDAL kept with the layer (a GeoPackage made from one keeps
     /// its `updated_at`).
     func stream() -> ImportStream {
-        ImportStream(layer: layerName, members: nativeMembers()) { [self] in try next() }
+        let count = gdal.featureCount(layer, 0)    // 0: only when GDAL knows it without reading every feature
+        return ImportStream(layer: layerName, members: nativeMembers(), count: count >= 0 ? Int(count) : nil) { [self] in try next() }
     }
 
     /// The next feature as GeoJSON and its fid, nil at the end of the layer.
