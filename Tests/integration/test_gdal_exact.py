@@ -282,3 +282,19 @@ def test_export_gpkg_names_a_killed_ogr2ogr_and_takes_no_name_as_an_option(tmp_p
     p = run(CLI, "export", db, "--format", "gpkg", "--out=-sql.gpkg", cwd=tmp_path, check=False)
     assert p.returncode == 0, p.stderr
     assert "1: areas" in run("ogrinfo", "-ro", "-q", "./-sql.gpkg", cwd=tmp_path).stdout
+
+
+def test_columns_arrive_as_geojson_properties_with_exact_reals(tmp_path):
+    props = {"area_id": "A", "i": 5, "r": 50.0, "r2": 0.1 + 0.2, "s": "txt", "d": "2024-01-02",
+             "dt": "2024-01-02T03:04:05.123+09:00", "utc": "2024-01-02T03:04:05Z", "b": True, "obj": {"k": 1}, "nul": None}
+    source = write_collection(tmp_path / "in.geojson", [{**square("A", 139.0, 35.0), "properties": props}])
+    gpkg = tmp_path / "typed.gpkg"
+    run("ogr2ogr", "-f", "GPKG", gpkg, source)
+    db = fresh(tmp_path, "db")
+    gf("import", db, gpkg)
+    got = json.loads(gf("export", db).stdout)["features"][0]["properties"]
+    for key, value in props.items():
+        if value is None:
+            assert key not in got                       # a NULL column is a missing property
+        else:
+            assert got[key] == value and type(got[key]) is type(value), (key, got.get(key))

@@ -36,8 +36,7 @@ struct GDALFields {
         guard let definition = gdal.layerDefinition(layer) else { columns = []; return }
         columns = (0..<gdal.fieldCount(definition)).compactMap { i in
             guard let f = gdal.fieldDefinition(definition, i) else { return nil }
-            return Column(name: gdal.fieldName(f).map { String(cString: $0) } ?? "",
-                          type: gdal.fieldType(f), subType: gdal.fieldSubType(f))
+            return Column(name: GDALLibrary.string(gdal.fieldName(f)), type: gdal.fieldType(f), subType: gdal.fieldSubType(f))
         }
     }
 

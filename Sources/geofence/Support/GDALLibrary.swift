@@ -195,7 +195,11 @@ struct GDALLibrary: @unchecked Sendable {
     }
 
     /// GDAL's last error on this thread, as text ("" when none).
-    func lastError() -> String {
-        lastErrorMessage().map { String(cString: $0) } ?? ""
+    func lastError() -> String { Self.string(lastErrorMessage()) }
+
+    /// A C string GDAL returned, as text ("" for NULL).
+    static func string(_ p: Text?) -> String {
+        guard let p else { return "" }
+        return String(cString: p)
     }
 }

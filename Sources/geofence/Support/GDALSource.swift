@@ -166,7 +166,7 @@ final class GDALSource {
     private static func layers(of dataset: Handle, _ gdal: GDALLibrary) -> [Layer] {
         (0..<max(0, gdal.layerCount(dataset))).compactMap { i in
             guard let h = gdal.layerAt(dataset, i) else { return nil }
-            return Layer(name: gdal.layerName(h).map { String(cString: $0) } ?? "", handle: h)
+            return Layer(name: GDALLibrary.string(gdal.layerName(h)), handle: h)
         }
     }
 
