@@ -150,7 +150,7 @@ def test_a_legacy_crs_member_must_be_lon_lat(catalog, tmp_path, name, accepted):
         assert p.returncode == 0, p.stderr
     else:
         assert p.returncode == 1 and "crs: " in p.stderr and "is not WGS 84 longitude/latitude" in p.stderr
-        assert "ogr2ogr -t_srs EPSG:4326" in p.stderr
+        assert "ogr2ogr -f GPKG out.gpkg" in p.stderr      # GDAL's GeoJSON writer would round
         assert snapshot(catalog) == before
 
 

@@ -1,4 +1,4 @@
-"""Any vector source GDAL reads, imported through ogr2ogr into the same
+"""Any vector source GDAL reads, read through the GDAL library into the same
 validating importer: GeoPackage, Shapefile, FlatGeobuf and GeoJSONSeq files
 made by the real ogr2ogr from real shapes (Natural Earth's countries, New York
 City's boroughs in their State Plane projection) import with the same result as
@@ -7,6 +7,7 @@ same catalog; and `export --format` writes GeoJSONSeq and GeoPackage."""
 import glob
 import json
 import os
+import sqlite3
 import zipfile
 from pathlib import Path
 
@@ -16,6 +17,7 @@ from shapely.geometry import shape
 
 from conftest import CLI, ROOT, gf, run, snapshot, square, write_collection
 from reference import natural_earth_countries
+from test_gdal_exact import gpkg_geometries
 
 
 def ogr2ogr(*args):
@@ -77,17 +79,25 @@ def test_export_formats_geojsonseq_and_gpkg_import_back(catalog, tmp_path):
 
 
 def test_natural_earth_from_geopackage_shapefile_flatgeobuf_as_from_geojson(tmp_path):
-    geojson = natural_earth_countries(tmp_path)      # ogr2ogr's GeoJSON of the shapefile
+    natural_earth_countries(tmp_path)
     shp = tmp_path / "naturalearth_lowres.shp"
     query = "SELECT name AS area_id, continent, iso_a3 FROM naturalearth_lowres"
     made = {}
     for driver, name in [("GPKG", "countries.gpkg"), ("ESRI Shapefile", "countries_shp"), ("FlatGeobuf", "countries.fgb")]:
         # FlatGeobuf holds one geometry type: Polygon and MultiPolygon become MultiPolygon.
         promote = ["-nlt", "PROMOTE_TO_MULTI"] if driver == "FlatGeobuf" else []
-        ogr2ogr("-f", driver, tmp_path / name, shp, "-sql", query, *promote)
+        ogr2ogr("-f", driver, tmp_path / name, shp, "-sql", query, "-nln", "countries", *promote)
         made[driver] = tmp_path / name
+    # The GeoJSON of the same doubles, written by Python (ogr2ogr's GeoJSON
+    # writer drops digits even with SIGNIFICANT_FIGURES=17: 22.876219999999932 as 22.87622).
+    geometries = gpkg_geometries(made["GPKG"], "countries", "area_id")
+    with sqlite3.connect(made["GPKG"]) as c:
+        rows = c.execute("SELECT area_id, continent, iso_a3 FROM countries").fetchall()
+    geojson = write_collection(tmp_path / "exact.geojson", [
+        {"type": "Feature", "properties": {"area_id": a, "continent": c, "iso_a3": i},
+         "geometry": shapely.geometry.mapping(geometries[a])} for a, c, i in rows])
     reference = fresh(tmp_path, "geojson.db")
-    gf("import", reference, geojson, "--make-valid")
+    gf("import", reference, geojson)                   # valid as the file has it: no --make-valid
     expected = features(reference)
     assert len(expected) > 170
     fixes = tmp_path / "fixes.csv"
@@ -99,7 +109,7 @@ def test_natural_earth_from_geopackage_shapefile_flatgeobuf_as_from_geojson(tmp_
     assert located.count("\n") > 100
     for driver, path in made.items():
         db = fresh(tmp_path, f"{path.name}.db")
-        gf("import", db, path, "--make-valid")         # the Shapefile as its folder
+        gf("import", db, path)                         # the Shapefile as its folder
         assert features(db) == expected, driver
         assert gf("locate", db, "--fixes", fixes).stdout == located, driver
 
@@ -135,7 +145,7 @@ def test_a_bad_feature_names_file_layer_feature_and_field_and_changes_nothing(ca
     before = snapshot(catalog)
     p = gf("import", catalog, gpkg, check=False)
     assert p.returncode == 1
-    assert f"{gpkg}, layer 'fences', feature 1, id 'B', properties.in_confirm_count" in p.stderr
+    assert f"{gpkg}, layer 'fences', fid 2, id 'B', properties.in_confirm_count" in p.stderr   # a GeoPackage's fids start at 1
     assert snapshot(catalog) == before
 
     lines = tmp_path / "lines.gpkg"
@@ -143,7 +153,7 @@ def test_a_bad_feature_names_file_layer_feature_and_field_and_changes_nothing(ca
         "type": "Feature", "properties": {"area_id": "L"},
         "geometry": {"type": "LineString", "coordinates": [[139, 35], [139.1, 35.1]]}}]))
     p = gf("import", catalog, lines, check=False)
-    assert p.returncode == 1 and "feature 0, id 'L', geometry.type" in p.stderr and "not an area" in p.stderr
+    assert p.returncode == 1 and "fid 1, id 'L', geometry.type" in p.stderr and "not an area" in p.stderr
     assert snapshot(catalog) == before
 
 
@@ -160,9 +170,9 @@ def test_several_layers_need_layer_and_errors_from_gdal_are_clear(catalog, tmp_p
     not_gis.write_text("hello\n")
     p = gf("import", catalog, not_gis, check=False)
     assert p.returncode == 1 and "GDAL cannot read it" in p.stderr and "->" not in p.stderr
-    # Without GDAL on PATH: a clear error, not a crash.
-    p = run("env", "PATH=/nonexistent", CLI, "import", catalog, gpkg, "--layer", "second", check=False)
-    assert p.returncode == 1 and "needs GDAL's ogr2ogr, which is not installed" in p.stderr
+    # Without the GDAL library: a clear error, not a crash.
+    p = run("env", "GEOFENCE_LIBGDAL=/nonexistent/libgdal.so", CLI, "import", catalog, gpkg, "--layer", "second", check=False)
+    assert p.returncode == 1 and "needs the GDAL library (libgdal), which is not installed" in p.stderr
     assert snapshot(catalog) == before
     gf("import", catalog, gpkg, "--layer", "second")
     assert "G#AREA_ID_001" in gf("areas", "list", catalog).stdout and "B" in features(catalog)

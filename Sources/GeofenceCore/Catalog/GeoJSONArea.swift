@@ -39,7 +39,7 @@ public enum GeoJSONArea {
         case .number(let n)?: groupId = n
         case let v?: throw InputError("must be a string or number, got \(v.typeName)", field: "properties.group_id")
         }
-        if let g = groupId, !rawId.hasPrefix(g + "#") { rawId = g + "#" + rawId }
+        rawId = grouped(rawId, in: groupId)
 
         guard let geometry = feature["geometry"], geometry != .null else { throw InputError("feature has no geometry", field: "geometry") }
         let shape = try shape(from: geometry, radius: try optionalNumber(p, "radius_m"))
@@ -61,6 +61,24 @@ public enum GeoJSONArea {
             throw e
         }
         return a
+    }
+
+    /// An id in its group: `<group>#<id>`, unless it already begins with `<group>#`.
+    static func grouped(_ id: String, in group: String?) -> String {
+        guard let g = group, !id.hasPrefix(g + "#") else { return id }
+        return g + "#" + id
+    }
+
+    /// The id a feature's area would be stored under (its area_id, else its
+    /// id, in its group as `area(from:group:)` puts it), for naming the
+    /// feature in an error even when the feature itself is refused; nil when
+    /// it has no usable id.
+    public static func idAsStored(in feature: JSONValue, group: String?) -> String? {
+        let p = feature["properties"]
+        guard let raw = p?["area_id"]?.plainText ?? feature["id"]?.plainText else { return nil }
+        var groupId = group
+        if groupId == nil, let g = p?["group_id"]?.plainText, !g.isEmpty { groupId = g }
+        return grouped(raw, in: groupId)
     }
 
     public static func shape(from g: JSONValue, radius: Double?) throws -> Shape {
@@ -109,7 +127,20 @@ public enum GeoJSONArea {
         }
         let lon = try coordinate(xs[0]), lat = try coordinate(xs[1])
         if xs.count == 3 { _ = try coordinate(xs[2]) }
-        return LonLat(lon: lon, lat: lat)
+        return LonLat(lon: withoutRoundingSlip(lon, bound: 180), lat: withoutRoundingSlip(lat, bound: 90))
+    }
+
+    /// How far past ±180 (longitude) or ±90 (latitude) a coordinate may be
+    /// and still be taken as that bound: 1e-9 degree, about 0.1 mm. Writers
+    /// and reprojections leave the bounds a few units in the last place off
+    /// (Natural Earth's 180.00000000000006); further out is no rounding, and
+    /// is refused as out of range. A coordinate in range is never changed.
+    public static let roundingSlip = 1e-9
+
+    /// `v`, or `±bound` when it is past that by no more than `roundingSlip`.
+    static func withoutRoundingSlip(_ v: Double, bound: Double) -> Double {
+        guard abs(v) > bound, abs(v) - bound <= roundingSlip else { return v }
+        return v < 0 ? -bound : bound
     }
 
     static func optionalString(_ p: JSONValue, _ key: String) throws -> String? {

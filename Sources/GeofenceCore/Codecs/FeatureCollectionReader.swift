@@ -129,7 +129,8 @@ public struct FeatureCollectionReader {
         let lonLat = ["CRS84", "CRS:84", "EPSG:4326", "EPSG::4326"]
         if crs == .null || lonLat.contains(where: { upper.hasSuffix($0) }) { return }
         throw InputError("\(Echo.plain(crs.serialized)) is not WGS 84 longitude/latitude, which GeoJSON (RFC 7946) always is: "
-                         + "reproject the file first (ogr2ogr -t_srs EPSG:4326 out.geojson in.geojson)", field: "crs")
+                         + "convert it to a GeoPackage (ogr2ogr -f GPKG out.gpkg in.geojson) and import that, which reprojects it "
+                         + "without rounding (a GeoJSON written by ogr2ogr loses digits)", field: "crs")
     }
 
     private mutating func finish() throws {

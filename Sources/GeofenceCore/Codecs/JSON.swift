@@ -119,6 +119,11 @@ public enum JSONValue: Equatable, Sendable {
     }
 
     /// A JSON number for a Double: integral values without a fraction.
+    /// A string's or number's text, for naming a record in a message.
+    public var plainText: String? {
+        switch self { case .string(let s): s; case .number(let n): n; default: nil }
+    }
+
     public static func number(_ d: Double) -> JSONValue { .number(numberText(d)) }
 
     /// The shortest text that reads back as the same Double; integral values without ".0".

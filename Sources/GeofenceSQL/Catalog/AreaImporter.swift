@@ -35,8 +35,8 @@ public struct AreaImporter {
         /// With `upsert`: areas of the catalog (before this import) that a feature replaced.
         public var replacedInCatalog = 0
         public var conditions = 0
-        /// (feature index, area id, GEOS's reason) for each repaired polygon.
-        public var repaired: [(Int, String, String)] = []
+        /// (the feature as errors name it, area id, GEOS's reason) for each repaired polygon.
+        public var repaired: [(item: String, id: String, reason: String)] = []
         /// SpatiaLite index triggers on gf_areas whose stored text was not SpatiaLite's, re-created from it.
         public var repairedTriggers: [String] = []
         public var updatedAt: Timestamp?
@@ -47,7 +47,7 @@ public struct AreaImporter {
 
     public func run(path: String, options: Options, progress: ((Int, Int) -> Void)? = nil) throws -> Report {
         var parser = try FeatureParser(path: path, group: options.group, stream: options.stream)
-        let fileSize = parser.fileSize
+        let total = parser.total
         let areas = AreaStore(db)
         let conditions = ConditionStore(db)
         let settings = Settings(db)
@@ -64,14 +64,14 @@ public struct AreaImporter {
             // With upsert: whether each id this file has written so far is a circle.
             var written: [String: Bool] = [:]
             try parser.run { batch in
-                guard case .features(let parsed, let bytesRead) = batch else {
+                guard case .features(let parsed, let read) = batch else {
                     if case .failed(let error) = batch { throw error }
                     return
                 }
                 for var p in parsed {
                     do {
                         if case .repaired(let reason) = try areas.checkValidity(&p.area, geometry: p.row.geometry, makeValid: options.makeValid) {
-                            report.repaired.append((p.index, p.area.areaId, reason))
+                            report.repaired.append((ImportStream.item(p.index, layer: options.stream?.layer), p.area.areaId, reason))
                             p.row = AreaStore.Row(p.area)
                         }
                         // An area an upsert replaces keeps the conditions it has: the
@@ -96,13 +96,13 @@ public struct AreaImporter {
                             }
                         }
                     } catch let e as InputError {
-                        throw e.located(file: path, item: ImportStream.item(p.index, layer: options.stream?.layer), id: p.idHint)
+                        throw e.located(file: path, item: ImportStream.item(p.index, layer: options.stream?.layer), id: p.area.areaId)
                     }
                     report.imported += 1
                 }
-                progress?(bytesRead, fileSize)
+                progress?(read, total)
             }
-            progress?(fileSize, fileSize)
+            progress?(total, total)
             try spatialIndex.finish()
             do { try areas.requireDistinctIds() } catch let e as InputError { throw e.located(file: path) }
             report.repairedTriggers = spatialIndex.repaired
@@ -128,12 +128,5 @@ public struct AreaImporter {
         do { return try Timestamp.parse(s) } catch let e as Timestamp.ParseError {
             throw InputError(e.description, file: path, field: "updated_at")
         }
-    }
-}
-
-extension JSONValue {
-    /// A string's or number's text, for naming a record in a message.
-    var plainText: String? {
-        switch self { case .string(let s): s; case .number(let n): n; default: nil }
     }
 }

@@ -13,50 +13,50 @@ import GeofenceCore
 /// stop and is waited for before the import returns.
 struct FeatureParser {
     struct Parsed {
+        /// The number naming the feature in errors: its index in a GeoJSON file, its fid in a GDAL layer.
         var index: Int
         var area: AreaDefinition
-        /// The feature's id as written, for naming it in an error.
-        var idHint: String?
         /// The gf_areas row, ready to check and insert.
         var row: AreaStore.Row
     }
 
     /// One batch of parsed features, or the error that ended parsing, with
-    /// how far into the file the parser had read (for progress).
+    /// how far the parser had read (for progress): bytes of a file, features of a stream.
     enum Batch {
-        case features([Parsed], bytesRead: Int)
+        case features([Parsed], read: Int)
         case failed(Error)
     }
 
     /// The collection's members other than `features`, complete when parsing has ended.
     private(set) var foreignMembers: [(String, JSONValue)] = []
-    let fileSize: Int
+    /// How much there is to read: the file's size in bytes, or a stream's
+    /// feature count (0 when unknown).
+    let total: Int
 
-    private let file: FileChunks
-    private let path: String
-    private let group: String?
-    private let stream: ImportStream?
+    private let source: FeatureSource
 
-    /// Reads `path`, or when `stream` is given, the GeoJSON it carries (errors still name `path`).
+    /// Reads `path`, or when `stream` is given, the features it carries (errors still name `path`).
     init(path: String, group: String?, stream: ImportStream? = nil) throws {
-        file = try FileChunks(path: stream?.path ?? path)
-        fileSize = file.size
-        self.path = path
-        self.group = group
-        self.stream = stream
+        if let stream {
+            source = FeatureSource(stream: stream, path: path, group: group)
+            total = stream.count ?? 0
+        } else {
+            let file = try FileChunks(path: path)
+            source = FeatureSource(file: file, path: path, group: group)
+            total = file.size
+        }
     }
 
     /// Runs `consume` on the calling thread over batches parsed on another.
     mutating func run(_ consume: (Batch) throws -> Void) throws {
         let handoff = Handoff<Batch>(capacity: 8)
-        let members = Box<[(String, JSONValue)]>([])
-        let (file, path, group, stream) = (self.file, self.path, self.group, self.stream)
+        let source = self.source
         var failure: Error?
-        let parsing = Parallel.spawn { Self.produce(file: file, path: path, group: group, stream: stream, into: handoff, members: members) }
+        let parsing = Parallel.spawn { Self.produce(source, into: handoff) }
         if parsing == nil {
             // No second thread: parse everything first, then insert (memory, not a hang).
             handoff.removeLimit()
-            Self.produce(file: file, path: path, group: group, stream: stream, into: handoff, members: members)
+            Self.produce(source, into: handoff)
         }
         do {
             while let batch = handoff.take() { try consume(batch) }
@@ -66,58 +66,87 @@ struct FeatureParser {
         }
         if let parsing { Parallel.join(parsing) }
         if let failure { throw failure }
-        foreignMembers = members.value
+        foreignMembers = source.members
     }
 
-    private static func produce(file: FileChunks, path: String, group: String?, stream: ImportStream?,
-                                into handoff: Handoff<Batch>, members: Box<[(String, JSONValue)]>) {
+    private static func produce(_ source: FeatureSource, into handoff: Handoff<Batch>) {
         defer { handoff.finish() }
-        // GDAL's stream is a FeatureCollection; a file is read by its name.
-        let json = JSONReader(chunks: file.next)
-        var reader = stream == nil && FeatureCollectionReader.namesSequence(path)
-            ? FeatureCollectionReader(sequence: json) : FeatureCollectionReader(json)
         var batch: [Parsed] = []
         batch.reserveCapacity(64)
         // Whatever was parsed before the error goes first, so the importer meets them in order.
         func stop(_ error: Error) {
-            _ = handoff.put(.features(batch, bytesRead: file.bytesRead))
+            _ = handoff.put(.features(batch, read: source.read))
             _ = handoff.put(.failed(error))
         }
         while true {
-            let feature: JSONValue?
+            let next: (feature: JSONValue, index: Int)?
+            do { next = try source.next() } catch { stop(error); return }
+            guard let (f, index) = next else { break }
+            let idHint = GeoJSONArea.idAsStored(in: f, group: source.group)
             do {
-                feature = try reader.next()
+                let area = try GeoJSONArea.area(from: f, group: source.group)
+                batch.append(Parsed(index: index, area: area, row: AreaStore.Row(area)))
             } catch {
-                let index = reader.featureIndex
-                // A producer that failed part way leaves malformed GeoJSON: its own error says why.
-                do { try stream?.finish(true) } catch { stop(error); return }
-                stop((error as? JSONSyntaxError).map {
-                    InputError("malformed GeoJSON at \($0)", file: path,
-                               item: index >= 0 ? ImportStream.item(index, layer: stream?.layer) : nil)
-                } ?? (error as? InputError)?.located(file: path) ?? error)
-                return
-            }
-            guard var f = feature else {
-                do { try stream?.finish(false) } catch { stop(error); return }
-                break
-            }
-            if stream != nil { f = ImportStream.droppingNullProperties(f) }
-            let index = reader.featureIndex
-            let idHint = f["properties"]?["area_id"]?.plainText ?? f["id"]?.plainText
-            do {
-                let area = try GeoJSONArea.area(from: f, group: group)
-                batch.append(Parsed(index: index, area: area, idHint: idHint, row: AreaStore.Row(area)))
-            } catch {
-                stop((error as? InputError)?.located(file: path, item: ImportStream.item(index, layer: stream?.layer), id: idHint) ?? error)
+                stop((error as? InputError)?.located(file: source.path, item: source.item(index), id: idHint) ?? error)
                 return
             }
             if batch.count == 64 {
-                guard handoff.put(.features(batch, bytesRead: file.bytesRead)) else { return }
+                guard handoff.put(.features(batch, read: source.read)) else { return }
                 batch.removeAll(keepingCapacity: true)
             }
         }
-        _ = handoff.put(.features(batch, bytesRead: file.bytesRead))
-        members.value = reader.foreignMembers
+        _ = handoff.put(.features(batch, read: source.read))
+    }
+}
+
+/// Where the parsing thread takes features from: the engine's reader of a
+/// GeoJSON file (a FeatureCollection, or a sequence when its name says so),
+/// or another reader's stream. Either way a feature comes with the number
+/// that names it in errors (its index in the file, or its fid), and every
+/// error is located in the user's file.
+final class FeatureSource: @unchecked Sendable {
+    let path: String
+    let group: String?
+    private let file: FileChunks?
+    private var reader: FeatureCollectionReader?
+    private let stream: ImportStream?
+    /// The collection's members other than `features`, complete once `next()` has returned nil.
+    private(set) var members: [(String, JSONValue)] = []
+
+    init(file: FileChunks, path: String, group: String?) {
+        self.file = file; self.path = path; self.group = group; stream = nil
+        let json = JSONReader(chunks: file.next)
+        reader = FeatureCollectionReader.namesSequence(path) ? FeatureCollectionReader(sequence: json) : FeatureCollectionReader(json)
+    }
+
+    init(stream: ImportStream, path: String, group: String?) {
+        self.stream = stream; self.path = path; self.group = group; file = nil
+    }
+
+    /// How far reading has got, for progress: bytes of a file, features of a stream.
+    var read: Int { file?.bytesRead ?? featuresRead }
+    private var featuresRead = 0
+
+    /// How the feature numbered `index` is named in errors.
+    func item(_ index: Int) -> String { ImportStream.item(index, layer: stream?.layer) }
+
+    /// The next feature and its number, nil at the end; errors name the file
+    /// (and, for malformed GeoJSON, the feature it was in).
+    func next() throws -> (feature: JSONValue, index: Int)? {
+        if let stream {
+            do {
+                guard let (feature, fid) = try stream.next() else { members = stream.members; return nil }
+                featuresRead += 1
+                return (feature, Int(fid))
+            } catch let e as InputError { throw e.located(file: path) }
+        }
+        do {
+            guard let feature = try reader!.next() else { members = reader!.foreignMembers; return nil }
+            return (feature, reader!.featureIndex)
+        } catch let e as JSONSyntaxError {
+            let index = reader!.featureIndex
+            throw InputError("malformed GeoJSON at \(e)", file: path, item: index >= 0 ? item(index) : nil)
+        } catch let e as InputError { throw e.located(file: path) }
     }
 }
 

@@ -1,41 +1,34 @@
 import GeofenceCore
 
-/// Features that reach the importer as GeoJSON from another program (GDAL's
-/// ogr2ogr reading a GeoPackage, Shapefile, FlatGeobuf, GeoJSONSeq…), rather
-/// than from the GeoJSON file named on the command line.
+/// Features that reach the importer from another reader than the engine's
+/// GeoJSON one (GDAL reading a GeoPackage, Shapefile, FlatGeobuf…), as the
+/// GeoJSON Feature values that reader would have produced, one at a time.
 ///
-/// Errors still name the user's file, and the layer; the importer's rules
-/// (all or nothing, the first bad feature reported) are the same.
+/// Errors still name the user's file, with the layer and the feature's own
+/// fid (the number GDAL, QGIS and `ogrinfo -fid` give it); the importer's
+/// rules (all or nothing, the first bad feature reported) are the same.
 public struct ImportStream {
-    /// Where the GeoJSON is read from (a pipe, as /dev/fd/N).
-    public var path: String
     /// The layer being read, named in every error.
     public var layer: String
-    /// Called on the parsing thread when the stream has ended (`malformed`:
-    /// it ended in malformed GeoJSON, which a failing producer would leave):
-    /// throws the producer's own error if it failed, so a truncated stream is
-    /// never imported as if it were the whole layer.
-    public var finish: (_ malformed: Bool) throws -> Void
+    /// The collection-level members the source keeps (GDAL keeps a GeoJSON
+    /// collection's `updated_at` in a GeoPackage), as a collection's would be.
+    public var members: [(String, JSONValue)]
+    /// How many features the layer has, when the source knows without reading them all (for progress).
+    public var count: Int?
+    /// The next feature and its fid, or nil at the end of the layer. Throws
+    /// the source's own error (an `InputError` naming the layer and fid), so a
+    /// source that fails part way is never imported as if it were whole.
+    /// Called on the importer's parsing thread only, one call at a time.
+    public var next: () throws -> (feature: JSONValue, fid: Int64)?
 
-    public init(path: String, layer: String, finish: @escaping (_ malformed: Bool) throws -> Void) {
-        self.path = path; self.layer = layer; self.finish = finish
+    public init(layer: String, members: [(String, JSONValue)], count: Int?,
+                next: @escaping () throws -> (feature: JSONValue, fid: Int64)?) {
+        self.layer = layer; self.members = members; self.count = count; self.next = next
     }
 
-    /// A table gives every feature every column, NULL where the feature has
-    /// no value, while GeoJSON can leave a property out. So from a table a
-    /// NULL column is the same as a missing property: no free property of
-    /// that name, and an area field unset (for the area fields a JSON null
-    /// already means unset).
-    static func droppingNullProperties(_ feature: JSONValue) -> JSONValue {
-        guard case .object(var members) = feature,
-              let i = members.firstIndex(where: { $0.0 == "properties" }),
-              case .object(let props) = members[i].1 else { return feature }
-        members[i].1 = .object(props.filter { $0.1 != .null })
-        return .object(members)
-    }
-
-    /// How a feature is named in errors: "feature N" of a GeoJSON file, "layer 'L', feature N" of a GDAL source.
+    /// How a feature is named in errors: "feature N" (0-based) of a GeoJSON
+    /// file, "layer 'L', fid N" of a GDAL source.
     static func item(_ index: Int, layer: String?) -> String {
-        layer.map { "layer '\($0)', feature \(index)" } ?? "feature \(index)"
+        layer.map { "layer \(Echo.quoted($0)), fid \(index)" } ?? "feature \(index)"
     }
 }

@@ -14,14 +14,19 @@ struct Import: ParsableCommand {
 
             A GeoJSON sequence (one Feature a line: .geojsonl, .geojsons, .geojsonseq, .ndjson, \
             .jsonl, .ldjson) is read the same way. Any other vector source GDAL reads (GeoPackage, \
-            Shapefile, FlatGeobuf, KML, …) is read through GDAL's ogr2ogr (package gdal-bin), \
-            reprojected to WGS 84, with the same checks: --layer names the layer of a source that \
-            has several. There a NULL column is a missing property.
+            Shapefile, FlatGeobuf, KML, …) is read through the GDAL library (Debian package \
+            gdal-bin or libgdal32) with the same checks: each coordinate is the exact number in the \
+            file, reprojected to WGS 84 longitude/latitude only when the source is in another \
+            coordinate reference system. --layer names the layer of a source that has several. \
+            There a NULL column is a missing property.
             """)
 
     @Argument(help: "The database file.") var db: String
     @Argument(help: "The GeoJSON FeatureCollection file, or any vector source GDAL reads.") var file: String
-    @Option(help: "The layer to read from a GDAL source with several (GeoPackage tables, …).") var layer: String?
+    @Option(parsing: .unconditional, help: "The layer to read from a GDAL source with several (GeoPackage tables, …), by its exact name.") var layer: String?
+    @Option(name: .customLong("source-crs"),
+            help: "The coordinate reference system of a GDAL source that has none (a Shapefile without its .prj), or to use instead of its own: EPSG:4326, EPSG:2263, WKT, …")
+    var sourceCrs: String?
     @Option(help: "Group id: areas get ids <group>#<area_id>.") var group: String?
     @Flag(help: "Replace the whole catalog (areas and conditions) with this set.") var replace = false
     @Flag(help: "Replace areas whose id already exists instead of failing (their conditions stay; the summary says how many were replaced). Within the file, the last feature with an id wins.") var upsert = false
@@ -54,17 +59,17 @@ struct Import: ParsableCommand {
                     throw InputError(e.description, field: "--updated-at")
                 }
             }
-            let bar = ProgressBar(label: "importing", unit: "MB", divisor: 1_000_000)
-            var gdal: GDALSource?
+            // A file's progress is in bytes; a GDAL layer's in features (its size on disk says little).
+            var bar = ProgressBar(label: "importing", unit: "MB", divisor: 1_000_000)
             if GDALSource.isNeeded(path: file, layer: layer) {
-                let source = try GDALSource(path: file, layer: layer)
-                o.stream = source.stream(path: file)
-                gdal = source
+                o.stream = try GDALSource(path: file, layer: layer, sourceCRS: sourceCrs).stream()
+                bar = ProgressBar(label: "importing", unit: "features")
+            } else if sourceCrs != nil {
+                throw InputError("--source-crs is for a source GDAL reads; GeoJSON is always WGS 84 longitude/latitude", file: file)
             }
-            defer { gdal?.finishReading() }
             let r = try AreaImporter(conn).run(path: file, options: o, progress: bar.update)
             bar.finish()
-            for (index, id, reason) in r.repaired { warn("repaired feature \(index) (id \(Echo.quoted(id))): \(reason)") }
+            for (item, id, reason) in r.repaired { warn("repaired \(item) (id \(Echo.quoted(id))): \(reason)") }
             for name in r.repairedTriggers {
                 warn("repaired trigger \(name) on gf_areas: it was missing, or its stored SQL was not SpatiaLite's definition; re-created from that definition")
             }

@@ -28,7 +28,9 @@ func writeGeoPackage(_ geojson: String, to out: String, database: Connection) th
     if stat(out, &st) == 0 && (st.st_mode & S_IFMT) != S_IFREG {
         throw InputError("a GeoPackage is written as a regular file; this is not one", file: out)
     }
-    var template = Array((out + ".partial-XXXXXX").utf8CString)
+    // Every path handed to ogr2ogr starts with "/" or "./", so none can be read as an option.
+    let base = out.hasPrefix("/") ? out : "./" + out
+    var template = Array((base + ".partial-XXXXXX").utf8CString)
     guard let made = template.withUnsafeMutableBufferPointer({ mkdtemp($0.baseAddress!) }) else {
         throw InputError("cannot create a temporary folder beside it: \(String(cString: strerror(errno)))", file: out)
     }
@@ -50,6 +52,9 @@ func writeGeoPackage(_ geojson: String, to out: String, database: Connection) th
                                           : "cannot start ogr2ogr: \(String(cString: strerror(e.code)))", file: out)
     }
     let status = child.wait()
-    guard status == 0 else { throw InputError("ogr2ogr could not write the GeoPackage (exit status \(status)): \(child.gdalMessage)", file: out) }
+    guard status == 0 else {
+        let message = child.gdalMessage
+        throw InputError("ogr2ogr could not write the GeoPackage (\(child.ending))" + (message.isEmpty ? "" : ": " + message), file: out)
+    }
     guard rename(target, out) == 0 else { throw InputError("cannot rename the finished file into place: \(String(cString: strerror(errno)))", file: out) }
 }

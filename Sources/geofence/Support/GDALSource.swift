@@ -4,17 +4,29 @@ import GeofenceSQL
 @preconcurrency import Glibc
 #endif
 
-/// Any vector source GDAL reads (GeoPackage, Shapefile, FlatGeobuf,
-/// GeoJSONSeq, KML, GML, …), streamed into the importer as GeoJSON by
-/// `ogr2ogr -f GeoJSON /vsistdout/ FILE LAYER -t_srs EPSG:4326`, so a GDAL
+/// Any vector source GDAL reads (GeoPackage, Shapefile, FlatGeobuf, KML,
+/// GML, …), read in this process through GDAL's C API (`GDALLibrary`) and
+/// handed to the importer one GeoJSON Feature value at a time, so a GDAL
 /// source meets exactly the checks, errors and all-or-nothing transaction of
-/// a GeoJSON file. The child writes into a pipe the importer's parsing thread
-/// reads; at the end of the stream its exit status is checked before anything
-/// is committed, so a failing ogr2ogr never imports part of a layer.
+/// a GeoJSON file.
+///
+/// Nothing from the file is ever an argument to anything: layers are listed
+/// and chosen by their exact names. Geometry is taken as ISO WKB, so each
+/// coordinate is the exact double the file holds; it is reprojected to WGS 84
+/// longitude/latitude only when the layer's coordinate reference system is
+/// not that already (then not touched at all). A NULL or unset column is a
+/// missing property, as a GeoJSON feature that leaves it out.
 final class GDALSource {
-    let layer: String
-    private let process: Subprocess
-    private var readEnd: Int32
+    typealias Handle = GDALLibrary.Handle
+
+    let layerName: String
+    private let gdal: GDALLibrary
+    private let path: String
+    private let dataset: Handle
+    private let layer: Handle
+    private let transformation: Handle?
+    private let fields: GDALFields
+    private var lastFid: Int64?
 
     /// Whether `path` goes through GDAL: a layer was asked for, or it is not a
     /// GeoJSON FeatureCollection. `.geojson` and `.json` files are read by the
@@ -40,94 +52,178 @@ final class GDALSource {
         return i < n && head[i] != UInt8(ascii: "{")
     }
 
-    /// The layers of a source, as `ogrinfo -ro -q` lists them.
-    static func layers(of given: String) throws -> [String] {
-        let path = given.hasPrefix("-") ? "./" + given : given
-        let info = try start(["ogrinfo", "-ro", "-q", path], stdoutFD: nil, path: path)
-        guard info.wait() == 0 else { throw InputError("GDAL cannot read it: \(info.gdalMessage)", file: path) }
-        // Lines are "1: name" or "1: name (Polygon)".
-        return info.output.split(separator: "\n").compactMap { line -> String? in
-            guard let colon = line.firstIndex(of: ":"), line[..<colon].allSatisfy(\.isNumber) else { return nil }
-            var name = line[line.index(after: colon)...].trimmingCharacters()
-            if name.hasSuffix(")"), let open = name.lastIndex(of: "("), open > name.startIndex,
-               name[name.index(before: open)] == " " {
-                name = String(name[..<name.index(before: open)])
-            }
-            return name
+    /// Opens `path` read-only and chooses its `layer` (when nil, its only
+    /// layer; a source of several needs `--layer`). `sourceCRS` (any CRS
+    /// GDAL understands: `EPSG:2263`, WKT, PROJ text) stands for the layer's
+    /// own, which a source without one needs.
+    init(path: String, layer wanted: String?, sourceCRS: String?) throws {
+        do { gdal = try GDALLibrary.shared() } catch { throw InputError(error.description, file: path) }
+        self.path = path
+        gdal.errorReset()
+        guard let dataset = gdal.openEx(path, GDALLibrary.openVector | GDALLibrary.openReadOnly | GDALLibrary.openVerboseError,
+                                        nil, nil, nil) else {
+            throw InputError("GDAL cannot read it" + Self.because(gdal.lastError()), file: path)
         }
-    }
-
-    /// Starts ogr2ogr on `path`'s `layer` (when nil, its only layer; a source
-    /// of several layers needs `--layer`).
-    init(path given: String, layer: String?) throws {
-        // A name starting with "-" would be read as an option by GDAL's tools.
-        let path = given.hasPrefix("-") ? "./" + given : given
-        let chosen: String
-        if let layer {
-            chosen = layer
-        } else {
-            let all = try Self.layers(of: path)
-            guard all.count == 1 else {
-                if all.isEmpty { throw InputError("GDAL finds no layer in it", file: path) }
-                throw InputError("it has \(all.count) layers (\(all.map { "'\($0)'" }.joined(separator: ", "))): choose one with --layer", file: path)
-            }
-            chosen = all[0]
-        }
-        self.layer = chosen
-        var fds: [Int32] = [0, 0]
-        guard pipe(&fds) == 0 else { throw InputError("cannot create a pipe: \(String(cString: strerror(errno)))", file: path) }
-        // The child gets only the write end; ours must not leak into it.
-        _ = fcntl(fds[0], F_SETFD, FD_CLOEXEC)
-        readEnd = fds[0]
+        self.dataset = dataset
         do {
-            // Coordinates as `ogr2ogr -f GeoJSON` writes them (15 decimals, 0.1 nm): the same
-            // areas as the user's own ogr2ogr GeoJSON, and a source's rounding slips such as
-            // Natural Earth's longitude 180.00000000000006 come out as the 180 they mean.
-            process = try Self.start(["ogr2ogr", "-f", "GeoJSON", "/vsistdout/", path, chosen, "-t_srs", "EPSG:4326"],
-                                     stdoutFD: fds[1], path: path)
+            let layers = Self.layers(of: dataset, gdal)
+            let chosen = try Self.choose(wanted, among: layers, path: path)
+            layer = chosen.handle
+            layerName = chosen.name
+            transformation = try Self.transformation(for: chosen, sourceCRS: sourceCRS, gdal, path: path)
+            fields = GDALFields(layer: chosen.handle, gdal)
         } catch {
-            close(fds[0]); close(fds[1])
+            gdal.close(dataset)
             throw error
         }
-        close(fds[1])
+        gdal.resetReading(layer)
     }
 
-    deinit { finishReading() }
+    deinit {
+        if let transformation { gdal.destroyTransformation(transformation) }
+        gdal.close(dataset)
+    }
 
-    /// The stream the importer reads, with the check of ogr2ogr's exit status at its end.
-    func stream(path: String) -> ImportStream {
-        ImportStream(path: "/dev/fd/\(readEnd)", layer: layer) { [process, layer] malformed in
-            var status: Int32?
-            if malformed {
-                // ogr2ogr has stopped writing if it failed: give it a moment to end, then stop it.
-                for _ in 0..<200 { status = process.poll(); if status != nil { break }; usleep(10_000) }
-                guard let s = status, s != 0, s < 128 else { process.terminate(); return }
-            } else {
-                status = process.wait()
+    /// The stream the importer reads, with the members of the GeoJSON
+    /// collection GDAL kept with the layer (a GeoPackage made from one keeps
+    /// its `updated_at`).
+    func stream() -> ImportStream {
+        let count = gdal.featureCount(layer, 0)    // 0: only when GDAL knows it without reading every feature
+        return ImportStream(layer: layerName, members: nativeMembers(), count: count >= 0 ? Int(count) : nil) { [self] in try next() }
+    }
+
+    /// The next feature as GeoJSON and its fid, nil at the end of the layer.
+    func next() throws -> (feature: JSONValue, fid: Int64)? {
+        gdal.errorReset()
+        guard let feature = gdal.nextFeature(layer) else {
+            if gdal.lastErrorType() >= GDALLibrary.failure {
+                let after = lastFid.map { " after fid \($0)" } ?? ""
+                throw InputError("GDAL failed reading layer \(Echo.quoted(layerName))\(after)" + Self.because(gdal.lastError()), file: path)
             }
-            if status != 0 {
-                let message = process.gdalMessage
-                throw InputError("ogr2ogr could not read layer '\(layer)' (exit status \(status ?? -1))"
-                                 + (message.isEmpty ? "" : ": \(message)"), file: path)
-            }
+            return nil
         }
-    }
-
-    /// Closes the pipe and ends the child (it gets SIGPIPE, or SIGTERM, if it was still writing).
-    func finishReading() {
-        if readEnd >= 0 { close(readEnd); readEnd = -1 }
-        process.terminate()
-        process.wait()
-    }
-
-    private static func start(_ argv: [String], stdoutFD: Int32?, path: String) throws -> Subprocess {
+        defer { gdal.destroyFeature(feature) }
+        let fid = gdal.featureId(feature)
+        lastFid = fid
+        let item = "layer \(Echo.quoted(layerName)), fid \(fid)"
+        var members: [(String, JSONValue)] = [("type", .string("Feature"))]
         do {
-            return try Subprocess(argv, stdoutFD: stdoutFD)
-        } catch let e as Subprocess.SpawnError {
-            let why = String(cString: strerror(e.code))
-            throw InputError(e.code == ENOENT
-                             ? "reading this format needs GDAL's \(e.program), which is not installed (Debian: apt-get install gdal-bin)"
-                             : "cannot start GDAL's \(e.program): \(why)", file: path)
+            members.append(("properties", .object(try fields.properties(of: feature))))
+        } catch let e as InputError { throw e.located(file: path, item: item) }
+        members.append(("geometry", try geometry(of: feature, item: item)))
+        return (.object(members), fid)
+    }
+
+    /// The feature's geometry as GeoJSON with the file's exact doubles
+    /// (curves made linear, as ogr2ogr's GeoJSON writer would), reprojected
+    /// when the layer needs it; JSON null when it has none.
+    private func geometry(of feature: Handle, item: String) throws -> JSONValue {
+        guard let original = gdal.geometryOf(feature) else { return .null }
+        var owned: Handle?
+        defer { if let owned { gdal.destroyGeometry(owned) } }
+        if gdal.hasCurveGeometry(original, 1) != 0 { owned = gdal.linearGeometry(original, 0, nil) }
+        if let transformation {
+            if owned == nil { owned = gdal.cloneGeometry(original) }
+            gdal.errorReset()
+            guard let g = owned, gdal.transform(g, transformation) == 0 else {
+                throw InputError("cannot reproject it to WGS 84 longitude/latitude" + Self.because(gdal.lastError()),
+                                 file: path, item: item, field: "geometry")
+            }
         }
+        let g = owned ?? original
+        var wkb = [UInt8](repeating: 0, count: gdal.wkbSize(g))
+        guard gdal.exportToIsoWkb(g, GDALLibrary.littleEndian, &wkb) == 0 else {
+            throw InputError("GDAL cannot write its geometry as WKB" + Self.because(gdal.lastError()), file: path, item: item, field: "geometry")
+        }
+        do {
+            return try wkb.withUnsafeBytes { try WKBGeometry.geoJSON($0) }
+        } catch {
+            throw InputError("GDAL wrote its geometry as malformed WKB", file: path, item: item, field: "geometry")
+        }
+    }
+
+    /// The collection members GDAL keeps as the layer's native GeoJSON data
+    /// (`updated_at` and any other foreign member), or none.
+    private func nativeMembers() -> [(String, JSONValue)] {
+        guard let type = gdal.metadataItem(layer, "NATIVE_MEDIA_TYPE", "NATIVE_DATA"),
+              String(cString: type) == "application/vnd.geo+json",
+              let text = gdal.metadataItem(layer, "NATIVE_DATA", "NATIVE_DATA"),
+              case .object(let members)? = try? JSONReader.parse(String(cString: text)) else { return [] }
+        return members.filter { $0.0 != "type" && $0.0 != "features" }
+    }
+
+    /// ": message", or nothing when GDAL gave none.
+    static func because(_ message: String) -> String {
+        message.isEmpty ? "" : ": " + message
+    }
+
+    /// A layer of the dataset, by its exact name.
+    struct Layer {
+        var name: String
+        var handle: Handle
+    }
+
+    private static func layers(of dataset: Handle, _ gdal: GDALLibrary) -> [Layer] {
+        (0..<max(0, gdal.layerCount(dataset))).compactMap { i in
+            guard let h = gdal.layerAt(dataset, i) else { return nil }
+            return Layer(name: GDALLibrary.string(gdal.layerName(h)), handle: h)
+        }
+    }
+
+    /// The layer named `wanted`, or the only one.
+    private static func choose(_ wanted: String?, among layers: [Layer], path: String) throws -> Layer {
+        let list = layers.map { Echo.quoted($0.name) }.joined(separator: ", ")
+        if let wanted {
+            guard let l = layers.first(where: { $0.name == wanted }) else {
+                throw InputError("it has no layer \(Echo.quoted(wanted))"
+                                 + (layers.isEmpty ? "" : " (its layers: \(list))"), file: path, field: "--layer")
+            }
+            return l
+        }
+        guard layers.count == 1 else {
+            if layers.isEmpty { throw InputError("GDAL finds no layer in it", file: path) }
+            throw InputError("it has \(layers.count) layers (\(list)): choose one with --layer", file: path)
+        }
+        return layers[0]
+    }
+
+    /// The transformation from the layer's CRS (or `sourceCRS`) to WGS 84
+    /// longitude/latitude, both in traditional GIS order (x = longitude);
+    /// nil when the layer is in WGS 84 longitude/latitude already, so its
+    /// doubles are taken as they are.
+    private static func transformation(for layer: Layer, sourceCRS: String?, _ gdal: GDALLibrary, path: String) throws -> Handle? {
+        guard let target = gdal.newSpatialRef(nil) else { throw InputError("GDAL cannot make a spatial reference", file: path) }
+        defer { gdal.destroySpatialRef(target) }
+        guard gdal.setFromUserInput(target, "EPSG:4326") == 0 else {
+            throw InputError("GDAL does not know EPSG:4326 (is its proj.db installed? Debian: apt-get install proj-data)"
+                             + because(gdal.lastError()), file: path)
+        }
+        let source: Handle
+        if let sourceCRS {
+            guard let s = gdal.newSpatialRef(nil) else { throw InputError("GDAL cannot make a spatial reference", file: path) }
+            gdal.errorReset()
+            guard gdal.setFromUserInput(s, sourceCRS) == 0 else {
+                gdal.destroySpatialRef(s)
+                throw InputError("GDAL does not know this coordinate reference system" + because(gdal.lastError()), field: "--source-crs")
+            }
+            source = s
+        } else {
+            guard let own = gdal.layerSpatialRef(layer.handle), let s = gdal.cloneSpatialRef(own) else {
+                throw InputError("layer \(Echo.quoted(layer.name)) has no coordinate reference system (a Shapefile without its .prj file?): "
+                                 + "if its coordinates are longitude and latitude in WGS 84, import it with --source-crs EPSG:4326; "
+                                 + "else name the CRS they are in, e.g. --source-crs EPSG:2263", file: path)
+            }
+            source = s
+        }
+        defer { gdal.destroySpatialRef(source) }
+        gdal.setAxisMappingStrategy(source, GDALLibrary.traditionalGISOrder)
+        gdal.setAxisMappingStrategy(target, GDALLibrary.traditionalGISOrder)
+        if gdal.isSame(source, target) != 0 { return nil }
+        gdal.errorReset()
+        guard let t = gdal.newTransformation(source, target) else {
+            throw InputError("GDAL cannot reproject layer \(Echo.quoted(layer.name)) to WGS 84 longitude/latitude"
+                             + because(gdal.lastError()), file: path)
+        }
+        return t
     }
 }
