@@ -185,3 +185,20 @@ def test_local_times_across_daylight_saving_changes(tmp_path):
     got, p = notifications(db, tmp_path, "--fixes", feed)
     assert "local time '2026-03-08T02:30:00' does not exist in America/New_York: the clocks skipped it" in p.stderr, p.stderr
     assert sorted((r[0], r[1]) for r in got) == [("u2", "2026-11-01T05:30:00Z"), ("u3", "2026-07-01T16:00:00Z")], got
+
+
+# 5. --since takes a date.
+
+def test_since_takes_a_date_as_the_start_of_that_day_in_the_catalogs_zone(tmp_path):
+    db = fence(tmp_path)
+    feed = tmp_path / "f.csv"
+    # IN at 2026-11-19T14:59Z (23:59 in Tokyo), OUT at 15:01Z (00:01 the next day in Tokyo).
+    feed.write_text(STANDARD + "u1,2026-11-19T14:59:00Z,35,139,5\nu1,2026-11-19T15:01:00Z,36,139,5\n")
+    gf("judge", db, "--fixes", feed)
+    listed = gf("notifications", db, "--since", "2026-11-19", "--format", "csv").stdout
+    assert listed.count("\n") == 3, listed
+    gf("settings", db, "default_timezone", "Asia/Tokyo")
+    listed = gf("notifications", db, "--since", "2026-11-20", "--format", "csv").stdout
+    assert listed.count("\n") == 2 and ",OUT," in listed, listed
+    p = gf("notifications", db, "--since", "2026-11-31", check=False)
+    assert p.returncode != 0 and "--since" in p.stderr
