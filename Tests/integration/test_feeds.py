@@ -202,3 +202,22 @@ def test_since_takes_a_date_as_the_start_of_that_day_in_the_catalogs_zone(tmp_pa
     assert listed.count("\n") == 2 and ",OUT," in listed, listed
     p = gf("notifications", db, "--since", "2026-11-31", check=False)
     assert p.returncode != 0 and "--since" in p.stderr
+
+
+# 6. Lon-first where GIS is lon-first.
+
+def test_circles_given_longitude_first_and_every_circle_says_its_centre(tmp_path):
+    db = tmp_path / "c.db"
+    gf("init", db)
+    p = gf("areas", "add", db, "--id", "nyc", "--circle-lonlat", "-74.006,40.7128,100")
+    assert p.stdout == "added area nyc: circle, centre 40.7128° N, 74.006° W, radius 100 m\n", p.stdout
+    # The same pair written latitude-first by mistake is valid, and its centre in words shows the mistake.
+    p = gf("areas", "add", db, "--id", "swapped", "--circle", "-74.006,40.7128,100")
+    assert p.stdout == "added area swapped: circle, centre 74.006° S, 40.7128° E, radius 100 m\n", p.stdout
+    gf("areas", "add", db, "--id", "nyc2", "--circle", "40.7128,-74.006,100")
+    listed = {a["area_id"]: a for a in json.loads(gf("areas", "list", db, "--json").stdout)}
+    assert listed["nyc"]["shape"] == listed["nyc2"]["shape"], listed
+    p = gf("areas", "add", db, "--id", "bad", "--circle-lonlat", "40.7128,-174.006,100", check=False)
+    assert p.returncode == 1 and "--circle-lonlat: LAT must be a latitude in [-90, 90], got -174.006" in p.stderr, p.stderr
+    p = gf("areas", "add", db, "--id", "two", "--circle-lonlat", "1,2,3", "--circle", "2,1,3", check=False)
+    assert p.returncode == 1 and "give exactly one of --circle, --circle-lonlat and --geometry" in p.stderr, p.stderr
