@@ -7,7 +7,7 @@ import csv
 import io
 import json
 
-from conftest import gf, sql
+from conftest import ROOT, gf, sql
 
 STANDARD = "subject_id,ts,lat,lon,accuracy_m\n"
 
@@ -221,3 +221,19 @@ def test_circles_given_longitude_first_and_every_circle_says_its_centre(tmp_path
     assert p.returncode == 1 and "--circle-lonlat: LAT must be a latitude in [-90, 90], got -174.006" in p.stderr, p.stderr
     p = gf("areas", "add", db, "--id", "two", "--circle-lonlat", "1,2,3", "--circle", "2,1,3", check=False)
     assert p.returncode == 1 and "give exactly one of --circle, --circle-lonlat and --geometry" in p.stderr, p.stderr
+
+
+# 7. The accuracy default, stated.
+
+def test_the_readmes_accuracy_example_is_what_the_tool_prints(tmp_path):
+    """README's first lines: confidence 0 judges the point (inside); 0.95
+    makes the same fix, 56 m inside with an 80 m accuracy, undecided."""
+    readme = (ROOT / "README.md").read_text()
+    assert "`default_confidence` is 0, so a fix is judged by its point" in readme.split("## Quick start")[0]
+    db = tmp_path / "a.db"
+    gf("init", db)
+    gf("areas", "add", db, "--id", "station", "--circle", "35.681,139.767,300")
+    for extra, verdict in [((), "inside"), (("--confidence", "0.95"), "undecided")]:
+        row = gf("locate", db, "--lat", "35.6832", "--lon", "139.767", "--accuracy", "80", *extra).stdout.splitlines()[2].split()
+        assert row == ["station", verdict, "55.9", "0.8306"], row
+        assert f"# station {verdict} 55.9 0.8306" in readme
