@@ -186,7 +186,7 @@ def test_areas_add_circle_errors_name_the_option_as_written(tmp_path, value, mes
 def test_summaries_of_one_are_singular_and_areas_add_names_no_file(tmp_path):
     db = tmp_path / "one.db"
     gf("init", db)
-    assert gf("areas", "add", db, "--id", "x", "--circle", "10,10,100").stdout == "added area x\n"
+    assert gf("areas", "add", db, "--id", "x", "--circle", "10,10,100").stdout == "added area x: circle, centre 10° N, 10° E, radius 100 m\n"
     p = gf("areas", "add", db, "--id", "x", "--circle", "10,10,100", check=False)
     assert p.returncode == 1 and "duplicate area_id: the catalog already has an area with this id (use --upsert" in p.stderr, p.stderr
     gf("conditions", "add", db, "--area", "x", "--timing", "IN")

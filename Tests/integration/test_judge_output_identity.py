@@ -185,7 +185,13 @@ def test_every_way_of_judging_writes_the_same_bytes_as_before(tmp_path):
     # One batch, with --explain and --out; then the invalid and stale rows.
     out = tmp_path / "out.csv"
     summary = gf("judge", dbs["batch_explain"], "--fixes", fixes, "--explain", "--out", out).stdout
+    # The offset-less time of `bad` stays invalid only while the catalog names
+    # no zone for such times (behaviour §6; Asia/Tokyo would read it as local
+    # time, test_feeds.py): UTC, a new catalog's value, for this run only (it
+    # judges no fix, so no condition's window depends on the zone).
+    gf("settings", dbs["batch_explain"], "default_timezone", "UTC")
     gf("judge", dbs["batch_explain"], "--fixes", bad, "--explain")
+    gf("settings", dbs["batch_explain"], "default_timezone", "Asia/Tokyo")
     got["batch_explain.notifications"] = rows_of(dbs["batch_explain"], NOTIFICATIONS)
     got["batch_explain.explain"] = rows_of(dbs["batch_explain"], "SELECT * FROM gf_explain ORDER BY rowid")
     got["batch_explain.out_csv"] = out.read_text()

@@ -1,6 +1,6 @@
 /// Fixes files read line by line into `FixRow`s: CSV with a header row, or
 /// NDJSON, each with the columns or keys subject_id, ts, lat, lon,
-/// accuracy_m. A line that cannot be read becomes a row with its `problem`
+/// accuracy_m, or the user's own names for them (`FixFeed`). A line that cannot be read becomes a row with its `problem`
 /// (an invalid fix, counted, never fatal); a file that cannot be read to its
 /// end ends with a row carrying `readError` (file and line).
 ///
@@ -10,7 +10,7 @@
 /// Pure: the SQL layer runs these on a thread of their own (`ReadAhead`)
 /// and reads a table's rows into the same `FixRow`.
 public enum FixLines {
-    public static let columns = ["subject_id", "ts", "lat", "lon", "accuracy_m"]
+    public static let columns = FixField.allCases.map(\.column)
 
     /// About how many fixes a file holds, erring low: a fix takes at least
     /// ~40 bytes in CSV and more in NDJSON; 100 allows for long ids.
@@ -31,18 +31,23 @@ public enum FixLines {
         var reader: CSVReader
         /// Each of `columns`' place in a line; nil for an optional column the file does not have.
         let index: [Int?], fields: Int
+        let feed: FixFeed
         var ended = false
 
         /// Reads the header; an input error if the file is empty or lacks a
         /// `required` column (a missing optional column reads as empty).
-        public init(path: String, chunks: FileChunks, required: [String] = FixLines.columns) throws {
-            try self.init(path: path, source: chunks.next, required: required)
+        /// `required` names engine fields; `feed` says the user's column of
+        /// each, and what to make of times and missing accuracies.
+        public init(path: String, chunks: FileChunks, required: [String] = FixLines.columns, feed: FixFeed = .standard) throws {
+            try self.init(path: path, source: chunks.next, required: required, feed: feed)
         }
 
         /// The same, from any source of bytes (`source` returns the next
         /// chunk, nil at the end): a pipe, memory, a fuzzer's input.
-        public init(path: String, source: @escaping () throws -> [UInt8]?, required: [String] = FixLines.columns) throws {
+        public init(path: String, source: @escaping () throws -> [UInt8]?, required: [String] = FixLines.columns,
+                    feed: FixFeed = .standard) throws {
             self.path = path
+            self.feed = feed
             reader = CSVReader(chunks: source)
             let header: [String]
             do {
@@ -51,16 +56,15 @@ public enum FixLines {
                 }
                 header = h.map { $0.trimmingEdgeSpaces() }
             } catch let e as InputError { throw e.located(file: path) }
-            index = try columns.map { c -> Int? in
+            index = try FixField.allCases.map { f -> Int? in
+                let c = feed.column(f)
                 // Two columns of one name: which holds the fix is anyone's guess.
                 if header.filter({ $0 == c }).count > 1 {
                     throw InputError("the header names column \(Echo.quoted(c)) twice", file: path, item: "line 1")
                 }
                 guard let i = header.firstIndex(of: c) else {
-                    guard required.contains(c) else { return nil }
-                    // One column holding another separator: say so (a spreadsheet's ';' export, say).
-                    throw InputError("the header has no column \(Echo.quoted(c)) (needs \(required.joined(separator: ", ")))"
-                                     + CSVReader.separatorHint(header: header), file: path, item: "line 1")
+                    guard required.contains(f.column) else { return nil }
+                    throw InputError(FixLines.missingColumn(f, required: required, header: header, feed: feed), file: path, item: "line 1")
                 }
                 return i
             }
@@ -71,7 +75,8 @@ public enum FixLines {
             guard !ended else { return nil }
             let number = reader.line
             let (index, fields) = (self.index, self.fields)
-            if let r = reader.withPlainLine({ FixLines.plainRow($0, index, fields: fields, line: number) }) { return r }
+            let feed = self.feed
+            if let r = reader.withPlainLine({ FixLines.plainRow($0, index, fields: fields, line: number, feed: feed) }) { return r }
             guard let values = reader.next() else {
                 ended = true
                 guard let e = reader.error else { return nil }
@@ -92,8 +97,24 @@ public enum FixLines {
                 let v = k == 0 ? values[i] : values[i].trimmingEdgeSpaces()
                 return v.isEmpty ? .null : .text(v)
             }
-            return FixRow(subject: value(0), ts: value(1), lat: value(2), lon: value(3), accuracy: value(4))
+            var row = FixRow(subject: value(0), ts: value(1), lat: value(2), lon: value(3), accuracy: value(4))
+            if feed.readsTimesOrAccuracy { feed.finish(&row) }
+            return row
         }
+    }
+
+    /// Why a header lacks `field`'s column, in the user's terms: the column
+    /// they mapped it to and the columns the header has; for accuracy, the
+    /// option that stands in for a feed without one; for a header of one
+    /// field holding another separator (a spreadsheet's ';' export), that.
+    static func missingColumn(_ field: FixField, required: [String], header: [String], feed: FixFeed) -> String {
+        let c = feed.column(field)
+        var message = "the header has no column \(Echo.quoted(c))"
+        message += c == field.column ? " (needs \(required.compactMap(FixField.init(column:)).map(feed.column).joined(separator: ", ")))"
+                                     : " (--columns \(field.column)=\(c))"
+        if field == .accuracy { message += "; a feed without accuracies takes one for every row from --accuracy-m METRES" }
+        if feed.renames { message += "; its columns: " + header.map(Echo.quoted).joined(separator: ", ") }
+        return message + CSVReader.separatorHint(header: header)
     }
 
     /// A plain CSV line of fixes (`CSVReader.withPlainLine`: ASCII, no quotes)
@@ -102,7 +123,7 @@ public enum FixLines {
     /// parse of each number and time from a String. A line this cannot
     /// settle, or an odd one, gets the same treatment as a line
     /// `CSVReader.readRow` read, so its row is the same.
-    static func plainRow(_ line: UnsafeBufferPointer<UInt8>, _ index: [Int?], fields: Int, line number: Int) -> FixRow {
+    static func plainRow(_ line: UnsafeBufferPointer<UInt8>, _ index: [Int?], fields: Int, line number: Int, feed: FixFeed) -> FixRow {
         withUnsafeTemporaryAllocation(of: Range<Int>.self, capacity: fields) { bounds in
             var n = 0, start = 0
             for i in 0...line.count where i == line.count || line[i] == 0x2C {
@@ -121,9 +142,11 @@ public enum FixLines {
                 while !r.isEmpty && line[r.upperBound - 1] == 0x20 { r = r.lowerBound..<(r.upperBound - 1) }
                 return UnsafeBufferPointer(rebasing: line[r])
             }
-            let subject = field(0), time = field(1)
-            if !subject.isEmpty, let ts = Timestamp.parseCommon(time),
-               let lat = DecimalText.parse(field(2)), let lon = DecimalText.parse(field(3)), let accuracy = DecimalText.parse(field(4)) {
+            let subject = field(0), time = field(1), accuracyField = field(4)
+            // Numbers are seconds here: a feed of milliseconds takes the general path.
+            if feed.timeUnit == .seconds, !subject.isEmpty, let ts = Timestamp.parseCommon(time),
+               let lat = DecimalText.parse(field(2)), let lon = DecimalText.parse(field(3)),
+               let accuracy = DecimalText.parse(accuracyField) ?? (accuracyField.isEmpty ? feed.defaultAccuracy : nil) {
                 var r = FixRow(subjectId: String(decoding: subject, as: UTF8.self), ts: nil, lat: lat, lon: lon, accuracy: accuracy)
                 r.parsedTs = ts
                 return r
@@ -132,7 +155,9 @@ public enum FixLines {
                 let v = field(k)
                 return v.isEmpty ? .null : .text(String(decoding: v, as: UTF8.self))
             }
-            return FixRow(subject: value(0), ts: value(1), lat: value(2), lon: value(3), accuracy: value(4))
+            var row = FixRow(subject: value(0), ts: value(1), lat: value(2), lon: value(3), accuracy: value(4))
+            if feed.readsTimesOrAccuracy { feed.finish(&row) }
+            return row
         }
     }
 
@@ -141,6 +166,7 @@ public enum FixLines {
     public struct NDJSON: IteratorProtocol {
         let path: String
         var lines: LineSplitter
+        let feed: FixFeed
 
         static func kind(_ v: JSONValue) -> String {
             switch v {
@@ -151,10 +177,16 @@ public enum FixLines {
             }
         }
 
-        public init(path: String, chunks: FileChunks) { self.init(path: path, source: chunks.next) }
+        /// `feed` names the keys of each field and says what to make of
+        /// times and missing accuracies (`FixFeed`).
+        public init(path: String, chunks: FileChunks, feed: FixFeed = .standard) { self.init(path: path, source: chunks.next, feed: feed) }
 
         /// The same, from any source of bytes (as `CSV.init(path:source:required:)`).
-        public init(path: String, source: @escaping () throws -> [UInt8]?) { self.path = path; lines = LineSplitter(chunks: source) }
+        public init(path: String, source: @escaping () throws -> [UInt8]?, feed: FixFeed = .standard) {
+            self.path = path
+            self.feed = feed
+            lines = LineSplitter(chunks: source)
+        }
 
         public mutating func next() -> FixRow? {
             guard let (number, text) = lines.next() else {
@@ -178,100 +210,39 @@ public enum FixLines {
                 // Why, too: a duplicate name or a NUL is JSON some parsers take.
                 return FixRow(subjectId: nil, ts: nil, lat: nil, lon: nil, accuracy: nil, problem: "line \(number): not a JSON object (\(error))")
             }
-            guard case .object = v else {
+            guard case .object(let members) = v else {
                 return FixRow(subjectId: nil, ts: nil, lat: nil, lon: nil, accuracy: nil, problem: "line \(number): not a JSON object")
             }
             // A number's own text for an id or a time (`Timestamp.unixSecondsText(jsonNumber:)`).
-            func value(_ k: String) -> FixRow.Field {
-                switch v[k] {
+            func value(_ f: FixField) -> FixRow.Field {
+                switch v[feed.column(f)] {
                 case .string(let s)?: return .text(s)
                 case .number(let n)?:
-                    if k == "ts" { return .text(Timestamp.unixSecondsText(jsonNumber: n)) }
-                    if k == "subject_id" { return .text(n) }
+                    if f == .ts { return .text(Timestamp.unixSecondsText(jsonNumber: n)) }
+                    if f == .subject { return .text(n) }
                     return Double(n).map(FixRow.Field.real) ?? .text(n)
                 case nil, .null?: return .null
                 case let other?: return .text(other.serialized)
                 }
             }
-            var row = FixRow(subject: value("subject_id"), ts: value("ts"), lat: value("lat"), lon: value("lon"), accuracy: value("accuracy_m"))
+            var row = FixRow(subject: value(.subject), ts: value(.ts), lat: value(.lat), lon: value(.lon), accuracy: value(.accuracy))
+            if feed.readsTimesOrAccuracy { feed.finish(&row) }
             // true, [..] or {..} names no subject and no time (GeoJSON refuses them as area ids too).
-            for k in ["subject_id", "ts"] {
+            for f in [FixField.subject, .ts] {
+                let k = feed.column(f)
                 switch v[k] {
                 case .bool?, .array?, .object?: row.problem = "line \(number): \(k) is a JSON \(v[k].map(Self.kind) ?? ""), not a string or number"
                 default: break
                 }
             }
+            // A key the user mapped that the object lacks: say which keys it has (a misspelt mapping fails every line).
+            for f in FixField.allCases where feed.column(f) != f.column && v[feed.column(f)] == nil
+                && !(f == .accuracy && feed.defaultAccuracy != nil) {
+                row.problem = "line \(number): no key \(Echo.quoted(feed.column(f))) (--columns \(f.column)=\(feed.column(f))); its keys: "
+                    + members.map { Echo.quoted($0.0) }.joined(separator: ", ")
+                break
+            }
             return row
         }
-    }
-}
-
-/// Splits a byte stream into numbered UTF-8 lines.
-struct LineSplitter {
-    var next_: () throws -> [UInt8]?
-    var pending: [UInt8] = []
-    var start = 0
-    var number = 0
-    var done = false
-    var readError: String?
-    init(chunks: @escaping () throws -> [UInt8]?) { next_ = chunks }
-
-    /// The next line and its number. A line ends at LF, CRLF or a lone CR,
-    /// as a CSV line does; a byte-order mark before the first is skipped.
-    mutating func next() -> (Int, String)? {
-        while true {
-            if let end = pending[start...].firstIndex(where: { $0 == 0x0A || $0 == 0x0D }) {
-                var after = end + 1
-                if pending[end] == 0x0D {
-                    // A CR last in what was read may be the first half of a CRLF.
-                    if after == pending.count && !done { _ = readMore(); continue }
-                    if after < pending.count && pending[after] == 0x0A { after += 1 }
-                }
-                return emit(start..<end, resumingAt: after)
-            }
-            if done {
-                guard start < pending.count else { return nil }
-                return emit(start..<pending.count, resumingAt: pending.count)
-            }
-            _ = readMore()
-        }
-    }
-
-    private mutating func emit(_ range: Range<Int>, resumingAt next: Int) -> (Int, String)? {
-        var range = range
-        if number == 0, range.count >= 3, pending[range.lowerBound] == 0xEF, pending[range.lowerBound + 1] == 0xBB,
-           pending[range.lowerBound + 2] == 0xBF {
-            range = (range.lowerBound + 3)..<range.upperBound
-        }
-        start = next
-        number += 1
-        // Not UTF-8: the file cannot be read from here (as a CSV file), never
-        // repaired into U+FFFD, which would make `b\xff` and `b\xfe` one subject.
-        guard let text = pending.withUnsafeBufferPointer({ CSVReader.text(UnsafeBufferPointer(rebasing: $0[range])) }) else {
-            notUTF8 = true
-            done = true
-            pending = []
-            start = 0
-            return nil
-        }
-        return (number, text)
-    }
-
-    /// Set when a line's bytes were not UTF-8 (line `number`): the lines stop there.
-    var notUTF8 = false
-
-    /// Appends the next chunk after the unfinished line; false at the end.
-    private mutating func readMore() -> Bool {
-        pending.removeSubrange(..<start)
-        start = 0
-        do {
-            if let c = try next_() { pending += c; return true }
-            done = true
-        } catch {
-            // A read error ends the stream; `NDJSON` reports it as one more invalid row.
-            done = true
-            readError = "\(error)"
-        }
-        return false
     }
 }

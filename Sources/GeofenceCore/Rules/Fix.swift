@@ -13,10 +13,10 @@ public struct Fix: Equatable, Sendable {
     /// Builds a fix from raw fields, or says why it is invalid (behaviour §2): it
     /// then changes no state, and batch work counts it.
     public static func validated(subjectId: String?, time: String?, lat: Double?, lon: Double?, accuracy: Double?) -> Result<Fix, InvalidFix> {
-        guard let subjectId, !subjectId.isEmpty else { return .failure(InvalidFix("missing subject_id")) }
-        guard let time, !time.isEmpty else { return .failure(InvalidFix("missing time")) }
+        guard let subjectId, !subjectId.isEmpty else { return .failure(InvalidFix("missing subject_id", field: .subject)) }
+        guard let time, !time.isEmpty else { return .failure(InvalidFix("missing time", field: .ts)) }
         let ts: Timestamp
-        do { ts = try Timestamp.parse(time) } catch { return .failure(InvalidFix("\(error)")) }
+        do { ts = try Timestamp.parse(time) } catch { return .failure(InvalidFix("\(error)", field: .ts)) }
         return validated(subjectId: subjectId, ts: ts, lat: lat, lon: lon, accuracy: accuracy)
     }
 
@@ -29,9 +29,9 @@ public struct Fix: Equatable, Sendable {
 
     /// The same, for a reader that has already parsed the time.
     public static func validated(subjectId: String?, ts: Timestamp, lat: Double?, lon: Double?, accuracy: Double?) -> Result<Fix, InvalidFix> {
-        guard let subjectId, !subjectId.isEmpty else { return .failure(InvalidFix("missing subject_id")) }
+        guard let subjectId, !subjectId.isEmpty else { return .failure(InvalidFix("missing subject_id", field: .subject)) }
         // Kept whole in the database, but shown and compared up to the NUL by C callers.
-        guard !subjectId.utf8.contains(0) else { return .failure(InvalidFix("subject_id \(Echo.quoted(subjectId)) holds a NUL character (U+0000)")) }
+        guard !subjectId.utf8.contains(0) else { return .failure(InvalidFix("subject_id \(Echo.quoted(subjectId)) holds a NUL character (U+0000)", field: .subject)) }
         return position(lat: lat, lon: lon, accuracy: accuracy, ifMissing: nil).map { p, accuracy in
             Fix(subjectId: subjectId, ts: ts, lat: p.lat, lon: p.lon, accuracy: accuracy)
         }
@@ -47,19 +47,21 @@ public struct Fix: Equatable, Sendable {
     /// The position rules, in the order their reasons are given; a missing
     /// accuracy is `ifMissing`, or invalid when that is nil.
     private static func position(lat: Double?, lon: Double?, accuracy: Double?, ifMissing: Double?) -> Result<(LonLat, Double), InvalidFix> {
-        guard let lat, !lat.isNaN else { return .failure(InvalidFix("missing or NaN latitude")) }
-        guard let lon, !lon.isNaN else { return .failure(InvalidFix("missing or NaN longitude")) }
-        guard (-90...90).contains(lat) else { return .failure(InvalidFix("latitude \(lat) outside [-90, 90]")) }
-        guard (-180...180).contains(lon) else { return .failure(InvalidFix("longitude \(lon) outside [-180, 180]")) }
-        guard let accuracy = accuracy ?? ifMissing else { return .failure(InvalidFix("missing accuracy")) }
-        guard !accuracy.isNaN, accuracy.isFinite else { return .failure(InvalidFix("accuracy is not a finite number")) }
-        guard accuracy >= 0 else { return .failure(InvalidFix("negative accuracy \(accuracy) (the fix is marked invalid)")) }
+        guard let lat, !lat.isNaN else { return .failure(InvalidFix("missing or NaN latitude", field: .lat)) }
+        guard let lon, !lon.isNaN else { return .failure(InvalidFix("missing or NaN longitude", field: .lon)) }
+        guard (-90...90).contains(lat) else { return .failure(InvalidFix("latitude \(lat) outside [-90, 90]", field: .lat)) }
+        guard (-180...180).contains(lon) else { return .failure(InvalidFix("longitude \(lon) outside [-180, 180]", field: .lon)) }
+        guard let accuracy = accuracy ?? ifMissing else { return .failure(InvalidFix("missing accuracy", field: .accuracy)) }
+        guard !accuracy.isNaN, accuracy.isFinite else { return .failure(InvalidFix("accuracy is not a finite number", field: .accuracy)) }
+        guard accuracy >= 0 else { return .failure(InvalidFix("negative accuracy \(accuracy) (the fix is marked invalid)", field: .accuracy)) }
         return .success((LonLat(lon: lon, lat: lat), accuracy))
     }
 }
 
 public struct InvalidFix: Error, Equatable, CustomStringConvertible {
     public var reason: String
-    public init(_ reason: String) { self.reason = reason }
+    /// The field at fault, when one is: a feed names it by the user's column (`FixFeed.describe`).
+    public var field: FixField?
+    public init(_ reason: String, field: FixField? = nil) { self.reason = reason; self.field = field }
     public var description: String { reason }
 }

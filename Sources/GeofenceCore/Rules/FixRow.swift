@@ -14,6 +14,8 @@ public struct FixRow {
     public var accuracy: Double?
     /// Set by a reader that could not make sense of the row: the fix is invalid for this reason.
     public var problem: String?
+    /// The field `problem` is about, when it is one field's.
+    public var problemField: FixField?
     /// Set by a reader that cannot go on (a CSV quote never closed, bytes
     /// that are not UTF-8, a read error): the batch fails with it, since
     /// the rows after it are lost, and its transaction keeps nothing.
@@ -44,30 +46,30 @@ public struct FixRow {
         }
         var time: String? { if case .real(let d) = ts { Timestamp.unixSecondsText(d) } else { text(ts) } }
         self.init(subjectId: text(subject), ts: time, lat: nil, lon: nil, accuracy: nil)
-        if case .blob = subject { problem = "subject_id is a BLOB, not text" }
-        if case .blob = ts { problem = "ts is a BLOB, not a time" }
-        func number(_ name: String, _ f: Field) -> Double? {
+        if case .blob = subject { (problem, problemField) = ("subject_id is a BLOB, not text", .subject) }
+        if case .blob = ts { (problem, problemField) = ("ts is a BLOB, not a time", .ts) }
+        func number(_ name: FixField, _ f: Field) -> Double? {
             switch f {
             case .null: return nil
             case .integer(let i): return Double(i)
             case .real(let d): return d
             case .text(let t):
                 if let d = DecimalText.parse(t) ?? NumberText.double(t.trimmingEdgeSpaces()) { return d }
-                problem = "\(name) \(Echo.quoted(String(t.prefix(40)))) is not a number"
+                (problem, problemField) = ("\(name.column) \(Echo.quoted(String(t.prefix(40)))) is not a number", name)
                 return nil
             case .blob:
-                problem = "\(name) is a BLOB, not a number"
+                (problem, problemField) = ("\(name.column) is a BLOB, not a number", name)
                 return nil
             }
         }
-        self.lat = number("lat", lat)
-        self.lon = number("lon", lon)
-        self.accuracy = number("accuracy_m", accuracy)
+        self.lat = number(.lat, lat)
+        self.lon = number(.lon, lon)
+        self.accuracy = number(.accuracy, accuracy)
     }
 
     /// The fix, or why it is invalid (behaviour §2).
     public var validated: Result<Fix, InvalidFix> {
-        if let problem { return .failure(InvalidFix(problem)) }
+        if let problem { return .failure(InvalidFix(problem, field: problemField)) }
         if let parsedTs { return Fix.validated(subjectId: subjectId, ts: parsedTs, lat: lat, lon: lon, accuracy: accuracy) }
         return Fix.validated(subjectId: subjectId, time: ts, lat: lat, lon: lon, accuracy: accuracy)
     }

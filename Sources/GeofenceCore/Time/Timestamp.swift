@@ -59,6 +59,8 @@ public struct Timestamp: Comparable, Hashable, Sendable, CustomStringConvertible
         case malformed(String)
         case outOfRange(String)
         case notLeapSecond(String)
+        /// A local time the clocks of `zone` skipped (`FixFeed.localZone`).
+        case skippedLocal(String, zone: String)
         public var description: String {
             switch self {
             case .empty: "missing time"
@@ -66,6 +68,8 @@ public struct Timestamp: Comparable, Hashable, Sendable, CustomStringConvertible
             case .malformed(let s): "time \(Echo.quoted(s)) is neither ISO 8601 with an offset nor Unix seconds"
             case .outOfRange(let s):
                 "time \(Echo.quoted(s)) is outside 0000-01-01T00:00:00Z to 9999-12-31T23:59:59Z (Unix seconds -62167219200 to 253402300799)"
+            case .skippedLocal(let s, let zone):
+                "local time \(Echo.quoted(s)) does not exist in \(zone): the clocks skipped it (a daylight-saving change); write its offset"
             case .notLeapSecond(let s): "time \(Echo.quoted(s)) has second 60, which only a leap second has (23:59:60 UTC on the last day of a month)"
             }
         }

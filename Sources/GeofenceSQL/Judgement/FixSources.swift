@@ -3,27 +3,32 @@ import GeofenceCore
 /// Where a batch's fixes come from: a table (default the gf_fixes inbox), or
 /// a CSV or NDJSON file (`FixLines`, in the core, parsed here on a thread
 /// of its own), each with the columns or keys subject_id, ts, lat, lon,
-/// accuracy_m, every one read into the same `FixRow`. A row that cannot be
+/// accuracy_m or the user's names for them (`FixFeed`), every one read into the same `FixRow`. A row that cannot be
 /// read becomes an invalid fix with the reason (counted, never fatal); a
 /// file whose header lacks a column, or a table that lacks one, is an input
 /// error before anything is judged.
 public enum FixSources {
     public static let columns = FixLines.columns
 
-    public static func table(_ db: Connection, name: String) throws -> [FixRow] {
+    public static func table(_ db: Connection, name: String, feed: FixFeed = .standard) throws -> [FixRow] {
         // A table name cannot be bound: it must name an existing table or view, and is quoted.
         guard try db.scalar("SELECT count(*) FROM sqlite_master WHERE type IN ('table', 'view') AND name = ?", [.text(name)]).int64 == 1 else {
             throw InputError("no table or view named \(Echo.quoted(name))", field: "--table")
         }
-        let quoted = "\"" + name.split(separator: "\"", omittingEmptySubsequences: false).joined(separator: "\"\"") + "\""
+        func quoted(_ name: String) -> String { "\"" + name.split(separator: "\"", omittingEmptySubsequences: false).joined(separator: "\"\"") + "\"" }
+        // A feed without accuracies (a default accuracy given) may lack the column.
+        let hasAccuracy = try !db.query("SELECT 1 FROM pragma_table_info(?) WHERE name = ?", [.text(name), .text(feed.column(.accuracy))]).isEmpty
+        let accuracy = hasAccuracy || feed.defaultAccuracy == nil ? quoted(feed.column(.accuracy)) : "NULL"
+        let selected = FixField.allCases.dropLast().map { quoted(feed.column($0)) } + [accuracy]
         let s: Statement
-        do { s = try db.prepare("SELECT subject_id, ts, lat, lon, accuracy_m FROM \(quoted) ORDER BY rowid") } catch let e as SQLiteError {
-            throw InputError("\(e.message) (a fixes table needs columns \(columns.joined(separator: ", ")))", field: "--table")
+        do { s = try db.prepare("SELECT \(selected.joined(separator: ", ")) FROM \(quoted(name)) ORDER BY rowid") } catch let e as SQLiteError {
+            throw InputError("\(e.message) (a fixes table needs columns \(FixField.allCases.map(feed.column).joined(separator: ", ")))", field: "--table")
         }
         var rows: [FixRow] = []
         while try s.step() {
             var r = row(subject: s.value(0), ts: s.value(1), lat: s.value(2), lon: s.value(3), accuracy: s.value(4))
-            if s.isMalformedText(0) { r.problem = "subject_id is not UTF-8 text" }
+            if s.isMalformedText(0) { (r.problem, r.problemField) = ("subject_id is not UTF-8 text", .subject) }
+            if feed.readsTimesOrAccuracy { feed.finish(&r) }
             rows.append(r)
         }
         return rows
@@ -54,13 +59,15 @@ public enum FixSources {
     /// lat and lon).
     /// `ndjson`, when given, says the format whatever the name.
     /// `name` is the one errors give (standard input is read as /dev/stdin).
-    public static func file(_ path: String, name: String? = nil, required: [String] = columns, ndjson: Bool? = nil) throws -> AnySequence<FixRow> {
+    /// `feed`: the user's names of the columns, and what to make of times and missing accuracies.
+    public static func file(_ path: String, name: String? = nil, required: [String] = columns, ndjson: Bool? = nil,
+                            feed: FixFeed = .standard) throws -> AnySequence<FixRow> {
         let chunks = try FileChunks(path: path)
         if ndjson ?? namesNDJSON(path) {
-            var lines = FixLines.NDJSON(path: name ?? path, chunks: chunks)
+            var lines = FixLines.NDJSON(path: name ?? path, chunks: chunks, feed: feed)
             return AnySequence(ReadAhead { lines.next() })
         }
-        var csv = try FixLines.CSV(path: name ?? path, chunks: chunks, required: required)
+        var csv = try FixLines.CSV(path: name ?? path, chunks: chunks, required: required, feed: feed)
         return AnySequence(ReadAhead { csv.next() })
     }
 }

@@ -26,7 +26,17 @@ public final class Judgement {
         /// summary: a file whose every fix is invalid (times without an
         /// offset, say) must not look like a quiet day.
         public var firstInvalid: String?
+        /// Invalid fixes whose time reads as epoch milliseconds
+        /// (`Timestamp.looksLikeEpochMilliseconds`) or lacks only an offset:
+        /// when they are every invalid fix, a summary names the cure.
+        public var millisecondTimes = 0, offsetlessTimes = 0
+        /// Invalid fixes for having no accuracy at all.
+        public var missingAccuracies = 0
     }
+
+    /// How the rows' source names its columns: invalid fixes are described
+    /// in its terms (`FixFeed.describe`). The readers apply the rest of it.
+    public var feed = FixFeed.standard
 
     let db: Connection
     let catalog: SQLCatalog
@@ -92,8 +102,13 @@ public final class Judgement {
             if let f = row.validFix {
                 try staging.add(f)
             } else if case .failure(let why) = row.validated {
-                let invalid = InvalidFix("row \(report.fixes): \(why.reason)")
+                let invalid = InvalidFix("row \(report.fixes): \(feed.describe(why))", field: why.field)
                 if report.firstInvalid == nil { report.firstInvalid = invalid.reason }
+                if why.field == .accuracy && row.accuracy == nil && row.problem == nil { report.missingAccuracies += 1 }
+                if why.field == .ts, let ts = row.ts {
+                    if Timestamp.looksLikeEpochMilliseconds(ts) { report.millisecondTimes += 1 }
+                    else if Timestamp.lacksOnlyOffset(ts) { report.offsetlessTimes += 1 }
+                }
                 judge.reject(subjectId: row.subjectId ?? "", ts: row.time, invalid)
             }
         }

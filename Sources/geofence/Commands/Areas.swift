@@ -58,10 +58,19 @@ struct Areas: ParsableCommand {
     struct Add: ParsableCommand {
         static let configuration = CommandConfiguration(
             abstract: "Add one area: a circle, or a GeoJSON Polygon/MultiPolygon geometry.",
-            discussion: "Example: geofence areas add fences.db --id station --circle 35.681,139.767,300 --in-confirm-count 2")
+            discussion: """
+                Example: geofence areas add fences.db --id station --circle 35.681,139.767,300 --in-confirm-count 2
+
+                --circle takes latitude first, as a map app shows a position; --circle-lonlat takes \
+                longitude first, as GeoJSON, WKT and GIS tools write it. Both numbers of New York are \
+                valid latitudes, so no check catches a swapped pair: the command prints the centre \
+                it made in words (centre 40.7128° N, 74.006° W) to read back.
+                """)
         @Argument(help: "The database file.") var db: String
         @Option(help: "The area id (unique).") var id: String
-        @Option(parsing: .unconditional, help: "A circle: LAT,LON,RADIUS_M.") var circle: String?
+        @Option(parsing: .unconditional, help: "A circle: LAT,LON,RADIUS_M (latitude first).") var circle: String?
+        @Option(parsing: .unconditional, help: "A circle: LON,LAT,RADIUS_M (longitude first, as GeoJSON and GIS tools write a point).")
+        var circleLonlat: String?
         @Option(help: "A GeoJSON geometry object (Polygon or MultiPolygon), as text.") var geometry: String?
         @Option(help: "Group id: the area's id becomes <group>#<id>.") var group: String?
         @Option(help: "A display name.") var name: String?
@@ -90,15 +99,18 @@ struct Areas: ParsableCommand {
             try reporting {
                 let geometryValue: JSONValue
                 var props: [(String, JSONValue)] = [("area_id", .string(id))]
-                switch (circle, geometry) {
-                case (let c?, nil):
+                let circleOption = circle.map { ($0, "--circle", false) } ?? circleLonlat.map { ($0, "--circle-lonlat", true) }
+                switch (circleOption, geometry) {
+                case (let (c, option, lonFirst)?, nil) where circle == nil || circleLonlat == nil:
+                    let form = lonFirst ? "LON,LAT,RADIUS_M" : "LAT,LON,RADIUS_M"
                     let parts = c.split(separator: ",", omittingEmptySubsequences: false).map { NumberText.double(String($0.trimmingCharacters(in: " "))) }
-                    guard parts.count == 3, let lat = parts[0], let lon = parts[1], let r = parts[2] else {
-                        throw InputError("expected LAT,LON,RADIUS_M, got \(Echo.quoted(c))", field: "--circle")
+                    guard parts.count == 3, let first = parts[0], let second = parts[1], let r = parts[2] else {
+                        throw InputError("expected \(form), got \(Echo.quoted(c))", field: option)
                     }
-                    // Said of the option as the user wrote it (LAT,LON), not of the GeoJSON made from it.
-                    guard (-90...90).contains(lat) else { throw InputError("LAT must be a latitude in [-90, 90], got \(lat)", field: "--circle") }
-                    guard (-180...180).contains(lon) else { throw InputError("LON must be a longitude in [-180, 180], got \(lon)", field: "--circle") }
+                    let (lat, lon) = lonFirst ? (second, first) : (first, second)
+                    // Said of the option as the user wrote it, not of the GeoJSON made from it.
+                    guard (-90...90).contains(lat) else { throw InputError("LAT must be a latitude in [-90, 90], got \(lat)", field: option) }
+                    guard (-180...180).contains(lon) else { throw InputError("LON must be a longitude in [-180, 180], got \(lon)", field: option) }
                     geometryValue = .object([("type", .string("Point")), ("coordinates", .array([JSONValue.number(lon), JSONValue.number(lat)]))])
                     props.append(("radius_m", JSONValue.number(r)))
                 case (nil, let g?):
@@ -106,7 +118,7 @@ struct Areas: ParsableCommand {
                         throw InputError("not JSON: \(error)", field: "--geometry")
                     }
                 default:
-                    throw InputError("give exactly one of --circle and --geometry", field: "--circle/--geometry")
+                    throw InputError("give exactly one of --circle, --circle-lonlat and --geometry", field: "--circle/--circle-lonlat/--geometry")
                 }
                 if let name { props.append(("name", .string(name))) }
                 if let v = inAccuracyMax { props.append(("in_accuracy_max_m", JSONValue.number(v))) }
@@ -122,9 +134,9 @@ struct Areas: ParsableCommand {
                 var area: AreaDefinition
                 do { area = try GeoJSONArea.area(from: feature, group: group) } catch var e as InputError {
                     // The feature is this command's own: its errors name the option the value came from.
-                    if e.field == "properties.radius_m" && circle != nil {
+                    if e.field == "properties.radius_m", let (_, option, _) = circleOption {
                         e.message = "RADIUS_M " + e.message
-                        e.field = "--circle"
+                        e.field = option
                     } else if let field = e.field, field.hasPrefix("properties."), let option = Self.options[String(field.dropFirst(11))] {
                         e.field = option
                     }
@@ -138,7 +150,12 @@ struct Areas: ParsableCommand {
                     try store.insert(area, upsert: upsert)
                     try store.requireDistinctIds()
                 }
-                print("added area \(area.areaId)")
+                // The centre in words: a pair given in the other order shows at once (74.006° S is not New York).
+                if case .circle(let c) = area.shape {
+                    print("added area \(area.areaId): circle, centre \(inWords(c.center)), radius \(fmt(c.radiusM)) m")
+                } else {
+                    print("added area \(area.areaId)")
+                }
             }
         }
     }
@@ -161,6 +178,20 @@ struct Areas: ParsableCommand {
 }
 
 func fmt(_ d: Double) -> String { JSONValue.numberText(d) }
+
+/// A position in words, hemispheres named: `40.7128° N, 74.006° W`
+/// (degrees to 6 decimals, about 0.1 m, trailing zeros dropped).
+func inWords(_ p: LonLat) -> String {
+    func degrees(_ v: Double, _ positive: String, _ negative: String) -> String {
+        let millionths = Int((abs(v) * 1_000_000).rounded())
+        var fraction = String(millionths % 1_000_000)
+        fraction = String(repeating: "0", count: 6 - fraction.count) + fraction
+        while fraction.hasSuffix("0") { fraction.removeLast() }
+        let digits = String(millionths / 1_000_000) + (fraction.isEmpty ? "" : "." + fraction)
+        return "\(digits)° \(millionths == 0 ? "" : v < 0 ? negative : positive)".trimmingEdgeSpaces()
+    }
+    return degrees(p.lat, "N", "S") + ", " + degrees(p.lon, "E", "W")
+}
 
 extension Substring {
     func trimmingCharacters(in set: Character) -> String {

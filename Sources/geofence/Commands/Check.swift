@@ -12,7 +12,8 @@ struct Check: ParsableCommand {
     @Option(parsing: .unconditional, help: "Latitude in degrees.", transform: decimalOption) var lat: Double
     @Option(parsing: .unconditional, help: "Longitude in degrees.", transform: decimalOption) var lon: Double
     @Option(parsing: .unconditional, help: "Horizontal accuracy (CEP68 radius) in metres.", transform: decimalOption) var accuracy: Double
-    @Option(parsing: .unconditional, help: "Time of the fix: ISO 8601 with an offset, or Unix seconds.") var time: String
+    @Option(parsing: .unconditional, help: "Time of the fix: ISO 8601 with an offset (without one: in the catalog's default_timezone once set), or a number in --time-unit.") var time: String
+    @OptionGroup var timeUnit: TimeUnitOption
     @Flag(help: "Print in the seed sample app's layout.") var seed = false
     @Flag(help: "Record why the fix did not count or a transition did not notify (gf_explain).") var explain = false
     @OptionGroup var output: OutputOptions
@@ -22,11 +23,20 @@ struct Check: ParsableCommand {
             // The options as a fix, checked first so that an error names the option.
             _ = try checkedPosition(lat: lat, lon: lon)
             _ = try checkedAccuracy(accuracy)
-            _ = try parseTime(time, field: "--time")
-            let conn = try openCatalog(db)
-            let (report, notifications) = try conn.transaction {
-                try Judgement(conn, explain: explain).check(Judgement.Row(subjectId: subject, ts: time, lat: lat, lon: lon, accuracy: accuracy))
+            // A time without an offset waits for the catalog, whose zone may read it.
+            if !Timestamp.lacksOnlyOffset(time) {
+                var unit = FixFeed.standard
+                unit.timeUnit = timeUnit.timeUnit
+                do { _ = try unit.time(time) } catch { throw InputError("\(error)", field: "--time") }
             }
+            let conn = try openCatalog(db)
+            var feed = FixFeed.standard
+            try timeUnit.apply(to: &feed, catalog: conn)
+            let ts: Timestamp
+            do { ts = try feed.time(time) } catch { throw InputError("\(error)", field: "--time") }
+            var row = Judgement.Row(subjectId: subject, ts: nil, lat: lat, lon: lon, accuracy: accuracy)
+            row.parsedTs = ts
+            let (report, notifications) = try conn.transaction { try Judgement(conn, explain: explain).check(row) }
             let rows = try notificationRows(conn, NotificationListing(of: report))
             if seed {
                 for r in rows { print(seedLine(r)) }

@@ -9,7 +9,8 @@ struct Judge: ParsableCommand {
         discussion: """
             Fixes come from --fixes FILE (CSV with a header, or NDJSON with .ndjson/.jsonl) or from \
             --table (default gf_fixes, the inbox, which a run empties). Columns: subject_id, ts, lat, \
-            lon, accuracy_m. Per subject, fixes are judged in time order (ties keep input order); \
+            lon, accuracy_m, or the feed's own names with --columns; --time-unit ms reads epoch \
+            milliseconds, --accuracy-m M stands in for a missing accuracy (docs/inputs.md). Per subject, fixes are judged in time order (ties keep input order); \
             stale and invalid fixes are counted and skipped. The run is one transaction.
 
             --out FILE writes this run's notifications, CSV columns subject_id, ts, area_id, \
@@ -34,6 +35,8 @@ struct Judge: ParsableCommand {
     var outFormat: EventFormat { (try? Self.outNames.resolve(out: out, given: format)) ?? format ?? .csv }
     @Option(help: ArgumentHelp(fixesFormatHelp + " --format is the output's."))
     var fixesFormat: EventFormat?
+    @OptionGroup var feedColumns: FeedColumnOptions
+    @OptionGroup var time: TimeUnitOption
     @Flag(help: "Record why fixes did not count and transitions did not notify (table gf_explain).") var explain = false
     @Flag(help: "Drop the fixes a phone with the stored positioning settings would not have reported: worse than the accuracy tier, or closer than the distance filter to the subject's last fix.")
     var deviceFilter = false
@@ -58,6 +61,7 @@ struct Judge: ParsableCommand {
         Parallel.threads = threads
         try reporting {
             let conn = try openCatalog(db)
+            let feed = try feedColumns.feed(time: time, catalog: conn)
             // Opened first: a refused or unwritable --out fails before the run.
             let output = try out.map { try OutputFile($0 == standardStream ? nil : $0, database: conn) }
             // A stream is read to its end before the run takes the write lock.
@@ -72,10 +76,12 @@ struct Judge: ParsableCommand {
                 }
             }
             let (report, events) = try conn.transaction(aroundCommit: commit) { () -> (Judgement.Report, RunEvents?) in
-                let rows: AnySequence<Judgement.Row> = try fixes.map { try fixRows($0, format: fixesFormat, spooled: spooled) }
-                    ?? AnySequence(FixSources.table(conn, name: table))
+                let required = FixSources.columns.filter { $0 != "accuracy_m" || feed.defaultAccuracy == nil }
+                let rows: AnySequence<Judgement.Row> = try fixes.map { try fixRows($0, format: fixesFormat, required: required, spooled: spooled, feed: feed) }
+                    ?? AnySequence(FixSources.table(conn, name: table, feed: feed))
                 let filter = deviceFilter ? FixFilter(try Settings(conn).positioning()) : nil
                 let judgement = try Judgement(conn, explain: explain, fixFilter: filter)
+                judgement.feed = feed
                 // Written as the run stores its rows, where that gives what reading them back would.
                 let events = try output.map { try RunEvents($0, format: outFormat, database: conn) }
                 judgement.notificationTap = events?.tap
@@ -110,9 +116,33 @@ struct Judge: ParsableCommand {
                 // On standard error whatever the output: a cron job's log keeps it.
                 warn("invalid fixes: \(c.invalid) of \(report.fixes), not judged; the first: \(first)"
                      + (explain ? "" : " (--explain records every reason in gf_explain)"))
+                if let cure = Self.cure(report, feed: feed) { warn(cure) }
             }
             if !quiet && explain { print("reasons: SELECT * FROM gf_explain WHERE run_id = \(report.runId)") }
         }
+    }
+}
+
+extension Judge {
+    /// What to do when every invalid fix failed the same way a feed's
+    /// fixes do when an option is missing: epoch milliseconds read as
+    /// seconds, local times without a zone, no accuracy column. nil when
+    /// the invalid fixes are not all of one such kind.
+    static func cure(_ report: Judgement.Report, feed: FixFeed) -> String? {
+        let invalid = report.counters.invalid
+        guard invalid > 0 else { return nil }
+        if feed.timeUnit == .seconds && report.millisecondTimes == invalid {
+            return "every invalid fix has a time of 13 digits, read as Unix seconds: epoch milliseconds (pandas' to_json, JavaScript)? "
+                + "--time-unit ms reads them"
+        }
+        if report.offsetlessTimes == invalid {
+            return "every invalid fix has a time without a UTC offset: write one (Z, +09:00), or name the zone they are in with "
+                + "`geofence settings DB default_timezone ZONE` (Etc/UTC for UTC)"
+        }
+        if feed.defaultAccuracy == nil && report.missingAccuracies == invalid {
+            return "every invalid fix has no accuracy: --accuracy-m METRES gives fixes without one that accuracy"
+        }
+        return nil
     }
 }
 

@@ -18,6 +18,7 @@ struct Locate: ParsableCommand {
     @Option(help: "Locate every fix of this CSV or NDJSON file (lat and lon; accuracy_m if given, else 0; other columns ignored) instead of one position; writes CSV rows row,area_id,verdict for every inside or undecided pair.")
     var fixes: String?
     @Option(help: ArgumentHelp(fixesFormatHelp)) var fixesFormat: EventFormat?
+    @OptionGroup var feedColumns: FeedColumnOptions
     @Option(help: "With --fixes: write the pairs to this file (CSV: a name of another format, such as .json, is refused) instead of standard output.") var out: String?
     @OptionGroup var output: OutputOptions
 
@@ -26,6 +27,9 @@ struct Locate: ParsableCommand {
         if fixes == nil && (lat == nil || lon == nil) { throw ValidationError("give --lat and --lon, or --fixes FILE") }
         if fixes != nil && (lat != nil || lon != nil) { throw ValidationError("--fixes replaces --lat/--lon: give one or the other") }
         if fixes == nil && fixesFormat != nil { throw ValidationError("--fixes-format is the format of --fixes: give --fixes FILE") }
+        if fixes == nil && (feedColumns.columns != nil || feedColumns.accuracyM != nil) {
+            throw ValidationError("--columns and --accuracy-m describe the rows of --fixes: give --fixes FILE (one position takes --accuracy)")
+        }
         try requireOutputName(out)
         _ = try Self.outNames.resolve(out: out, given: nil)
     }
@@ -67,7 +71,7 @@ extension Locate {
         // per area to retain per pair) and each row number once.
         var fields: [UInt8] = [], at: [Range<Int>?] = [], version = -1
         var row = -1, rowField: [UInt8] = []
-        let report = try BatchLocate.run(conn, fixes: try fixRows(path, format: fixesFormat, required: ["lat", "lon"]), confidence: confidence) { pairs in
+        let report = try BatchLocate.run(conn, fixes: try fixRows(path, format: fixesFormat, required: ["lat", "lon"], feed: try feedColumns.feed()), confidence: confidence) { pairs in
             if pairs.idsVersion != version || at.count != pairs.ids.count {
                 (version, fields, at) = (pairs.idsVersion, [], Array(repeating: nil, count: pairs.ids.count))
             }

@@ -6,7 +6,7 @@ struct Notifications: ParsableCommand {
     static let configuration = CommandConfiguration(abstract: "List notifications, in canonical order (subject, time, area, condition).")
     @Argument(help: "The database file.") var db: String
     @Option(help: "Only this subject.") var subject: String?
-    @Option(parsing: .unconditional, help: "Only notifications at or after this time (ISO 8601 with offset).") var since: String?
+    @Option(parsing: .unconditional, help: "Only notifications at or after this time (ISO 8601 with offset), or date (YYYY-MM-DD: its start in the catalog's default_timezone).") var since: String?
     @Option(name: .customLong("run"), parsing: .unconditional, help: "Only this run.") var runId: Int64?
     @Flag(help: "Print in the seed sample app's layout.") var seed = false
     @OptionGroup var output: OutputOptions
@@ -15,7 +15,7 @@ struct Notifications: ParsableCommand {
     func run() throws {
         try reporting {
             let conn = try openCatalog(db)
-            let sinceText = try since.map { try parseTime($0, field: "--since").storageText }
+            let sinceText = try since.map { try parseTimeOrDate($0, field: "--since", catalog: conn).storageText }
             // A run that is not there is an error, not an empty listing (a script asking for the wrong run must know).
             // One with notifications but no gf_runs row (written or pruned by hand) is there.
             if let runId, try conn.scalar("""

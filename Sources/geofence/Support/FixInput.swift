@@ -10,14 +10,16 @@ let fixesFormatHelp = "Format of --fixes: csv or ndjson, whatever the file's nam
 /// The fixes of `--fixes NAME`, `-` for standard input, in `format` when
 /// given (whatever the name), else NDJSON for a name ending .ndjson or .jsonl
 /// and CSV for any other name and for standard input. A CSV header must name
-/// the `required` columns.
+/// the `required` columns (engine fields, by the names `feed` gives them).
 /// `spooled`: where `spooledFixes` put a stream's fixes.
-func fixRows(_ name: String, format: EventFormat?, required: [String] = FixSources.columns, spooled: String? = nil) throws -> AnySequence<FixRow> {
+func fixRows(_ name: String, format: EventFormat?, required: [String] = FixSources.columns, spooled: String? = nil,
+             feed: FixFeed = .standard) throws -> AnySequence<FixRow> {
     guard name == standardStream else {
         // The name says the format, also of a spooled copy (whose name does not).
-        return try FixSources.file(spooled ?? name, name: name, required: required, ndjson: (format ?? EventFormat(named: name)) == .ndjson)
+        return try FixSources.file(spooled ?? name, name: name, required: required, ndjson: (format ?? EventFormat(named: name)) == .ndjson,
+                                   feed: feed)
     }
-    return try FixSources.file(spooled ?? "/dev/stdin", name: "standard input", required: required, ndjson: format == .ndjson)
+    return try FixSources.file(spooled ?? "/dev/stdin", name: "standard input", required: required, ndjson: format == .ndjson, feed: feed)
 }
 
 /// Fixes that arrive as a stream (standard input, a FIFO) are read to their

@@ -1,4 +1,5 @@
 import GeofenceCore
+import GeofenceSQL
 
 // Option values every command checks the same way, errors naming the option.
 
@@ -15,4 +16,20 @@ func checkedAccuracy(_ accuracy: Double) throws -> Double {
 
 func parseTime(_ text: String, field: String) throws -> Timestamp {
     do { return try Timestamp.parse(text) } catch { throw InputError("\(error)", field: field) }
+}
+
+/// A time option that also takes a date (`--since 2026-11-20`): the date is
+/// that day's start in the catalog's default_timezone (UTC unless set), the
+/// first instant the day's clocks show (the end of a gap, in a zone whose
+/// clocks skip midnight); anything else is read as `parseTime` reads it.
+func parseTimeOrDate(_ text: String, field: String, catalog: Connection) throws -> Timestamp {
+    guard let day = CivilDate.parse(text.trimmingSpaces) else { return try parseTime(text, field: field) }
+    let name = try Settings(catalog).get("default_timezone") ?? "UTC"
+    let zone: TimeZone
+    do { zone = try TimeZone.load(name) } catch let e as TimeZone.LoadError { throw InputError(e.description, field: "default_timezone") }
+    let midnight = Int64(day) * 86_400
+    let start = zone.instants(localSeconds: midnight).first ?? midnight - Int64(zone.offset(at: Timestamp(microseconds: (midnight - 54_000) * 1_000_000)))
+    let t = Timestamp(microseconds: start * 1_000_000)
+    guard t.isStorable else { throw InputError("the day \(text) in \(name) begins outside the years 0000 to 9999", field: field) }
+    return t
 }
