@@ -174,10 +174,24 @@ class Stopped:
 _skips = []
 
 
-def pytest_runtest_logreport(report):
-    if report.skipped and not hasattr(report, "wasxfail"):
+def _record(report):
+    """A skip, a skipped module (importorskip, allow_module_level) or an
+    expected failure: each is a test that did not test, and counts alike."""
+    if not report.skipped:
+        return
+    if hasattr(report, "wasxfail"):
+        reason = f"xfail: {report.wasxfail}"
+    else:
         reason = report.longrepr[2] if isinstance(report.longrepr, tuple) else str(report.longrepr)
-        _skips.append((report.nodeid, reason.removeprefix("Skipped: ")))
+    _skips.append((report.nodeid, reason.removeprefix("Skipped: ")))
+
+
+def pytest_runtest_logreport(report):
+    _record(report)
+
+
+def pytest_collectreport(report):
+    _record(report)
 
 
 def allowed_skips():

@@ -42,7 +42,7 @@ public struct FixFeed: Sendable {
     /// or two fields read from one column.
     public init(columns mapping: String, option: String = "--columns") throws {
         var mapped: Set<FixField> = []
-        for pair in mapping.split(separator: ",", omittingEmptySubsequences: false) {
+        for pair in Self.pairs(mapping) {
             let parts = pair.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
             let field = String(parts[0]).trimmingEdgeSpaces()
             guard parts.count == 2 else {
@@ -66,6 +66,23 @@ public struct FixFeed: Sendable {
         }
     }
 
+    /// `FIELD=COLUMN` pairs split at the commas that start another pair: a
+    /// comma followed by something that is not `FIELD=` belongs to the
+    /// column name before it (a header such as `"acc, m"`).
+    static func pairs(_ mapping: String) -> [Substring] {
+        var out: [Substring] = []
+        for piece in mapping.split(separator: ",", omittingEmptySubsequences: false) {
+            let head = piece.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
+            let startsPair = head.count == 2 && FixField(column: String(head[0]).trimmingEdgeSpaces()) != nil
+            if !startsPair, let last = out.last, last.contains("=") {
+                out[out.count - 1] = mapping[last.startIndex..<piece.endIndex]
+            } else {
+                out.append(piece)
+            }
+        }
+        return out
+    }
+
     /// The user's column (or key) for `field`.
     public func column(_ field: FixField) -> String { columns[field.rawValue] }
 
@@ -80,10 +97,15 @@ public struct FixFeed: Sendable {
     /// read as local time there (`TimeZone.instant(localSeconds:)`: a time
     /// the clocks skipped is refused, one they repeated is the earlier).
     public func time(_ text: String) throws -> Timestamp {
-        if timeUnit == .milliseconds, let t = try Timestamp.parseMilliseconds(text) { return t }
-        do { return try Timestamp.parse(text) } catch Timestamp.ParseError.noOffset(let s) {
+        try timeAndForm(text).time
+    }
+
+    /// `time(text)`, and whether it was read as local time in `localZone`.
+    func timeAndForm(_ text: String) throws -> (time: Timestamp, local: Bool) {
+        if timeUnit == .milliseconds, let t = try Timestamp.parseMilliseconds(text) { return (t, false) }
+        do { return (try Timestamp.parse(text), false) } catch Timestamp.ParseError.noOffset(let s) {
             guard let localZone else { throw Timestamp.ParseError.noOffset(s) }
-            return try Timestamp.parseLocal(s, in: localZone)
+            return (try Timestamp.parseLocal(s, in: localZone), true)
         }
     }
 
@@ -95,7 +117,7 @@ public struct FixFeed: Sendable {
         if row.accuracy == nil, row.problemField != .accuracy, let a = defaultAccuracy { row.accuracy = a }
         guard readsTimes, timeUnit != .seconds || localZone != nil, row.parsedTs == nil, let text = row.ts, !text.isEmpty else { return }
         do {
-            row.parsedTs = try time(text)
+            (row.parsedTs, row.readAsLocalTime) = try timeAndForm(text)
             row.ts = nil
         } catch {
             if row.problem == nil { row.problem = "\(error)"; row.problemField = .ts }

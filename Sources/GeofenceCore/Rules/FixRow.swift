@@ -22,6 +22,9 @@ public struct FixRow {
     public var readError: Error?
     /// The time, when the reader parsed it already (`ts` is then nil).
     public var parsedTs: Timestamp?
+    /// The time was written without an offset and read as local time in the
+    /// feed's zone (`FixFeed.localZone`): a run says how many were.
+    public var readAsLocalTime = false
 
     public init(subjectId: String?, ts: String?, lat: Double?, lon: Double?, accuracy: Double?, problem: String? = nil) {
         self.subjectId = subjectId; self.ts = ts; self.lat = lat; self.lon = lon; self.accuracy = accuracy; self.problem = problem

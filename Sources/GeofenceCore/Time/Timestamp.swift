@@ -75,7 +75,7 @@ public struct Timestamp: Comparable, Hashable, Sendable, CustomStringConvertible
         }
     }
 
-    /// Accepts ISO 8601 with an offset (`Z`, `+09:00`, `+0900`; `T` or a space;
+    /// Accepts ISO 8601 with an offset (`Z`, `+09:00`, `+0900`, `+09`; `T` or a space;
     /// fractions of a second) or Unix seconds (integer or decimal).
     public static func parse(_ text: String) throws -> Timestamp {
         if let t = parseStorageText(text) { return t }
@@ -95,7 +95,7 @@ public struct Timestamp: Comparable, Hashable, Sendable, CustomStringConvertible
         return try bytes.withUTF8 { try parseOffsetText($0, { s }).get() }
     }
 
-    /// `YYYY-MM-DD(T|t| )HH:MM[:SS[(.|,)digits]](Z|z|±HH[:]MM)` from bytes
+    /// `YYYY-MM-DD(T|t| )HH:MM[:SS[(.|,)digits]](Z|z|±HH[[:]MM])` from bytes
     /// without edge spaces: the one reader of ISO 8601 text, for `parse` and
     /// for a batch's bytes (`parseCommon`). `text` makes the String errors
     /// quote, only when there is an error.
@@ -139,8 +139,16 @@ public struct Timestamp: Comparable, Hashable, Sendable, CustomStringConvertible
             let sign = b[i] == 45 ? -1 : 1
             i += 1
             guard let oh = num(2) else { return fail(ParseError.malformed) }
-            _ = lit(58)
-            guard let om = num(2), oh <= 23, om <= 59 else { return fail(ParseError.malformed) }
+            // ±HH alone is an offset of whole hours (ISO 8601; PostgreSQL writes `+09`).
+            let om: Int
+            if i == b.count {
+                om = 0
+            } else {
+                _ = lit(58)
+                guard let m = num(2) else { return fail(ParseError.malformed) }
+                om = m
+            }
+            guard oh <= 23, om <= 59 else { return fail(ParseError.malformed) }
             offsetMinutes = sign * (oh * 60 + om)
         } else {
             return fail(ParseError.malformed)

@@ -30,6 +30,8 @@ public final class Judgement {
         /// (`Timestamp.looksLikeEpochMilliseconds`) or lacks only an offset:
         /// when they are every invalid fix, a summary names the cure.
         public var millisecondTimes = 0, offsetlessTimes = 0
+        /// Valid fixes whose time had no offset and was read as local time in the catalog's zone.
+        public var localTimes = 0
         /// Invalid fixes for having no accuracy at all.
         public var missingAccuracies = 0
     }
@@ -97,9 +99,13 @@ public final class Judgement {
         let staging = FixStaging(db, inMemoryLimit: inMemoryFixes, expected: max(rows.underestimatedCount, 3 * (expectedFixes ?? 0)))
         staging.beforeSQLite = { early?.waitUntilScanned() }
         for row in rows {
+            // This phase runs no statement, which is where a requested rollback is
+            // otherwise noticed: a signal must not wait for the whole file.
+            if Interruption.isRequested { throw Interruption.error(nil) }
             if let e = row.readError { throw e }
             report.fixes += 1
             if let f = row.validFix {
+                if row.readAsLocalTime { report.localTimes += 1 }
                 try staging.add(f)
             } else if case .failure(let why) = row.validated {
                 let invalid = InvalidFix("row \(report.fixes): \(feed.describe(why))", field: why.field)

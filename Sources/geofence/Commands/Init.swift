@@ -34,30 +34,53 @@ struct Init: ParsableCommand {
         try reporting {
             naming(catalog: db)
             try refuseUnwritable()
-            let conn = try Database.open(db, create: true)
-            // A new file takes the size of its first page: set while it has none.
-            if let n = pageSize, try conn.scalar("PRAGMA page_count").int64 == 0 {
-                try conn.execute("PRAGMA page_size = \(n)")
-            }
-            // Every refusal is decided inside the creating transaction, whose
-            // write lock is taken first (`Schema.create`): another init of the
-            // same new file waits for it, then finds the catalog; a refused
-            // init writes nothing, not even its journal mode.
+            var before = stat()
+            let isNew = stat(db, &before) != 0
             do {
-                try Schema.create(conn, whileLocked: { try requirePageSize(conn) })
-            } catch let e as CatalogError {
-                let refusedCatalog = (try? Schema.state(of: conn)).map { $0 != .absent } ?? false
-                throw CatalogError("\(db): \(e.message)" + (refusedCatalog ? otherPageSizeHint(conn) : ""))
+                try create()
+            } catch {
+                if isNew { removeIfEmpty() }
+                throw error
             }
-            // WAL only once the catalog is made: switching writes the file's
-            // header, which a refused init must not do.
-            let mode = try conn.scalar("PRAGMA journal_mode = WAL").string ?? ""
-            guard mode == "wal" else {
-                throw CatalogError("\(db): the catalog was created, but SQLite could not put it in WAL mode (journal mode \(mode)): "
-                                   + "run `sqlite3 \(Echo.shellWord(db)) 'PRAGMA journal_mode = WAL'` when no other process has it open")
-            }
-            print("created geofence catalog (schema version \(Schema.currentVersion)) in \(db)")
         }
+    }
+
+    /// A failed init of a new file (a full disk, say) leaves no empty file
+    /// behind: it would be "no geofence catalog" to every later command.
+    /// Only an empty file with no journal beside it goes; one another init
+    /// has begun writing is never touched.
+    private func removeIfEmpty() {
+        var st = stat()
+        guard stat(db, &st) == 0, st.st_mode & S_IFMT == S_IFREG, st.st_size == 0 else { return }
+        for side in ["-journal", "-wal"] where access(db + side, F_OK) == 0 { return }
+        unlink(db + "-shm")
+        unlink(db)
+    }
+
+    private func create() throws {
+        let conn = try Database.open(db, create: true)
+        // A new file takes the size of its first page: set while it has none.
+        if let n = pageSize, try conn.scalar("PRAGMA page_count").int64 == 0 {
+            try conn.execute("PRAGMA page_size = \(n)")
+        }
+        // Every refusal is decided inside the creating transaction, whose
+        // write lock is taken first (`Schema.create`): another init of the
+        // same new file waits for it, then finds the catalog; a refused
+        // init writes nothing, not even its journal mode.
+        do {
+            try Schema.create(conn, whileLocked: { try requirePageSize(conn) })
+        } catch let e as CatalogError {
+            let refusedCatalog = (try? Schema.state(of: conn)).map { $0 != .absent } ?? false
+            throw CatalogError("\(db): \(e.message)" + (refusedCatalog ? otherPageSizeHint(conn) : ""))
+        }
+        // WAL only once the catalog is made: switching writes the file's
+        // header, which a refused init must not do.
+        let mode = try conn.scalar("PRAGMA journal_mode = WAL").string ?? ""
+        guard mode == "wal" else {
+            throw CatalogError("\(db): the catalog was created, but SQLite could not put it in WAL mode (journal mode \(mode)): "
+                               + "run `sqlite3 \(Echo.shellWord(db)) 'PRAGMA journal_mode = WAL'` when no other process has it open")
+        }
+        print("created geofence catalog (schema version \(Schema.currentVersion)) in \(db)")
     }
 
     /// A file that holds pages keeps their size: asking for another is refused.

@@ -68,6 +68,7 @@ struct Judge: ParsableCommand {
             let spooled = try fixes.flatMap(spooledFixes)
             let bar = ProgressBar(label: "judging", unit: "fixes")
             var committedRun: Int64 = 0
+            var judgedSoFar = 0
             // Signals are held across the COMMIT; from it on, one puts the output in place or says where the run's events are.
             let commit: (() throws -> Void) throws -> Void = { sqliteCommit in
                 try SignalEnding.holdingSignals {
@@ -88,7 +89,10 @@ struct Judge: ParsableCommand {
                 // This process ends after the run: its areas need not be freed.
                 defer { judgement.leaveAreasToExit() }
                 let report = try judgement.run(rows, source: fixes ?? table, expectedFixes: try fixes.flatMap { try ($0 == standardStream && spooled == nil) ? nil : FixSources.estimatedRows(spooled ?? $0) },
-                                               progress: bar.update)
+                                               progress: { done, total in
+                    bar.update(done, total)
+                    if done > judgedSoFar { judgedSoFar = done; TestStops.reach(.chunk) }
+                })
                 if fixes == nil && table == "gf_fixes" && !keep { try conn.execute("DELETE FROM gf_fixes") }
                 // A file is written and synced inside the transaction (a write error rolls the run
                 // back); standard output, a FIFO or a device only once the run is committed, so a
@@ -117,6 +121,10 @@ struct Judge: ParsableCommand {
                 warn("invalid fixes: \(c.invalid) of \(report.fixes), not judged; the first: \(first)"
                      + (explain ? "" : " (--explain records every reason in gf_explain)"))
                 if let cure = Self.cure(report, feed: feed) { warn(cure) }
+            }
+            if !quiet, report.localTimes > 0, let zone = feed.localZone {
+                // Never silent: a feed of naive UTC times read in another zone is off by its offset.
+                warn("\(counted(report.localTimes, "time")) without a UTC offset read as local time in \(zone.name) (the catalog's default_timezone)")
             }
             if !quiet && explain { print("reasons: SELECT * FROM gf_explain WHERE run_id = \(report.runId)") }
         }

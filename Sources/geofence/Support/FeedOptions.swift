@@ -9,10 +9,13 @@ import GeofenceSQL
 /// every reader, so a mapping means the same for a file, standard input
 /// and a table.
 struct FeedColumnOptions: ParsableArguments {
-    @Option(help: ArgumentHelp("The fixes' own column names (CSV header, NDJSON keys, --table columns) as FIELD=COLUMN pairs, "
+    @Option(name: .customLong("columns"), help: ArgumentHelp("The fixes' own column names (CSV header, NDJSON keys, --table columns) as FIELD=COLUMN pairs, "
                                + "e.g. subject_id=device_id,lat=latitude,lon=longitude,ts=timestamp,accuracy_m=acc; "
-                               + "a field not listed keeps its own name.", valueName: "MAPPING"))
-    var columns: String?
+                               + "a field not listed keeps its own name. May be given more than once; a column name may hold commas.",
+                               valueName: "MAPPING"))
+    var columnMappings: [String] = []
+    /// Every --columns given, as one mapping.
+    var columns: String? { columnMappings.isEmpty ? nil : columnMappings.joined(separator: ",") }
     @Option(parsing: .unconditional, help: ArgumentHelp("Accuracy (CEP68 radius, metres) of every fix that has none: for a feed without an accuracy column.",
                                                         valueName: "METRES"), transform: decimalOption)
     var accuracyM: Double?

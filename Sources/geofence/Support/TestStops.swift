@@ -13,6 +13,8 @@
 /// The points, in the order a writing command reaches them:
 /// - `ready`: the signal handlers are installed; no database is open yet.
 /// - `began`: a write transaction has begun (BEGIN IMMEDIATE succeeded).
+/// - `chunk`: judge has judged and written a chunk of its fixes (the last
+///   one too: the run is not yet committed).
 /// - `committing`: the COMMIT is about to run, with the signals held (a
 ///   signal sent now is acted on once the COMMIT is over).
 /// - `committed`: the COMMIT has succeeded, the signals still held; the
@@ -23,7 +25,7 @@
 /// on when it gets SIGCONT. Unset (always, outside the tests) it costs one
 /// check of a flag read once at start. docs/testing.md lists it.
 enum TestStops {
-    enum Point: String, CaseIterable { case ready, began, committing, committed }
+    enum Point: String, CaseIterable { case ready, began, chunk, committing, committed }
 
     nonisolated(unsafe) private static var chosen: Set<Point> = []
 
@@ -40,8 +42,17 @@ enum TestStops {
         }
     }
 
-    /// Stops the process here if `point` was chosen.
+    /// Stops the process here if `point` was chosen, saying so on standard
+    /// error (a variable left set by mistake must not stop a job silently).
+    /// `ready` counts once per command: a command that starts itself again
+    /// (`HugePages`) does not stop there a second time.
     static func reach(_ point: Point) {
-        if !chosen.isEmpty && chosen.contains(point) { raise(SIGSTOP) }
+        guard !chosen.isEmpty && chosen.contains(point) else { return }
+        if point == .ready {
+            if getenv("GEOFENCE_TEST_STOPPED_READY") != nil { return }
+            setenv("GEOFENCE_TEST_STOPPED_READY", "1", 1)
+        }
+        fputs("geofence: stopped at '\(point.rawValue)' (GEOFENCE_TEST_STOP_AT is set): kill -CONT \(getpid()) goes on\n", stderr)
+        raise(SIGSTOP)
     }
 }
