@@ -64,3 +64,17 @@ def test_an_init_that_fails_on_a_full_disk_leaves_no_empty_file(tmp_path):
         assert not (small / "a.db").exists(), os.listdir(small)
     finally:
         run("umount", small)
+
+
+def test_errors_point_at_the_line_a_quote_opened_on_and_one_line_of_ndjson(tmp_path):
+    db = fence(tmp_path)
+    csv_file = tmp_path / "q.csv"
+    csv_file.write_text(STANDARD + "a,2026-01-01T00:00:00Z,1,1,5\nb,\"2026-01-01T00:00:00Z,1,1,5\nc,\"2026-01-01T00:00:01Z\",1,1,5\n")
+    p = gf("judge", db, "--fixes", csv_file, check=False)
+    assert p.returncode != 0 and "q.csv, line 3: field 2, quoted, goes on after its closing quote" in p.stderr, p.stderr
+    assert "its quote opened on line 3 and closed on line 4" in p.stderr, p.stderr
+    nd = tmp_path / "q.ndjson"
+    nd.write_text('{"subject_id":"a","ts":"2026-01-01T00:00:00Z","lat":1,"lon":1,"accuracy_m":5}\n'
+                  '{"subject_id":"a","ts":"2026-01-01T00:00:01Z","lat":1,"lon":1,"accuracy_m":5\n')
+    p = gf("judge", db, "--fixes", nd)
+    assert "row 2: line 2: not a JSON object (column 77: unexpected end of input" in p.stderr, p.stderr

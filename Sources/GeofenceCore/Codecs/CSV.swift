@@ -105,6 +105,7 @@ public struct CSVReader: IteratorProtocol, Sequence {
         var field: [UInt8] = []
         var quoted = false, wasQuoted = false, any = false
         let startLine = line
+        var quoteLine = line  // where the last quoted field opened
         row.reserveCapacity(8)
         func endField() throws {
             let s = try field.withUnsafeBufferPointer { try Self.field($0, index: row.count + 1, line: startLine) }
@@ -116,8 +117,10 @@ public struct CSVReader: IteratorProtocol, Sequence {
         func goesOnAfterQuote() -> InputError {
             InputError("field \(row.count + 1), quoted, goes on after its closing quote: "
                        + (field.last == 0x5C ? "a quote inside a quoted field is written twice (\"\"), not after a backslash (Spark: write with option escape='\"')"
-                                             : "a field is quoted whole or not at all, and a comma or the line's end follows the closing quote"),
-                       item: "line \(line)")
+                                             : "a field is quoted whole or not at all, and a comma or the line's end follows the closing quote")
+                       // A quote left open takes in the lines after it: name the line it opened on.
+                       + (quoteLine == line ? "" : " (its quote opened on line \(quoteLine) and closed on line \(line): is a closing quote missing there?)"),
+                       item: "line \(quoteLine)")
         }
         while true {
             if !quoted && !wasQuoted && field.isEmpty && position < buffer.count {
@@ -171,7 +174,7 @@ public struct CSVReader: IteratorProtocol, Sequence {
                     throw InputError("stray quote inside unquoted field \(row.count + 1): a field with a quote is quoted whole, its quotes doubled",
                                      item: "line \(line)")
                 }
-                quoted = true; wasQuoted = true
+                quoted = true; wasQuoted = true; quoteLine = line
             case 0x2C: try endField()
             case 0x0A, 0x0D:
                 // CRLF is one line end: the LF after a CR is consumed with it.

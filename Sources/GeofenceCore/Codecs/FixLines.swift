@@ -208,7 +208,9 @@ public enum FixLines {
             let v: JSONValue
             do { v = try JSONReader.parse(text) } catch {
                 // Why, too: a duplicate name or a NUL is JSON some parsers take.
-                return FixRow(subjectId: nil, ts: nil, lat: nil, lon: nil, accuracy: nil, problem: "line \(number): not a JSON object (\(error))")
+                // A record is one line: the parser's own line number (always 1) would only confuse.
+                let why = (error as? JSONSyntaxError).map { "column \($0.column): \($0.message)" } ?? "\(error)"
+                return FixRow(subjectId: nil, ts: nil, lat: nil, lon: nil, accuracy: nil, problem: "line \(number): not a JSON object (\(why))")
             }
             guard case .object(let members) = v else {
                 return FixRow(subjectId: nil, ts: nil, lat: nil, lon: nil, accuracy: nil, problem: "line \(number): not a JSON object")
