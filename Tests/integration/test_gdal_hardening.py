@@ -8,7 +8,8 @@ one name or a column name that is not UTF-8, a geometry GDAL cannot decode
 (with GDAL's words, not "no geometry"), and a geometry with arcs (with the
 command that linearises it, at a step the user chooses). Times just short of
 a minute stay in their minute. Errors about a feature name its id, and layer
-names are quoted so that a list of them is never ambiguous."""
+names are quoted so that a list of them is never ambiguous. An export to a
+full disk says so."""
 import json
 import math
 import shutil
@@ -198,3 +199,19 @@ def test_a_text_error_in_a_shapefile_names_the_feature_id(tmp_path):
     (tmp_path / "latin.cpg").unlink()
     p = gf("import", fresh(tmp_path), shp, "--group", "G", check=False)
     assert p.returncode == 1 and "layer 'latin', fid 1, id 'G#B', properties.name: its text" in p.stderr, p.stderr
+
+
+@pytest.mark.skipif(shutil.which("unshare") is None, reason="needs unshare (util-linux) to mount a small tmpfs")
+def test_an_export_to_a_full_disk_says_so_and_keeps_the_old_file(tmp_path):
+    db = fresh(tmp_path)
+    gf("import", db, write_collection(tmp_path / "in.geojson", three(tmp_path)))
+    small = tmp_path / "small"
+    small.mkdir()
+    script = (f'mount -t tmpfs -o size=64k tmpfs "{small}" && echo old > "{small}/x.gpkg" && '
+              f'"{CLI}" export "{db}" --out "{small}/x.gpkg"; echo "rc=$?"; cat "{small}/x.gpkg"')
+    p = subprocess.run(["unshare", "--user", "--map-root-user", "--mount", "sh", "-c", script], capture_output=True, text=True)
+    if "rc=" not in p.stdout:
+        pytest.skip(f"cannot mount a tmpfs in a user namespace here: {p.stderr.strip()}")
+    assert "rc=1" in p.stdout and p.stdout.endswith("old\n"), p.stdout
+    assert "no space left on device" in p.stderr and "unchanged" in p.stderr, p.stderr
+    assert "ERROR 1" not in p.stderr and len(p.stderr) < 400, p.stderr
