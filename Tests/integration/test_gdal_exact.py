@@ -252,7 +252,7 @@ def test_a_shapefile_not_in_utf8_says_how_to_name_its_encoding(tmp_path):
     db = fresh(tmp_path, "db")
     p = gf("import", db, shp, check=False)
     assert p.returncode == 1, p.stdout
-    assert "layer 'latin', fid 0, properties.name" in p.stderr and "not UTF-8" in p.stderr, p.stderr
+    assert "layer 'latin', fid 0, id 'A', properties.name" in p.stderr and "not UTF-8" in p.stderr, p.stderr
     assert ".cpg" in p.stderr and "SHAPE_ENCODING=CP1252" in p.stderr
     run("env", "SHAPE_ENCODING=CP1252", CLI, "import", db, shp)
     assert "Zürich Straße" in gf("areas", "list", db).stdout

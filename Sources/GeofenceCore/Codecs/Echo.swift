@@ -31,6 +31,40 @@ public enum Echo {
         return out
     }
 
+    /// A name (a layer's, a column's) quoted for a message that may list
+    /// several: besides what `quoted` escapes, a `'` inside it is written
+    /// `\'` and a backslash `\\`, so a name ends only at a quote that is not
+    /// escaped and `'a', 'b'` is never one name; a byte that is not part of
+    /// UTF-8 text is written `\xFF`, so a name is shown by its own bytes.
+    public static func name(_ s: String) -> String { name(bytes: Array(s.utf8)) }
+
+    /// The same for a name given as bytes, which need not be UTF-8.
+    public static func name(bytes: [UInt8]) -> String {
+        var out = ""
+        var i = 0
+        while i < bytes.count {
+            guard let (scalar, length) = scalar(in: bytes, at: i) else {
+                out += "\\x" + hex([bytes[i]])
+                i += 1
+                continue
+            }
+            if scalar == "'" || scalar == "\\" { out += "\\" }
+            out.unicodeScalars.append(scalar)
+            i += length
+        }
+        return "'" + plain(out) + "'"
+    }
+
+    /// The Unicode scalar whose UTF-8 starts at `bytes[i]`, and its length; nil when none does.
+    private static func scalar(in bytes: [UInt8], at i: Int) -> (Unicode.Scalar, Int)? {
+        for length in 1...4 where i + length <= bytes.count {
+            if let s = String(validating: bytes[i..<(i + length)], as: UTF8.self), let u = s.unicodeScalars.first {
+                return (u, length)
+            }
+        }
+        return nil
+    }
+
     /// Bytes in hexadecimal, two digits each (`62FF`), for a message about
     /// bytes that are not text.
     public static func hex(_ bytes: some Sequence<UInt8>) -> String {

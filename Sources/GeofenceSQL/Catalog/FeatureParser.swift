@@ -138,6 +138,8 @@ final class FeatureSource: @unchecked Sendable {
                 guard let (feature, fid) = try stream.next() else { members = stream.members; return nil }
                 featuresRead += 1
                 return (feature, Int(fid))
+            } catch let e as ImportStream.FeatureError {
+                throw e.error.located(file: path, id: GeoJSONArea.idAsStored(in: e.readable, group: group))
             } catch let e as InputError { throw e.located(file: path) }
         }
         do {

@@ -19,7 +19,9 @@ enum ExportFormat: String, ExpressibleByArgument, CaseIterable {
 
 /// Writes a GeoPackage at `out` from `geojson` (a FeatureCollection): ogr2ogr
 /// writes it in a temporary folder beside `out`, which is renamed over `out`
-/// only when complete, so a failure leaves the old file or none. Times stay
+/// only when complete, so a failure leaves the old file or none. When
+/// ogr2ogr fails on a file system left with less free space than the
+/// GeoJSON took (and at least 1 MiB), the error says the disk is full. Times stay
 /// strings (`DATE_AS_STRING`): a GeoPackage DateTime keeps only milliseconds.
 func writeGeoPackage(_ geojson: String, to out: String, database: Connection) throws {
     // OutputFile's checks (never the database or its -wal, -shm, -journal, under any name).
@@ -53,8 +55,23 @@ func writeGeoPackage(_ geojson: String, to out: String, database: Connection) th
     }
     let status = child.wait()
     guard status == 0 else {
+        // Asked before the partial files are removed: a full disk is the
+        // cause to name, not the cascade of errors SQLite's full disk makes in ogr2ogr.
+        if let free = freeBytes(folder), free < max(UInt64(bytes.count), 1 << 20) {
+            var st = stat()
+            let kept = stat(out, &st) == 0 ? "; the file already there is unchanged" : ""
+            throw InputError("no space left on device: ogr2ogr could not write the GeoPackage, and the file system it goes to "
+                             + "has only \(free) bytes free\(kept)", file: out)
+        }
         let message = child.gdalMessage
         throw InputError("ogr2ogr could not write the GeoPackage (\(child.ending))" + (message.isEmpty ? "" : ": " + message), file: out)
     }
     guard rename(target, out) == 0 else { throw InputError("cannot rename the finished file into place: \(String(cString: strerror(errno)))", file: out) }
+}
+
+/// The bytes free to this user on the file system holding `path`, nil when it cannot be asked.
+private func freeBytes(_ path: String) -> UInt64? {
+    var fs = statvfs()
+    guard statvfs(path, &fs) == 0 else { return nil }
+    return UInt64(fs.f_bavail) * UInt64(fs.f_frsize)
 }

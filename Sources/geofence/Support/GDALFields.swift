@@ -31,27 +31,49 @@ struct GDALFields {
     private let gdal: GDALLibrary
     private let columns: [Column]
 
-    init(layer: Handle, _ gdal: GDALLibrary) {
+    /// The layer's columns. Throws, naming the column by its bytes, for a
+    /// name that is not UTF-8 (it would be no property name), and for a name
+    /// two columns share: a GeoJSON feature with a member twice is refused,
+    /// and a layer must not let the first of two `area_id` columns win.
+    init(layer: Handle, _ gdal: GDALLibrary) throws {
         self.gdal = gdal
         guard let definition = gdal.layerDefinition(layer) else { columns = []; return }
-        columns = (0..<gdal.fieldCount(definition)).compactMap { i in
-            guard let f = gdal.fieldDefinition(definition, i) else { return nil }
-            return Column(name: GDALLibrary.string(gdal.fieldName(f)), type: gdal.fieldType(f), subType: gdal.fieldSubType(f))
+        var columns: [Column] = []
+        for i in 0..<gdal.fieldCount(definition) {
+            guard let f = gdal.fieldDefinition(definition, i) else { continue }
+            let bytes = GDALLibrary.bytes(gdal.fieldName(f))
+            guard let name = String(validating: bytes, as: UTF8.self) else {
+                throw InputError("column \(i + 1) has the name \(Echo.name(bytes: bytes)) (bytes that are not UTF-8 shown as \\xHH), "
+                                 + "which is not UTF-8 and so cannot be a property name: rename the column "
+                                 + "(a Shapefile names its encoding in a .cpg file beside the .shp, e.g. CP1252)")
+            }
+            if let first = columns.firstIndex(where: { $0.name == name }) {
+                throw InputError("columns \(first + 1) and \(i + 1) are both named \(Echo.name(name)): "
+                                 + "a feature's properties must have distinct names (as a GeoJSON feature's members), so rename one")
+            }
+            columns.append(Column(name: name, type: gdal.fieldType(f), subType: gdal.fieldSubType(f)))
         }
+        self.columns = columns
     }
 
-    /// The feature's properties, in column order; throws, naming the column,
-    /// for text that is not UTF-8.
-    func properties(of feature: Handle) throws -> [(String, JSONValue)] {
+    /// The feature's properties, in column order, and the first column whose
+    /// text is not UTF-8 (an error naming it); that column is left out, so
+    /// what could be read still names the feature's id.
+    func properties(of feature: Handle) -> (readable: [(String, JSONValue)], unreadable: InputError?) {
         var out: [(String, JSONValue)] = []
+        var unreadable: InputError?
         out.reserveCapacity(columns.count)
         for (i, column) in columns.enumerated() where gdal.isFieldSetAndNotNull(feature, Int32(i)) != 0 {
-            if let v = try value(feature, Int32(i), column) { out.append((column.name, v)) }
+            do {
+                if let v = try value(feature, Int32(i), column) { out.append((column.name, v)) }
+            } catch {
+                if unreadable == nil { unreadable = error }
+            }
         }
-        return out
+        return (out, unreadable)
     }
 
-    private func value(_ f: Handle, _ i: Int32, _ c: Column) throws -> JSONValue? {
+    private func value(_ f: Handle, _ i: Int32, _ c: Column) throws(InputError) -> JSONValue? {
         switch c.type {
         case Self.integer, Self.integer64:
             let n = gdal.fieldAsInteger64(f, i)
@@ -75,7 +97,7 @@ struct GDALFields {
         return .number(c.subType == Self.float32 ? Float(d).description : d.description)
     }
 
-    private func list(_ f: Handle, _ i: Int32, _ c: Column) throws -> JSONValue {
+    private func list(_ f: Handle, _ i: Int32, _ c: Column) throws(InputError) -> JSONValue {
         var n: Int32 = 0
         switch c.type {
         case Self.integerList:
@@ -103,13 +125,19 @@ struct GDALFields {
     /// A date, time or date-time as ISO 8601 text, as GDAL's own GeoJSON
     /// writer spells it: milliseconds only when there are some, `Z` for UTC,
     /// `±HH:MM` for an offset, nothing for a local or unknown time zone.
+    /// Seconds of 59.9995 and more stay in their minute (`59.999`).
     private func dateTime(_ f: Handle, _ i: Int32, type: Int32) -> String {
         var y: Int32 = 0, mo: Int32 = 0, d: Int32 = 0, h: Int32 = 0, mi: Int32 = 0, tz: Int32 = 0
         var s: Float = 0
         _ = gdal.fieldAsDateTime(f, i, &y, &mo, &d, &h, &mi, &s, &tz)
         func two(_ v: Int32) -> String { v < 10 ? "0\(v)" : "\(v)" }
         let date = "\(y < 1000 ? String(repeating: "0", count: y < 10 ? 3 : y < 100 ? 2 : 1) : "")\(y)-\(two(mo))-\(two(d))"
-        let millis = Int((Double(s) * 1000).rounded())
+        // GDAL holds the seconds as a 32-bit float: rounded to the nearest
+        // millisecond they are the file's text again (59.9996 is
+        // 59.99960327…), but never rounded up into the next minute, which
+        // would be second 60, a leap second the file does not hold.
+        var millis = Int((Double(s) * 1000).rounded())
+        if s < 60 && millis >= 60_000 { millis = 59_999 }
         var time = "\(two(h)):\(two(mi)):\(two(Int32(millis / 1000)))"
         if millis % 1000 != 0 { time += "." + String(String(1000 + millis % 1000).dropFirst()) }
         if type == Self.date { return date }
@@ -127,7 +155,7 @@ struct GDALFields {
     /// A column's text, which must be UTF-8: a Shapefile in another encoding
     /// says which it is in a .cpg file, and without one GDAL passes its bytes
     /// on as they are.
-    private func text(_ p: UnsafePointer<CChar>?, column: String) throws -> String {
+    private func text(_ p: UnsafePointer<CChar>?, column: String) throws(InputError) -> String {
         guard let p else { return "" }
         let bytes = UnsafeBufferPointer(start: UnsafeRawPointer(p).assumingMemoryBound(to: UInt8.self), count: strlen(p))
         guard let s = String(validating: bytes, as: UTF8.self) else {

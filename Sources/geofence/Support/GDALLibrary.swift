@@ -10,10 +10,9 @@
 /// package to install.
 ///
 /// Handles (datasets, layers, features, geometries, spatial references) are
-/// opaque pointers, as in GDAL's own headers. GDAL's error handler is set to
-/// its quiet one: errors are read back with `lastErrorMessage()` on the thread
-/// that made the failing call, and reported in this program's words, never
-/// printed by GDAL itself.
+/// opaque pointers, as in GDAL's own headers. GDAL's error handler is this
+/// program's recorder (`GDALErrors`): failures are read back from it after a
+/// call and reported in this program's words, never printed by GDAL itself.
 struct GDALLibrary: @unchecked Sendable {
     typealias Handle = UnsafeMutableRawPointer
     typealias Text = UnsafePointer<CChar>
@@ -23,7 +22,6 @@ struct GDALLibrary: @unchecked Sendable {
     static let openVector: UInt32 = 0x04, openReadOnly: UInt32 = 0x00, openVerboseError: UInt32 = 0x40
     static let traditionalGISOrder: Int32 = 0    // OAMS_TRADITIONAL_GIS_ORDER: longitude, latitude
     static let littleEndian: Int32 = 1           // wkbNDR
-    static let failure: Int32 = 3                // CE_Failure
 
     let allRegister: @convention(c) () -> Void
     let openEx: @convention(c) (Text, UInt32, TextList?, TextList?, TextList?) -> Handle?
@@ -33,6 +31,8 @@ struct GDALLibrary: @unchecked Sendable {
     let layerCount: @convention(c) (Handle) -> Int32
     let layerAt: @convention(c) (Handle, Int32) -> Handle?
     let metadataItem: @convention(c) (Handle, Text, Text?) -> Text?
+    let fileList: @convention(c) (Handle) -> UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?
+    let destroyList: @convention(c) (UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?) -> Void
 
     let layerName: @convention(c) (Handle) -> Text?
     let layerSpatialRef: @convention(c) (Handle) -> Handle?
@@ -64,6 +64,7 @@ struct GDALLibrary: @unchecked Sendable {
 
     let cloneGeometry: @convention(c) (Handle) -> Handle?
     let destroyGeometry: @convention(c) (Handle) -> Void
+    let geometryName: @convention(c) (Handle) -> Text?
     let hasCurveGeometry: @convention(c) (Handle, Int32) -> Int32
     let linearGeometry: @convention(c) (Handle, Double, TextList?) -> Handle?
     let transform: @convention(c) (Handle, Handle) -> Int32
@@ -79,9 +80,6 @@ struct GDALLibrary: @unchecked Sendable {
     let newTransformation: @convention(c) (Handle, Handle) -> Handle?
     let destroyTransformation: @convention(c) (Handle) -> Void
 
-    let errorReset: @convention(c) () -> Void
-    let lastErrorType: @convention(c) () -> Int32
-    let lastErrorMessage: @convention(c) () -> Text?
 
     /// The libraries tried, in order: the one `GEOFENCE_LIBGDAL` names (a path
     /// or soname, for a GDAL installed elsewhere) alone, else the sonames of
@@ -110,7 +108,7 @@ struct GDALLibrary: @unchecked Sendable {
         guard let handle else { throw LoadError.notInstalled(firstError ?? "") }
         let library = try GDALLibrary(handle)
         library.allRegister()
-        library.setQuietErrorHandler(handle)
+        try library.setRecordingErrorHandler(handle)
         loaded = library
         return library
     }
@@ -143,6 +141,8 @@ struct GDALLibrary: @unchecked Sendable {
         layerCount = try f("GDALDatasetGetLayerCount")
         layerAt = try f("GDALDatasetGetLayer")
         metadataItem = try f("GDALGetMetadataItem")
+        fileList = try f("GDALGetFileList")
+        destroyList = try f("CSLDestroy")
         layerName = try f("OGR_L_GetName")
         layerSpatialRef = try f("OGR_L_GetSpatialRef")
         layerDefinition = try f("OGR_L_GetLayerDefn")
@@ -168,6 +168,7 @@ struct GDALLibrary: @unchecked Sendable {
         geometryOf = try f("OGR_F_GetGeometryRef")
         cloneGeometry = try f("OGR_G_Clone")
         destroyGeometry = try f("OGR_G_DestroyGeometry")
+        geometryName = try f("OGR_G_GetGeometryName")
         hasCurveGeometry = try f("OGR_G_HasCurveGeometry")
         linearGeometry = try f("OGR_G_GetLinearGeometry")
         transform = try f("OGR_G_Transform")
@@ -181,21 +182,36 @@ struct GDALLibrary: @unchecked Sendable {
         isSame = try f("OSRIsSame")
         newTransformation = try f("OCTNewCoordinateTransformation")
         destroyTransformation = try f("OCTDestroyCoordinateTransformation")
-        errorReset = try f("CPLErrorReset")
-        lastErrorType = try f("CPLGetLastErrorType")
-        lastErrorMessage = try f("CPLGetLastErrorMsg")
     }
 
-    /// GDAL's quiet handler for every thread: its errors are still recorded for
-    /// `lastErrorMessage()`, but not printed ("ERROR 1: …" amid our output).
-    private func setQuietErrorHandler(_ h: UnsafeMutableRawPointer) {
-        typealias SetHandler = @convention(c) (UnsafeMutableRawPointer?) -> UnsafeMutableRawPointer?
-        guard let set = dlsym(h, "CPLSetErrorHandler"), let quiet = dlsym(h, "CPLQuietErrorHandler") else { return }
-        _ = unsafeBitCast(set, to: SetHandler.self)(quiet)
+    /// `GDALErrors.handler` as GDAL's handler for every thread: failures are
+    /// recorded for the reader to ask about, and nothing is printed ("ERROR 1:
+    /// …" amid our output).
+    private func setRecordingErrorHandler(_ h: UnsafeMutableRawPointer) throws(LoadError) {
+        typealias Handler = @convention(c) (Int32, Int32, UnsafePointer<CChar>?) -> Void
+        typealias SetHandler = @convention(c) (Handler?) -> Handler?
+        guard let set = dlsym(h, "CPLSetErrorHandler") else { throw LoadError.missing("CPLSetErrorHandler") }
+        _ = unsafeBitCast(set, to: SetHandler.self)(GDALErrors.handler)
     }
 
-    /// GDAL's last error on this thread, as text ("" when none).
-    func lastError() -> String { Self.string(lastErrorMessage()) }
+    /// The files GDAL reads for `dataset` (a Shapefile's .shp, .shx, .dbf, …), as paths.
+    func files(of dataset: Handle) -> [String] {
+        guard let list = fileList(dataset) else { return [] }
+        defer { destroyList(list) }
+        var out: [String] = []
+        var p = list
+        while let s = p.pointee {
+            out.append(String(cString: s))
+            p += 1
+        }
+        return out
+    }
+
+    /// A C string GDAL returned, as its bytes (none for NULL).
+    static func bytes(_ p: Text?) -> [UInt8] {
+        guard let p else { return [] }
+        return Array(UnsafeBufferPointer(start: UnsafeRawPointer(p).assumingMemoryBound(to: UInt8.self), count: strlen(p)))
+    }
 
     /// A C string GDAL returned, as text ("" for NULL).
     static func string(_ p: Text?) -> String {

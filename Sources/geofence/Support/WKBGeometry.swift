@@ -9,7 +9,8 @@ import GeofenceCore
 /// Positions are `[x, y]`, or `[x, y, z]` for a geometry with Z; M values are
 /// dropped, as GeoJSON has none. A type GeoJSON does not have (a TIN, a
 /// polyhedral surface) keeps its WKB name and no coordinates, so the importer
-/// refuses it as no area by that name. Curves are linearised by the caller.
+/// refuses it as no area by that name. The caller refuses arcs, and makes a
+/// curve type holding only straight parts linear (the same points).
 struct WKBGeometry {
     private let bytes: UnsafeRawBufferPointer
     private var at = 0
