@@ -211,7 +211,7 @@ def test_an_export_to_a_full_disk_says_so_and_keeps_the_old_file(tmp_path):
               f'"{CLI}" export "{db}" --out "{small}/x.gpkg"; echo "rc=$?"; cat "{small}/x.gpkg"')
     p = subprocess.run(["unshare", "--user", "--map-root-user", "--mount", "sh", "-c", script], capture_output=True, text=True)
     if "rc=" not in p.stdout:
-        pytest.skip(f"cannot mount a tmpfs in a user namespace here: {p.stderr.strip()}")
+        pytest.skip(f"needs a user namespace (unshare --user --mount) to mount a small tmpfs: {p.stderr.strip()}")
     assert "rc=1" in p.stdout and p.stdout.endswith("old\n"), p.stdout
     assert "no space left on device" in p.stderr and "unchanged" in p.stderr, p.stderr
     assert "ERROR 1" not in p.stderr and len(p.stderr) < 400, p.stderr
