@@ -21,8 +21,10 @@ enum JudgementFunctions {
                 // The connection's session keeps the statements, prepared areas and the
                 // state it saved last between calls, as long as nothing else wrote.
                 let session = try Session.of(conn)
-                // A statement reading gf_notifications would meet the rows its calls write, without end.
-                try session.outputReaders.refuseReaders()
+                // A statement reading or writing gf_notifications would meet the rows its calls write,
+                // without end. A call inside a call is left to `run`, which refuses it in its own words:
+                // the outer call's own insert into gf_notifications is stepping then.
+                if !session.transaction.isRunning { try session.outputReaders.refuseReaders() }
                 do {
                     // One call, one transaction: the subject's state and its notifications together.
                     let notifications = try session.transaction.run {
