@@ -59,6 +59,8 @@ REFUSED = {
     "a subquery in another table's WHERE": "CREATE TEMP TABLE one (a); INSERT INTO one VALUES (1);\n"
                                            "SELECT gf_check('x', '2026-11-20T10:30:00Z', 35.659, 139.745, 60) FROM one "
                                            "WHERE EXISTS (SELECT 1 FROM gf_notifications);",
+    "a TEMP table of its name, which takes the calls' rows": "CREATE TEMP TABLE gf_notifications AS SELECT * FROM main.gf_notifications;\n"
+                                                             f"SELECT count({AGAIN}) FROM temp.gf_notifications;",
     "a TEMP trigger updating it": "CREATE TEMP TABLE poke (a);\n"
                                   "CREATE TEMP TRIGGER again AFTER INSERT ON poke BEGIN "
                                   f"UPDATE gf_notifications SET lat = lat WHERE {AGAIN} IS NOT NULL; END;\n"

@@ -65,10 +65,6 @@ final class CallTransaction {
 
     init(_ db: Connection, function: String) { self.db = db; self.function = function }
 
-    /// Whether a call is running on this connection: a call made now comes
-    /// from a trigger inside it, and `run` refuses it.
-    var isRunning: Bool { running }
-
     /// Finalizes the statements, so the connection can close.
     func close() { begin = nil; commit = nil; savepoint = nil; release = nil; journalMode = nil }
 

@@ -22,32 +22,31 @@ import CSQLite
 ///
 /// How: each statement still stepping on the connection (the one calling,
 /// and any other left unfinished, which would see the new rows too) is
-/// compiled once with EXPLAIN. It is refused when its program touches, in the
-/// main database, the b-tree of gf_notifications or of one of its indexes:
+/// compiled once with EXPLAIN. It is refused when its program touches the
+/// b-tree of gf_notifications (main's, or a TEMP table of that name, which
+/// would take the calls' rows) or of one of its indexes:
 /// opens it to read (OpenRead, ReopenIdx) or to write (OpenWrite: UPDATE and
 /// DELETE scan the table through it, INSERT appends through it), or empties
 /// it (Clear). Views, subqueries, CTEs and the triggers a statement fires
 /// are compiled into the same program, so each is found as well. A statement
 /// that only copies the table into a sorter or temporary b-tree first still
 /// opens the table, and is refused too: one rule, no reasoning about when a
-/// copy is complete. A table of the same name in another database (an
-/// ATTACHed copy, a TEMP table) is not the one gf_check writes, and is allowed.
+/// copy is complete. A table of the same name in an ATTACHed database is not
+/// the one gf_check writes, and is allowed.
 ///
 /// The verdict is kept per statement, valid while four things stay as they
 /// were: its SQL text, how often SQLite re-prepared it (a schema change
 /// recompiles a statement in place, under the same pointer and text), and
 /// the schema versions of main and temp (a statement finalized and a new one
 /// of the same text prepared at the same address after a view was
-/// redefined). A call from a statement already seen costs two schema
-/// version reads, a pointer and a text comparison.
+/// redefined; the session reads both versions in every call anyway). A call
+/// from a statement already seen costs a pointer and a text comparison.
 final class OutputReaders {
     private let db: Connection
     private let function: String
     private let table: String
     /// Verdicts: statement → what it was judged under, and whether it touches the table.
     private var seen: [OpaquePointer: Verdict] = [:]
-    private var schemaVersion: Statement?
-    private var tempSchemaVersion: Statement?
 
     private struct Verdict {
         var sql: [CChar]
@@ -58,20 +57,20 @@ final class OutputReaders {
 
     init(_ db: Connection, function: String, table: String) { self.db = db; self.function = function; self.table = table }
 
-    /// Finalizes the statements it keeps, so the connection can close.
-    func close() { schemaVersion = nil; tempSchemaVersion = nil; seen.removeAll() }
+    /// Forgets the verdicts: the connection is closing.
+    func close() { seen.removeAll() }
 
     /// Throws, saying what to do instead, when a statement stepping on this
     /// connection reads or writes the table; returns otherwise, having
-    /// written nothing.
-    func refuseReaders() throws {
+    /// written nothing. `schema` is the schema versions of main and temp as
+    /// one number, read in this call (`Session.schema`: any change of either,
+    /// a view or trigger created, dropped or replaced, changes it).
+    func refuseReaders(schema: Int64) throws {
         let api = sqlite.pointee
-        var schema: Int64?
         var s = api.next_stmt!(db.handle, nil)
         while let stmt = s {
             if api.stmt_busy!(stmt) != 0, let sql = api.sql!(stmt) {
-                if schema == nil { schema = try schemaStamp() }
-                if try touches(stmt, sql, schema: schema!) {
+                if try touches(stmt, sql, schema: schema) {
                     throw FunctionError("\(function): this statement reads gf_notifications or writes it (SELECT, UPDATE, "
                                         + "DELETE or INSERT over \(table), a view, subquery or trigger of it), where each "
                                         + "\(function) call adds its notifications, so it would meet the rows its own calls "
@@ -98,38 +97,37 @@ final class OutputReaders {
         return verdict
     }
 
-    /// The schema versions of main and temp as one number: any change of
-    /// either (a view or trigger created, dropped or replaced) changes it.
-    private func schemaStamp() throws -> Int64 {
-        if schemaVersion == nil { schemaVersion = try db.prepare("PRAGMA main.schema_version") }
-        if tempSchemaVersion == nil { tempSchemaVersion = try db.prepare("PRAGMA temp.schema_version") }
-        func first(_ s: Statement) throws -> Int64 {
-            defer { s.reset() }
-            return try s.step() ? s.value(0).int64 ?? 0 : 0
-        }
-        return try first(schemaVersion!) &* 4_294_967_296 &+ first(tempSchemaVersion!)
-    }
-
     /// Whether the program EXPLAIN gives for `sql` touches the b-tree of the
-    /// table or of one of its indexes in the main database. SQL that EXPLAIN
+    /// table the calls write or of one of its indexes. SQL that EXPLAIN
     /// cannot compile (already an EXPLAIN, say) is taken as not touching it.
     private func compiledTouches(_ sql: String) throws -> Bool {
-        let roots = Set(try db.query("SELECT rootpage FROM main.sqlite_master WHERE tbl_name = ?1 COLLATE NOCASE AND rootpage > 0",
-                                     [.text(table)]).compactMap { $0.first?.int64 })
-        guard !roots.isEmpty, let program = try? db.prepare("EXPLAIN " + sql) else { return false }
+        guard let (database, roots) = try writtenBTrees(), let program = try? db.prepare("EXPLAIN " + sql) else { return false }
         // EXPLAIN's columns: addr, opcode, p1, p2, p3, p4, p5, comment. The cursor openers name
-        // the b-tree's root page in p2 and its database in p3 (0 is main); Clear names them in p1 and p2.
+        // the b-tree's root page in p2 and its database in p3 (0 is main, 1 temp); Clear names them in p1 and p2.
         while try program.step() {
-            let root: Int64?, database: Int64?
+            let root: Int64?, opened: Int64?
             switch program.value(1).string {
-            case "OpenRead", "ReopenIdx": (root, database) = (program.value(3).int64, program.value(4).int64)
+            case "OpenRead", "ReopenIdx": (root, opened) = (program.value(3).int64, program.value(4).int64)
             // An OpenWrite with p5's 0x10 (OPFLAG_P2ISREG) holds the root in a register: a table the statement creates.
-            case "OpenWrite" where (program.value(6).int64 ?? 0) & 0x10 == 0: (root, database) = (program.value(3).int64, program.value(4).int64)
-            case "Clear": (root, database) = (program.value(2).int64, program.value(3).int64)
+            case "OpenWrite" where (program.value(6).int64 ?? 0) & 0x10 == 0: (root, opened) = (program.value(3).int64, program.value(4).int64)
+            case "Clear": (root, opened) = (program.value(2).int64, program.value(3).int64)
             default: continue
             }
-            if database == 0, let root, roots.contains(root) { return true }
+            if opened == database, let root, roots.contains(root) { return true }
         }
         return false
+    }
+
+    /// The database number and the root pages (the table's and its indexes')
+    /// of the table the calls write. Their SQL names it without a database,
+    /// and SQLite looks such a name up in temp before main: a TEMP table of
+    /// that name would take the calls' rows, so it is the one to guard.
+    private func writtenBTrees() throws -> (database: Int64, roots: Set<Int64>)? {
+        for (database, schema) in [(Int64(1), "temp"), (Int64(0), "main")] {
+            let roots = Set(try db.query("SELECT rootpage FROM \(schema).sqlite_master WHERE tbl_name = ?1 COLLATE NOCASE AND rootpage > 0",
+                                         [.text(table)]).compactMap { $0.first?.int64 })
+            if !roots.isEmpty { return (database, roots) }
+        }
+        return nil
     }
 }
