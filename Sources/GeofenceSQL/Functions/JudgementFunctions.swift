@@ -21,12 +21,15 @@ enum JudgementFunctions {
                 // The connection's session keeps the statements, prepared areas and the
                 // state it saved last between calls, as long as nothing else wrote.
                 let session = try Session.of(conn)
-                // A statement reading gf_notifications would meet the rows its calls write, without end.
-                try session.outputReaders.refuseReaders()
                 do {
                     // One call, one transaction: the subject's state and its notifications together.
+                    // (`run` refuses a call inside a call, from a trigger, in its own words.)
                     let notifications = try session.transaction.run {
                         let judgement = try session.currentJudgement()
+                        // Before anything is written: a statement reading or writing gf_notifications
+                        // would meet the rows its calls write, without end. The schema versions are the
+                        // ones currentJudgement has just read, in this call's transaction.
+                        try session.outputReaders.refuseReaders(schema: session.schema)
                         let (_, notifications) = try judgement.check(row, recordRun: false, trustingLastSave: session.trustsState)
                         try session.settle()
                         return notifications

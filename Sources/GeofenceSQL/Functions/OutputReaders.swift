@@ -3,77 +3,131 @@ import CSQLite
 @preconcurrency import Glibc
 #endif
 
-/// Refuses a gf_check call made by a statement that reads gf_notifications,
-/// the table each call adds its notifications to.
+/// Refuses a gf_check call made while a statement that reads or writes
+/// gf_notifications, the table each call adds its notifications to, is
+/// stepping on the connection.
 ///
 ///     SELECT gf_check(subject_id, ts, lat, lon, accuracy_m) FROM gf_notifications;   -- refused
+///     UPDATE gf_notifications SET lat = lat WHERE gf_check(…) IS NOT NULL;            -- refused
 ///     CREATE TEMP TABLE again AS SELECT * FROM gf_notifications;                     -- copy first,
 ///     SELECT gf_check(subject_id, ts, lat, lon, accuracy_m) FROM again;              -- then judge the copy
 ///
 /// Why: SQLite lets a statement see rows its own connection writes while it
-/// is stepping. Scanning gf_notifications, the statement meets the rows its
-/// calls have just added, judges them, adds more, and never ends (the trial
-/// that found it grew the file by 5 GB in 2 minutes). The rows a statement
-/// would reach are not knowable from inside a call, so the call is refused
-/// before it writes anything, with how to do it instead.
+/// is stepping. Scanning gf_notifications — to select, update or delete its
+/// rows — the statement meets the rows its calls have just added, judges
+/// them, adds more, and never ends (the trial that found it grew the file by
+/// 5 GB in 2 minutes). The rows a statement would reach are not knowable from
+/// inside a call, so the call is refused before it writes anything, with how
+/// to do it instead.
 ///
 /// How: each statement still stepping on the connection (the one calling,
 /// and any other left unfinished, which would see the new rows too) is
-/// compiled once with EXPLAIN; it reads the table when its program opens,
-/// in the main database, the b-tree of gf_notifications or of one of its
-/// indexes (views, subqueries and CTEs are compiled into the same program,
-/// so a view over the table is found as well). The verdict is kept per
-/// statement and SQL text, so a call from a statement already seen costs a
-/// pointer and a text comparison.
+/// compiled once with EXPLAIN. It is refused when its program touches the
+/// b-tree of gf_notifications (main's, or a TEMP table of that name, which
+/// would take the calls' rows) or of one of its indexes:
+/// opens it to read (OpenRead, ReopenIdx) or to write (OpenWrite: UPDATE and
+/// DELETE scan the table through it, INSERT appends through it), or empties
+/// it (Clear). Views, subqueries, CTEs and the triggers a statement fires
+/// are compiled into the same program, so each is found as well. A statement
+/// that only copies the table into a sorter or temporary b-tree first still
+/// opens the table, and is refused too: one rule, no reasoning about when a
+/// copy is complete. A table of the same name in an ATTACHed database is not
+/// the one gf_check writes, and is allowed.
+///
+/// The verdict is kept per statement, valid while four things stay as they
+/// were: its SQL text, how often SQLite re-prepared it (a schema change
+/// recompiles a statement in place, under the same pointer and text), and
+/// the schema versions of main and temp (a statement finalized and a new one
+/// of the same text prepared at the same address after a view was
+/// redefined; the session reads both versions in every call anyway). A call
+/// from a statement already seen costs a pointer and a text comparison.
 final class OutputReaders {
     private let db: Connection
     private let function: String
     private let table: String
-    /// Verdicts: statement → (its SQL text, as SQLite holds it; whether it reads the table).
-    private var seen: [OpaquePointer: (sql: [CChar], reads: Bool)] = [:]
+    /// Verdicts: statement → what it was judged under, and whether it touches the table.
+    private var seen: [OpaquePointer: Verdict] = [:]
+
+    private struct Verdict {
+        var sql: [CChar]
+        var reprepares: Int32
+        var schema: Int64
+        var touches: Bool
+    }
 
     init(_ db: Connection, function: String, table: String) { self.db = db; self.function = function; self.table = table }
 
+    /// Forgets the verdicts: the connection is closing.
+    func close() { seen.removeAll() }
+
     /// Throws, saying what to do instead, when a statement stepping on this
-    /// connection reads the table; returns otherwise, having written nothing.
-    func refuseReaders() throws {
+    /// connection reads or writes the table; returns otherwise, having
+    /// written nothing. `schema` is the schema versions of main and temp as
+    /// one number, read in this call (`Session.schema`: any change of either,
+    /// a view or trigger created, dropped or replaced, changes it).
+    func refuseReaders(schema: Int64) throws {
         let api = sqlite.pointee
         var s = api.next_stmt!(db.handle, nil)
         while let stmt = s {
-            if api.stmt_busy!(stmt) != 0, let sql = api.sql!(stmt), try reads(stmt, sql) {
-                throw FunctionError("\(function): this statement reads \(table), where each \(function) call adds its notifications, "
-                                    + "so it would meet the rows its own calls write and never end; copy the rows first and "
-                                    + "judge the copy: CREATE TEMP TABLE fixes AS SELECT … FROM \(table); "
-                                    + "SELECT \(function)(…) FROM fixes")
+            if api.stmt_busy!(stmt) != 0, let sql = api.sql!(stmt) {
+                if try touches(stmt, sql, schema: schema) {
+                    throw FunctionError("\(function): this statement reads gf_notifications or writes it (SELECT, UPDATE, "
+                                        + "DELETE or INSERT over \(table), a view, subquery or trigger of it), where each "
+                                        + "\(function) call adds its notifications, so it would meet the rows its own calls "
+                                        + "write and never end; copy the rows first and judge the copy: CREATE TEMP TABLE "
+                                        + "fixes AS SELECT … FROM \(table); SELECT \(function)(…) FROM fixes")
+                }
             }
             s = api.next_stmt!(db.handle, stmt)
         }
     }
 
-    /// Whether `stmt`, whose SQL text is `sql`, reads the table (kept per statement and text).
-    private func reads(_ stmt: OpaquePointer, _ sql: UnsafePointer<CChar>) throws -> Bool {
-        if let known = seen[stmt], known.sql.withUnsafeBufferPointer({ strcmp($0.baseAddress!, sql) == 0 }) { return known.reads }
+    /// Whether `stmt`, whose SQL text is `sql`, touches the table: the kept
+    /// verdict if it was reached under the same text, program and schema.
+    private func touches(_ stmt: OpaquePointer, _ sql: UnsafePointer<CChar>, schema: Int64) throws -> Bool {
+        let reprepares = sqlite.pointee.stmt_status!(stmt, SQLITE_STMTSTATUS_REPREPARE, 0)
+        if let known = seen[stmt], known.reprepares == reprepares, known.schema == schema,
+           known.sql.withUnsafeBufferPointer({ strcmp($0.baseAddress!, sql) == 0 }) {
+            return known.touches
+        }
         let text = String(cString: sql)
-        let verdict = try compiledReads(text)
+        let verdict = try compiledTouches(text)
         if seen.count > 64 { seen.removeAll() }   // statements finalized long ago: their addresses are reused
-        seen[stmt] = (Array(text.utf8CString), verdict)
+        seen[stmt] = Verdict(sql: Array(text.utf8CString), reprepares: reprepares, schema: schema, touches: verdict)
         return verdict
     }
 
-    /// Whether the program EXPLAIN gives for `sql` opens the table or one of
-    /// its indexes in the main database for reading. SQL that EXPLAIN cannot
-    /// compile (already an EXPLAIN, say) is taken as not reading it.
-    private func compiledReads(_ sql: String) throws -> Bool {
-        let roots = Set(try db.query("SELECT rootpage FROM main.sqlite_master WHERE tbl_name = ?1 COLLATE NOCASE AND rootpage > 0",
-                                     [.text(table)]).compactMap { $0.first?.int64 })
-        guard !roots.isEmpty, let program = try? db.prepare("EXPLAIN " + sql) else { return false }
-        // EXPLAIN's columns: addr, opcode, p1, p2 (the b-tree's root page), p3 (the database: 0 is main), p4, p5, comment.
+    /// Whether the program EXPLAIN gives for `sql` touches the b-tree of the
+    /// table the calls write or of one of its indexes. SQL that EXPLAIN
+    /// cannot compile (already an EXPLAIN, say) is taken as not touching it.
+    private func compiledTouches(_ sql: String) throws -> Bool {
+        guard let (database, roots) = try writtenBTrees(), let program = try? db.prepare("EXPLAIN " + sql) else { return false }
+        // EXPLAIN's columns: addr, opcode, p1, p2, p3, p4, p5, comment. The cursor openers name
+        // the b-tree's root page in p2 and its database in p3 (0 is main, 1 temp); Clear names them in p1 and p2.
         while try program.step() {
-            if program.value(1).string == "OpenRead", program.value(4).int64 == 0,
-               let root = program.value(3).int64, roots.contains(root) {
-                return true
+            let root: Int64?, opened: Int64?
+            switch program.value(1).string {
+            case "OpenRead", "ReopenIdx": (root, opened) = (program.value(3).int64, program.value(4).int64)
+            // An OpenWrite with p5's 0x10 (OPFLAG_P2ISREG) holds the root in a register: a table the statement creates.
+            case "OpenWrite" where (program.value(6).int64 ?? 0) & 0x10 == 0: (root, opened) = (program.value(3).int64, program.value(4).int64)
+            case "Clear": (root, opened) = (program.value(2).int64, program.value(3).int64)
+            default: continue
             }
+            if opened == database, let root, roots.contains(root) { return true }
         }
         return false
+    }
+
+    /// The database number and the root pages (the table's and its indexes')
+    /// of the table the calls write. Their SQL names it without a database,
+    /// and SQLite looks such a name up in temp before main: a TEMP table of
+    /// that name would take the calls' rows, so it is the one to guard.
+    private func writtenBTrees() throws -> (database: Int64, roots: Set<Int64>)? {
+        for (database, schema) in [(Int64(1), "temp"), (Int64(0), "main")] {
+            let roots = Set(try db.query("SELECT rootpage FROM \(schema).sqlite_master WHERE tbl_name = ?1 COLLATE NOCASE AND rootpage > 0",
+                                         [.text(table)]).compactMap { $0.first?.int64 })
+            if !roots.isEmpty { return (database, roots) }
+        }
+        return nil
     }
 }

@@ -40,6 +40,8 @@ final class Session {
     private var catalogStamp: Statement?
     private var schemaVersion: Statement?
     private var tempSchemaVersion: Statement?
+    /// The schema versions of main and temp as one number, as `currentJudgement` read them last.
+    private(set) var schema: Int64 = -1
     /// Whether the subject state saved by one call may be reused by the next (no trigger of the user's on the tables gf_check writes).
     private(set) var trustsState = false
 
@@ -66,6 +68,7 @@ final class Session {
     /// The judgement to use now: the cached one if the database is as this session left it.
     func currentJudgement() throws -> Judgement {
         let now = try currentStamp()
+        schema = now.schema
         if let j = judgement, now == stamp { return j }
         let j = try Judgement(db)  // checks the schema version first
         // Without its stamp triggers a catalog change rolled back on this
@@ -116,7 +119,7 @@ final class Session {
     /// Drops the cached judgement: after a failed call, whose writes were undone.
     func forget() { judgement = nil; stamp = Stamp(changes: -1, dataVersion: -1, catalog: "", schema: -1) }
 
-    func close() { judgement = nil; dataVersion = nil; catalogStamp = nil; schemaVersion = nil; tempSchemaVersion = nil; transaction.close() }
+    func close() { judgement = nil; dataVersion = nil; catalogStamp = nil; schemaVersion = nil; tempSchemaVersion = nil; transaction.close(); outputReaders.close() }
 
     // MARK: Registry
 

@@ -1,0 +1,144 @@
+"""gf_check never runs inside a statement that reads or writes
+gf_notifications, the table its calls add to (docs/sql.md, "Not over its own
+output"). Such a statement meets the rows its own calls write and never ends.
+These are the ways a red team got past the first check: an UPDATE or DELETE
+scanning the table (it opens the table to write, not to read), and a view
+redefined over the table after the same SQL had been judged once (the
+verdict kept for the statement outlived the schema it was reached under).
+
+Each statement runs under a deadline with the file bounded by
+max_page_count, so on a build that lets it through the test fails with a
+full database instead of filling the disk."""
+import shutil
+import subprocess
+import sys
+import textwrap
+
+import pytest
+
+from conftest import EXTENSION, SAMPLES, gf, run
+
+DEADLINE_S = 120
+# Each fix gf_notifications holds, judged for a new subject: most are a first fix inside an area, so a notification.
+AGAIN = "gf_check(subject_id || '-again', ts, lat, lon, accuracy_m)"
+COLUMNS = "run_id, subject_id, ts, area_id, condition_id, transition, lat, lon, accuracy_m"
+# The refusal's opening, the same before this check also looked at writes.
+REFUSAL = "gf_check: this statement reads gf_notifications"
+
+
+def notification_count(db):
+    return int(run("sqlite3", db, "SELECT count(*) FROM gf_notifications;").stdout)
+
+
+@pytest.fixture
+def judged(catalog):
+    """The sample catalog after one judgement of the sample fixes (it has notifications)."""
+    gf("judge", catalog, "--fixes", SAMPLES / "fixes.csv")
+    assert notification_count(catalog) > 0
+    return catalog
+
+
+def bounded_shell(db, script):
+    """Runs `script` in the sqlite3 shell with the extension, the file allowed
+    to grow by 2,000 pages at most, under the deadline."""
+    pages = int(run("sqlite3", db, "PRAGMA page_count;").stdout)
+    head = f".load mod_spatialite\n.load {EXTENSION.with_suffix('')}\nPRAGMA max_page_count = {pages + 2000};\n"
+    return subprocess.run(["sqlite3", "-bail", "-batch", str(db)], input=head + script, capture_output=True, text=True,
+                          timeout=DEADLINE_S)
+
+
+REFUSED = {
+    "UPDATE scanning it": f"UPDATE gf_notifications SET lat = lat WHERE {AGAIN} IS NOT NULL;",
+    "DELETE scanning it": f"DELETE FROM gf_notifications WHERE {AGAIN} = 'never';",
+    "INSERT … SELECT from it": f"INSERT INTO gf_notifications ({COLUMNS}) SELECT run_id, subject_id, ts, area_id, condition_id, "
+                               f"{AGAIN}, lat, lon, accuracy_m FROM gf_notifications;",
+    "INSERT … VALUES into it": f"INSERT INTO gf_notifications ({COLUMNS}) VALUES (0, 'x', '2026-11-20T10:30:00Z', "
+                               "gf_check('x', '2026-11-20T10:30:00Z', 35.659, 139.745, 60), 1, 'IN', 35.659, 139.745, 60);",
+    "a CTE of it": f"WITH c AS (SELECT * FROM gf_notifications) SELECT count({AGAIN}) FROM c;",
+    "a copy sorted first": f"SELECT count({AGAIN}) FROM (SELECT * FROM gf_notifications ORDER BY lat + 0);",
+    "a subquery in another table's WHERE": "CREATE TEMP TABLE one (a); INSERT INTO one VALUES (1);\n"
+                                           "SELECT gf_check('x', '2026-11-20T10:30:00Z', 35.659, 139.745, 60) FROM one "
+                                           "WHERE EXISTS (SELECT 1 FROM gf_notifications);",
+    "a TEMP table of its name, which takes the calls' rows": "CREATE TEMP TABLE gf_notifications AS SELECT * FROM main.gf_notifications;\n"
+                                                             f"SELECT count({AGAIN}) FROM temp.gf_notifications;",
+    "a TEMP trigger updating it": "CREATE TEMP TABLE poke (a);\n"
+                                  "CREATE TEMP TRIGGER again AFTER INSERT ON poke BEGIN "
+                                  f"UPDATE gf_notifications SET lat = lat WHERE {AGAIN} IS NOT NULL; END;\n"
+                                  "INSERT INTO poke VALUES (1);",
+}
+
+
+@pytest.mark.parametrize("statement", REFUSED)
+def test_a_statement_reading_or_writing_gf_notifications_is_refused_before_it_writes(judged, statement):
+    """Before: the UPDATE, the DELETE and the trigger's UPDATE ran until the
+    file was full (the table grows under the scan); INSERT … VALUES added its
+    row. The others were refused already and stay so."""
+    before = notification_count(judged)
+    p = bounded_shell(judged, REFUSED[statement] + "\n")
+    assert p.returncode != 0, p.stdout
+    assert REFUSAL in p.stderr, p.stderr
+    assert "CREATE TEMP TABLE fixes AS SELECT" in p.stderr, p.stderr
+    assert notification_count(judged) == before
+
+
+def test_gf_check_over_an_attached_copy_or_into_a_new_table_is_not_refused(judged, tmp_path):
+    """Another database's gf_notifications is not the table the calls write,
+    and a table the statement creates is not it either: both finish."""
+    copy = tmp_path / "copy.db"
+    shutil.copy(judged, copy)
+    before = notification_count(judged)
+    p = bounded_shell(judged, f"""
+ATTACH '{copy}' AS other;
+SELECT count({AGAIN}) FROM other.gf_notifications;
+CREATE TEMP TABLE fixes AS SELECT subject_id, ts, lat, lon, accuracy_m FROM gf_notifications;
+CREATE TABLE judged_again AS SELECT gf_check(subject_id || '-twice', ts, lat, lon, accuracy_m) AS result FROM fixes;
+SELECT count(*) FROM judged_again;
+""")
+    assert p.returncode == 0, p.stderr
+    max_pages, over_copy, stored = p.stdout.split()        # the shell prints the PRAGMA's value first
+    assert over_copy == str(before), p.stdout
+    assert int(stored) > before, p.stdout                   # a row per fix, the attached run's notifications among them
+    assert notification_count(judged) > int(stored)
+
+
+# The same SQL judged over a copy, then over gf_notifications once the view is
+# redefined: through the statement Python keeps for it (re-prepared by SQLite in
+# place) or through one prepared anew (which may get the finalized one's address).
+REDEFINED_VIEW = """
+import sqlite3, sys
+db, extension, cached = sys.argv[1], sys.argv[2], int(sys.argv[3])
+c = sqlite3.connect(db, isolation_level=None, cached_statements=cached)
+c.enable_load_extension(True)
+c.load_extension("mod_spatialite")
+c.load_extension(extension)
+c.execute("PRAGMA max_page_count = " + str(c.execute("PRAGMA page_count").fetchone()[0] + 2000))
+c.execute("CREATE TEMP TABLE copied AS SELECT * FROM gf_notifications")
+c.execute("CREATE TEMP VIEW v AS SELECT * FROM temp.copied")
+q = "SELECT count(gf_check(subject_id || '-again', ts, lat, lon, accuracy_m)) FROM v"
+print("over the copy", c.execute(q).fetchone()[0])
+print("notifications", c.execute("SELECT count(*) FROM gf_notifications").fetchone()[0])
+c.execute("DROP VIEW v")
+c.execute("CREATE TEMP VIEW v AS SELECT * FROM main.gf_notifications")
+try:
+    print("over gf_notifications", c.execute(q).fetchone()[0])
+except sqlite3.Error as e:
+    print("refused:", e)
+print("notifications", c.execute("SELECT count(*) FROM gf_notifications").fetchone()[0])
+"""
+
+
+@pytest.mark.parametrize("cached", [1, 0], ids=["the statement kept", "a statement prepared anew"])
+def test_the_same_sql_is_judged_again_after_its_view_is_redefined(judged, cached):
+    """Before: the second run reused the first run's verdict (not reading
+    gf_notifications) and ran until the file was full."""
+    before = notification_count(judged)
+    p = subprocess.run([sys.executable, "-c", textwrap.dedent(REDEFINED_VIEW), str(judged), str(EXTENSION), str(cached)],
+                       capture_output=True, text=True, timeout=DEADLINE_S)
+    assert p.returncode == 0, p.stderr
+    lines = p.stdout.splitlines()
+    assert lines[0] == f"over the copy {before}", p.stdout
+    after_copy = int(lines[1].split()[1])
+    assert after_copy > before, p.stdout         # the run over the copy judged, and kept what it wrote
+    assert lines[2].startswith(f"refused: {REFUSAL}"), p.stdout
+    assert lines[3] == f"notifications {after_copy}", p.stdout     # the refused run wrote nothing
+    assert notification_count(judged) == after_copy
