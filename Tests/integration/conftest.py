@@ -25,6 +25,26 @@ def run(*args, check=True, input=None, cwd=None):
     return p
 
 
+class small_tmpfs:
+    """`with small_tmpfs(folder, "64k"):` mounts a tmpfs of that size on
+    `folder` (made if need be) for a full-disk test, and unmounts it after;
+    skips, naming the capability, where mounting is not allowed."""
+
+    def __init__(self, folder, size):
+        self.folder, self.size = Path(folder), size
+
+    def __enter__(self):
+        self.folder.mkdir(exist_ok=True)
+        p = subprocess.run(["mount", "-t", "tmpfs", "-o", f"size={self.size}", "tmpfs", str(self.folder)],
+                           capture_output=True, text=True)
+        if p.returncode != 0:
+            pytest.skip(f"needs root and CAP_SYS_ADMIN to mount a small tmpfs to fill: {p.stderr.strip()}")
+        return self.folder
+
+    def __exit__(self, *exc):
+        subprocess.run(["umount", str(self.folder)], capture_output=True)
+
+
 def gf(*args, check=True, input=None):
     return run(CLI, *args, check=check, input=input)
 

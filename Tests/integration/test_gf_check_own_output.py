@@ -17,6 +17,7 @@ import textwrap
 import pytest
 
 from conftest import EXTENSION, SAMPLES, gf, run
+from test_defects_35 import judged, notification_count  # noqa: F401 (judged is a fixture)
 
 DEADLINE_S = 120
 # Each fix gf_notifications holds, judged for a new subject: most are a first fix inside an area, so a notification.
@@ -25,17 +26,6 @@ COLUMNS = "run_id, subject_id, ts, area_id, condition_id, transition, lat, lon, 
 # The refusal's opening, the same before this check also looked at writes.
 REFUSAL = "gf_check: this statement reads gf_notifications"
 
-
-def notification_count(db):
-    return int(run("sqlite3", db, "SELECT count(*) FROM gf_notifications;").stdout)
-
-
-@pytest.fixture
-def judged(catalog):
-    """The sample catalog after one judgement of the sample fixes (it has notifications)."""
-    gf("judge", catalog, "--fixes", SAMPLES / "fixes.csv")
-    assert notification_count(catalog) > 0
-    return catalog
 
 
 def bounded_shell(db, script):

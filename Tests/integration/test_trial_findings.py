@@ -3,11 +3,8 @@ offsets, offset-less times read in the catalog's zone said out loud, a
 --columns mapping given twice or naming a header with a comma, and an init
 that fails on a full disk leaving no empty file behind."""
 import os
-import subprocess
 
-import pytest
-
-from conftest import gf, run
+from conftest import gf, small_tmpfs
 from test_feeds import STANDARD, fence, notifications
 
 
@@ -53,17 +50,10 @@ def test_columns_may_be_given_twice_and_name_a_header_with_commas(tmp_path):
 
 
 def test_an_init_that_fails_on_a_full_disk_leaves_no_empty_file(tmp_path):
-    small = tmp_path / "small"
-    small.mkdir()
-    p = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=200k", "tmpfs", str(small)], capture_output=True, text=True)
-    if p.returncode != 0:
-        pytest.skip(f"needs root and CAP_SYS_ADMIN to mount a small tmpfs to fill: {p.stderr.strip()}")
-    try:
+    with small_tmpfs(tmp_path / "small", "200k") as small:
         p = gf("init", small / "a.db", check=False)
         assert p.returncode != 0 and "a.db" in p.stderr, p.stderr
         assert not (small / "a.db").exists(), os.listdir(small)
-    finally:
-        run("umount", small)
 
 
 def test_errors_point_at_the_line_a_quote_opened_on_and_one_line_of_ndjson(tmp_path):
