@@ -4,6 +4,8 @@ offsets, offset-less times read in the catalog's zone said out loud, a
 that fails on a full disk leaving no empty file behind."""
 import os
 
+import pytest
+
 from conftest import gf, small_tmpfs
 from test_feeds import STANDARD, fence, notifications
 
@@ -68,3 +70,13 @@ def test_errors_point_at_the_line_a_quote_opened_on_and_one_line_of_ndjson(tmp_p
                   '{"subject_id":"a","ts":"2026-01-01T00:00:01Z","lat":1,"lon":1,"accuracy_m":5\n')
     p = gf("judge", db, "--fixes", nd)
     assert "row 2: line 2: not a JSON object (column 77: unexpected end of input" in p.stderr, p.stderr
+
+
+@pytest.mark.parametrize("command", ["export", "judge"])
+def test_a_compressed_out_name_is_refused_not_written_plain(tmp_path, command):
+    db = fence(tmp_path)
+    out = tmp_path / "x.geojson.gz"
+    args = ["export", db] if command == "export" else ["judge", db, "--fixes", tmp_path / "none.csv"]
+    p = gf(*args, "--out", out, check=False)
+    assert p.returncode != 0 and "names a compressed file (.gz)" in p.stderr and "gzip" in p.stderr, p.stderr
+    assert not out.exists()

@@ -16,7 +16,8 @@ import GeofenceCore
 /// write is refused, naming the extensions it does; and a --format that the
 /// extension contradicts is refused, naming both. A name with no extension,
 /// or one that names no known format (.txt, .out, .db), is written in the
-/// command's default, or as --format says; so is standard output (`-`).
+/// command's default, or as --format says; so is standard output (`-`). A
+/// compressed name (.gz, .zip, …) is refused: nothing is written compressed.
 struct OutputFormatNames<Format: RawRepresentable & Equatable & Sendable>: Sendable where Format.RawValue == String {
     /// The command, as the user typed it (`judge`, `export`, `locate --fixes`).
     let command: String
@@ -33,6 +34,9 @@ struct OutputFormatNames<Format: RawRepresentable & Equatable & Sendable>: Senda
          "xlsx": "Excel", "xls": "Excel"]
     }
 
+    /// Extensions of compressed files: refused, since nothing is written compressed.
+    static var compressed: Set<String> { ["gz", "bz2", "xz", "zst", "zip", "7z", "lz4", "z"] }
+
     /// The extension of `path`'s last component, lower case, if it has one.
     static func fileExtension(_ path: String) -> String? {
         let name = path.split(separator: "/", omittingEmptySubsequences: false).last.map(String.init) ?? path
@@ -45,6 +49,11 @@ struct OutputFormatNames<Format: RawRepresentable & Equatable & Sendable>: Senda
     /// when the name is of a known format the command does not write, or
     /// of another format than --format's. `out` nil or `-`: standard output.
     func resolve(out: String?, given: Format?) throws -> Format {
+        if let out, out != standardStream, let ext = Self.fileExtension(out), Self.compressed.contains(ext) {
+            // Written plain under a compressed name, it fails in the program that opens it.
+            throw ValidationError("--out \(out) names a compressed file (.\(ext)), and \(command) writes it uncompressed: "
+                                  + "write to standard output and compress it (--out - | gzip > FILE), or drop the .\(ext)")
+        }
         guard let out, out != standardStream, let ext = Self.fileExtension(out), let kind = Self.knownKinds[ext] else {
             return given ?? fallback
         }
