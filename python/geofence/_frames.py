@@ -1,8 +1,8 @@
 """How a pandas DataFrame (or a geopandas GeoDataFrame) of fixes becomes the
 CSV file the ``geofence`` command reads.
 
-Each column is turned into text in one vectorised pass, not row by row (a
-per-row writer cost four times the command's own time on 300,000 fixes). A
+Each column is turned into text in one vectorised pass, not row by row (the
+writer is most of what the wrapper adds to the command's own time). A
 number is written with the shortest digits that read back as the same double
 (-0.0, 1e-300 and 0.1 + 0.2 arrive as they were): a coordinate may not change
 on its way in. Text is quoted where the command would otherwise read it

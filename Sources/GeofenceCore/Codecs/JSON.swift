@@ -118,12 +118,12 @@ public enum JSONValue: Equatable, Sendable {
         out.append(UInt8(ascii: "\""))
     }
 
-    /// A JSON number for a Double: integral values without a fraction.
     /// A string's or number's text, for naming a record in a message.
     public var plainText: String? {
         switch self { case .string(let s): s; case .number(let n): n; default: nil }
     }
 
+    /// A JSON number for a Double: integral values without a fraction.
     public static func number(_ d: Double) -> JSONValue { .number(numberText(d)) }
 
     /// The shortest text that reads back as the same Double; integral values without ".0".

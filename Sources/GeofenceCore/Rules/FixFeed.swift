@@ -12,7 +12,7 @@
 ///     feed.column(.lat)                       // "latitude"
 ///
 /// The plain feed (`FixFeed.standard`) changes nothing: its readers take the
-/// rows exactly as before.
+/// rows as the engine's own column names and Unix seconds give them.
 public struct FixFeed: Sendable {
     /// The unit of a time written as a number. Never guessed from the
     /// digits: 1700000000 is a time in 2023 in seconds and one in January

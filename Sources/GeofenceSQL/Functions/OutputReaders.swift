@@ -15,8 +15,7 @@ import CSQLite
 /// Why: SQLite lets a statement see rows its own connection writes while it
 /// is stepping. Scanning gf_notifications — to select, update or delete its
 /// rows — the statement meets the rows its calls have just added, judges
-/// them, adds more, and never ends (the trial that found it grew the file by
-/// 5 GB in 2 minutes). The rows a statement would reach are not knowable from
+/// them, adds more, and never ends, until the disk is full. The rows a statement would reach are not knowable from
 /// inside a call, so the call is refused before it writes anything, with how
 /// to do it instead.
 ///
@@ -97,11 +96,21 @@ final class OutputReaders {
         return verdict
     }
 
+    /// Whether `sql` is itself an EXPLAIN (or EXPLAIN QUERY PLAN) statement.
+    static func isExplain(_ sql: String) -> Bool {
+        let words = sql.drop { $0.isWhitespace }.prefix(8).uppercased()
+        return words.hasPrefix("EXPLAIN") && (words.count == 7 || !(words.dropFirst(7).first!.isLetter || words.dropFirst(7).first! == "_"))
+    }
+
     /// Whether the program EXPLAIN gives for `sql` touches the b-tree of the
-    /// table the calls write or of one of its indexes. SQL that EXPLAIN
-    /// cannot compile (already an EXPLAIN, say) is taken as not touching it.
+    /// table the calls write or of one of its indexes. An EXPLAIN statement
+    /// itself runs no program (its EXPLAIN does not compile): it touches
+    /// nothing. Any other failure to compile is an error, never a pass: the
+    /// guard must not open for a statement it could not see.
     private func compiledTouches(_ sql: String) throws -> Bool {
-        guard let (database, roots) = try writtenBTrees(), let program = try? db.prepare("EXPLAIN " + sql) else { return false }
+        guard let (database, roots) = try writtenBTrees() else { return false }
+        if Self.isExplain(sql) { return false }
+        let program = try db.prepare("EXPLAIN " + sql)
         // EXPLAIN's columns: addr, opcode, p1, p2, p3, p4, p5, comment. The cursor openers name
         // the b-tree's root page in p2 and its database in p3 (0 is main, 1 temp); Clear names them in p1 and p2.
         while try program.step() {

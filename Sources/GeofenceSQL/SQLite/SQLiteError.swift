@@ -1,4 +1,7 @@
 import CSQLite
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// An error SQLite reported, with the statement that caused it.
 public struct SQLiteError: Error, CustomStringConvertible {
@@ -12,7 +15,7 @@ public struct SQLiteError: Error, CustomStringConvertible {
     /// True when the disk was full: SQLITE_FULL, or an I/O error whose file
     /// operation failed with ENOSPC (making or growing a -shm or -wal file).
     public var isDiskFull: Bool {
-        code & 0xFF == 13 || (code & 0xFF == 10 && systemErrno == 28)   // SQLITE_FULL; SQLITE_IOERR_… with ENOSPC
+        code & 0xFF == SQLITE_FULL || (code & 0xFF == SQLITE_IOERR && systemErrno == ENOSPC)
     }
 
     /// One line, whatever the statement's layout: its line breaks become spaces.

@@ -34,21 +34,23 @@ struct Init: ParsableCommand {
         try reporting {
             naming(catalog: db)
             try refuseUnwritable()
-            var before = stat()
-            let isNew = stat(db, &before) != 0
+            // Made here, exclusively, when it is not there: then this init knows the file is its own.
+            let fd = open(db, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o644)
+            let madeHere = fd >= 0
+            if madeHere { close(fd) }
             do {
                 try create()
             } catch {
-                if isNew { removeIfEmpty() }
+                if madeHere { removeIfEmpty() }
                 throw error
             }
         }
     }
 
-    /// A failed init of a new file (a full disk, say) leaves no empty file
-    /// behind: it would be "no geofence catalog" to every later command.
-    /// Only an empty file with no journal beside it goes; one another init
-    /// has begun writing is never touched.
+    /// A failed init of a file it made (a full disk, say) leaves no empty
+    /// file behind: it would be "no geofence catalog" to every later
+    /// command. Only a file this init made, still empty, with no journal
+    /// beside it, goes; another init's file is never touched.
     private func removeIfEmpty() {
         var st = stat()
         guard stat(db, &st) == 0, st.st_mode & S_IFMT == S_IFREG, st.st_size == 0 else { return }

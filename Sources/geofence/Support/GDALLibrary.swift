@@ -106,7 +106,8 @@ struct GDALLibrary: @unchecked Sendable {
             if firstError == nil, let e = dlerror() { firstError = String(cString: e) }
         }
         guard let handle else { throw LoadError.notInstalled(firstError ?? "") }
-        let library = try GDALLibrary(handle)
+        let library: GDALLibrary
+        do { library = try GDALLibrary(handle) } catch { dlclose(handle); throw error }  // a GDAL too old: nothing kept open
         library.allRegister()
         try library.setRecordingErrorHandler(handle)
         loaded = library

@@ -40,8 +40,15 @@ enum SignalEnding {
     /// What became of the changes that signal came during (or after).
     nonisolated(unsafe) private static var signalled = Outcome.none
 
+    /// The handler's own copy of standard error, made at start: standard
+    /// error itself may be pointed elsewhere for a while (SpatiaLite's
+    /// MakeValid warnings go to /dev/null), and a signal's line must not.
+    nonisolated(unsafe) private(set) static var errorFD: Int32 = 2
+
     /// Called once, at start, before any database is opened.
     static func install() {
+        let copy = dup(2)
+        if copy >= 0 { _ = fcntl(copy, F_SETFD, FD_CLOEXEC); errorFD = copy }
         Interruption.observer = Interruption.Observer(began: {
             inTransaction = true
             // A command ending for a signal that came after a commit does not begin another write
@@ -124,10 +131,10 @@ enum SignalEnding {
     private static func say(_ sig: Int32, _ what: StaticString) {
         let name: StaticString = sig == SIGINT ? "SIGINT" : sig == SIGTERM ? "SIGTERM" : sig == SIGHUP ? "SIGHUP" : "a signal"
         let error: StaticString = "error: "
-        write(2, error.utf8Start, error.utf8CodeUnitCount)
-        if let prefix = catalogPrefix, let base = prefix.baseAddress { write(2, base, prefix.count) }
+        write(errorFD, error.utf8Start, error.utf8CodeUnitCount)
+        if let prefix = catalogPrefix, let base = prefix.baseAddress { write(errorFD, base, prefix.count) }
         for part: StaticString in ["interrupted by ", name, ": ", what, "\n"] {
-            write(2, part.utf8Start, part.utf8CodeUnitCount)
+            write(errorFD, part.utf8Start, part.utf8CodeUnitCount)
         }
     }
 

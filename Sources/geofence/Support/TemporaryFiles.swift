@@ -61,7 +61,7 @@ enum TemporaryFiles {
             if let t = renameTo { rename(p, t) } else { unlink(p) }
         }
         guard let m = message else { return false }
-        write(2, m, strlen(m))
+        write(SignalEnding.errorFD, m, strlen(m))
         return true
     }
 }

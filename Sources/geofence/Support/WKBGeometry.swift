@@ -35,7 +35,9 @@ struct WKBGeometry {
 
     /// One geometry: byte order, type (ISO: base type + 1000 Z, 2000 M, 3000 ZM), then its parts.
     private mutating func geometry() throws(Malformed) -> JSONValue {
-        let little = try byte() == 1
+        let order = try byte()
+        guard order <= 1 else { throw Malformed() }  // neither 0 (big-endian) nor 1 (little-endian)
+        let little = order == 1
         let code = Int(try uint32(little))
         let base = code % 1000, dims = code / 1000
         let layout = Layout(little: little, hasZ: dims == 1 || dims == 3, hasM: dims == 2 || dims == 3)
