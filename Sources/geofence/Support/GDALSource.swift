@@ -20,6 +20,8 @@ final class GDALSource {
     typealias Handle = GDALLibrary.Handle
 
     let layerName: String
+    /// `layer 'NAME'`, as messages name a feature's layer: quoted once, not per feature.
+    private lazy var layerItem = "layer \(Echo.name(layerName))"
     private let gdal: GDALLibrary
     private let path: String
     private let dataset: Handle
@@ -142,21 +144,22 @@ final class GDALSource {
         read += 1
         let fid = gdal.featureId(feature)
         lastFid = fid
-        let item = "layer \(Echo.name(layerName)), fid \(fid)"
+        // The message's parts are made only for a feature that fails.
+        let item = { "\(self.layerItem), fid \(fid)" }
         let (properties, unreadable) = fields.properties(of: feature)
-        let readable: JSONValue = .object([("type", .string("Feature")), ("properties", .object(properties))])
-        if let unreadable { throw ImportStream.FeatureError(unreadable.located(file: path, item: item), readable: readable) }
+        let readable = { JSONValue.object([("type", .string("Feature")), ("properties", .object(properties))]) }
+        if let unreadable { throw ImportStream.FeatureError(unreadable.located(file: path, item: item()), readable: readable()) }
         if let failure = GDALErrors.failures(since: mark) {
             // GDAL handed the feature on, but failed on part of it: its geometry when it has none.
-            let e = gdal.geometryOf(feature) == nil ? InputError("GDAL cannot read it: " + failure, file: path, item: item, field: "geometry")
-                                                    : InputError("GDAL failed reading it: " + failure, file: path, item: item)
-            throw ImportStream.FeatureError(e, readable: readable)
+            let e = gdal.geometryOf(feature) == nil ? InputError("GDAL cannot read it: " + failure, file: path, item: item(), field: "geometry")
+                                                    : InputError("GDAL failed reading it: " + failure, file: path, item: item())
+            throw ImportStream.FeatureError(e, readable: readable())
         }
         do {
             let geometry = try self.geometry(of: feature)
             return (.object([("type", .string("Feature")), ("properties", .object(properties)), ("geometry", geometry)]), fid)
         } catch let e as InputError {
-            throw ImportStream.FeatureError(e.located(file: path, item: item), readable: readable)
+            throw ImportStream.FeatureError(e.located(file: path, item: item()), readable: readable())
         }
     }
 
