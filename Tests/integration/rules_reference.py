@@ -66,7 +66,10 @@ def parse_time(text):
             raise InvalidFix(f"time {text!r} has no offset")
         micro = int((frac or "0")[:6].ljust(6, "0"))
         leap = second == "60"
-        local = dt.datetime(int(year), int(month), int(day), int(hour), int(minute), 59 if leap else int(second), micro)
+        try:
+            local = dt.datetime(int(year), int(month), int(day), int(hour), int(minute), 59 if leap else int(second), micro)
+        except ValueError as e:  # month 13, February 30th: no time at all
+            raise InvalidFix(f"time {text!r}: {e}") from None
         if offset == "Z":
             delta = dt.timedelta(0)
         else:

@@ -359,7 +359,11 @@ class Scenario:
                 Fix(subject, text, repr(lat), repr(lon), "-1"),
                 Fix(subject, text, repr(lat), repr(lon), ""),
                 Fix(subject, "", repr(lat), repr(lon), "10"),
-                Fix(subject, stored_time(t)[:19], repr(lat), repr(lon), "10"),
+                # No offset: invalid in a catalog without a zone. With one, the command line reads it
+                # as local time there and gf_check refuses it (§6), which this model does not follow:
+                # a month 13 stands in.
+                Fix(subject, stored_time(t)[:19] if not self.default_timezone else "2026-13-01T00:00:00Z",
+                    repr(lat), repr(lon), "10"),
                 Fix(subject, text, "", repr(lon), "5"),
                 Fix(subject, "2026-10-30T23:59:60Z", repr(lat), repr(lon), "5")][kind]
 
