@@ -21,6 +21,7 @@ import workload  # noqa: E402
 
 import geofence  # noqa: E402
 import pandas  # noqa: E402
+from geofence._results import read_csv  # noqa: E402
 
 TOKYO = datetime.timezone(datetime.timedelta(hours=9))
 
@@ -67,14 +68,28 @@ def main() -> None:
         subprocess.run([command, "locate", catalog, "--fixes", fixes_csv, "--out", out], check=True, capture_output=True)
 
     times = {name: [] for name in ("judge command", "judge()", "locate command", "locate()")}
+    given = {}
+
+    def wrapper_judge():
+        given["judge"] = geofence.judge(fresh, frame)
+
+    def wrapper_locate():
+        given["locate"] = geofence.locate(catalog, frame)
+
     for _ in range(a.runs):
-        for name, job in (("judge command", cli_judge), ("judge()", lambda: geofence.judge(fresh, frame))):
+        for name, job in (("judge command", cli_judge), ("judge()", wrapper_judge)):
             shutil.copy(catalog, fresh)
             times[name].append(timed(job))
         times["locate command"].append(timed(cli_locate))
-        times["locate()"].append(timed(lambda: geofence.locate(catalog, frame)))
+        times["locate()"].append(timed(wrapper_locate))
+    # The wrappers give what the command gives, row for row (the speed is worth nothing otherwise).
+    shutil.copy(catalog, fresh)
+    cli_judge()
+    assert given["judge"].reset_index(drop=True).equals(read_csv(out)), "judge() differs from the command"
+    cli_locate()
+    assert given["locate"].reset_index(drop=True).equals(read_csv(out)), "locate() differs from the command"
     median = {name: statistics.median(t) for name, t in times.items()}
-    print(f"{len(frame):,} fixes, {a.fences:,} fences, {a.runs} runs each, medians:")
+    print(f"{len(frame):,} fixes, {a.fences:,} fences, {a.runs} runs each, the same rows as the command's, medians:")
     for verb in ("judge", "locate"):
         cli, wrapper = median[f"{verb} command"], median[f"{verb}()"]
         print(f"  {verb}: command {cli:.2f} s, {verb}() {wrapper:.2f} s, ratio {wrapper / cli:.2f}")

@@ -116,50 +116,70 @@ def run(*args, check: bool = True) -> subprocess.CompletedProcess:
     return p
 
 
-def judge(catalog_path, fixes, *, explain: bool = False, device_filter: bool = False):
+def judge(catalog_path, fixes, *, explain: bool = False, device_filter: bool = False, columns=None, time_unit=None,
+          accuracy_m=None):
     """Judges ``fixes`` (a pandas DataFrame with columns subject_id, ts, lat,
     lon, accuracy_m, or a GeoDataFrame whose Point geometry gives lat and lon;
-    ts ISO 8601 with an offset or Unix seconds) against the catalog, updating
+    ts ISO 8601 with an offset, or Unix seconds) against the catalog, updating
     its stay state as ``geofence judge`` does, and returns this run's
     notifications as a DataFrame in canonical order (the columns of ``geofence
     judge --out``), each row labelled with the index label of the fix that
     gave it. The run's summary line is in ``frame.attrs["summary"]``; when
     some fixes were invalid (a time without an offset, say) or stale, a
     GeofenceWarning says so, with the reason the first invalid fix was (every
-    reason is in the catalog's gf_explain table with ``explain=True``)."""
-    from ._frames import fix_columns, write_fixes  # numpy and pandas only for the frame helpers
+    reason is in the catalog's gf_explain table with ``explain=True``).
+
+    A feed as it comes, as the command's options take it (docs/inputs.md):
+    ``columns`` names the frame's column of a field (``{"subject_id":
+    "device_id", "lat": "latitude"}``; errors then name your columns),
+    ``time_unit="ms"`` reads numeric times as epoch milliseconds (pandas'
+    ``to_json``), and ``accuracy_m=10`` is the accuracy of every fix without
+    one (the accuracy column may then be absent)."""
+    from ._frames import columns_options, fix_columns, write_fixes  # numpy and pandas only for the frame helpers
     from ._results import judge_index, read_csv, summarized
-    extra = (["--explain"] if explain else []) + (["--device-filter"] if device_filter else [])
-    columns = fix_columns(fixes, FIX_COLUMNS)
+    extra = (["--explain"] if explain else []) + (["--device-filter"] if device_filter else []) + _feed_options(columns, time_unit, accuracy_m)
+    needed = FIX_COLUMNS if accuracy_m is None else FIX_COLUMNS[:4]
+    frame_columns = fix_columns(fixes, needed, () if accuracy_m is None else ("accuracy_m",), names=columns)
     with tempfile.TemporaryDirectory(prefix="geofence-") as tmp:
-        fixes_csv = Path(tmp) / "fixes.csv"
-        sent = write_fixes(columns, fixes_csv)
+        fixes_file = Path(tmp) / "fixes.fixcols"
+        sent = write_fixes(frame_columns, fixes_file, names=columns)
         out = Path(tmp) / "notifications.csv"
-        done = run("judge", _path(catalog_path), "--fixes", fixes_csv, "--out", out, *extra)
+        done = run("judge", _path(catalog_path), "--fixes", fixes_file, "--out", out, *columns_options(columns), *extra)
         frame = read_csv(out)
-    return summarized(judge_index(frame, fixes, columns, sent), done, r"(\d+) stale, (\d+) invalid")
+    notes = judge_index(frame, fixes, frame_columns, sent, accuracy_m=accuracy_m, time_unit=time_unit or "s")
+    return summarized(notes, done, r"(\d+) stale, (\d+) invalid")
 
 
-def locate(catalog_path, fixes, *, confidence=None):
+def locate(catalog_path, fixes, *, confidence=None, columns=None, accuracy_m=None):
     """For every fix of ``fixes`` (a DataFrame with lat and lon columns, or a
-    GeoDataFrame's Point geometry, and accuracy_m if given, else 0, as
-    ``geofence locate --fixes``; other columns are ignored), the areas that
-    contain it or are undecided: a DataFrame with columns row (the fix's
-    position in ``fixes``, from 1), area_id, verdict, each row labelled with
-    the fix's index label. Nothing in the catalog changes. The summary line
-    is in ``frame.attrs["summary"]``; when some fixes were invalid, a
-    GeofenceWarning says how many (they have no pairs)."""
-    from ._frames import fix_columns, write_fixes
+    GeoDataFrame's Point geometry, and accuracy_m if given, else
+    ``accuracy_m``'s value, else 0, as ``geofence locate --fixes``; other
+    columns are ignored), the areas that contain it or are undecided: a
+    DataFrame with columns row (the fix's position in ``fixes``, from 1),
+    area_id, verdict, each row labelled with the fix's index label. Nothing
+    in the catalog changes. ``columns`` names the frame's columns as for
+    ``judge``. The summary line is in ``frame.attrs["summary"]``; when some
+    fixes were invalid, a GeofenceWarning says how many (they have no pairs)."""
+    from ._frames import columns_options, fix_columns, write_fixes
     from ._results import locate_index, read_csv, summarized
-    extra = ["--confidence", confidence] if confidence is not None else []
-    columns = fix_columns(fixes, ("lat", "lon"), ("accuracy_m",))
+    extra = (["--confidence", confidence] if confidence is not None else []) + _feed_options(columns, None, accuracy_m)
+    frame_columns = fix_columns(fixes, ("lat", "lon"), ("accuracy_m",), names=columns)
     with tempfile.TemporaryDirectory(prefix="geofence-") as tmp:
-        fixes_csv = Path(tmp) / "fixes.csv"
-        write_fixes(columns, fixes_csv)
+        fixes_file = Path(tmp) / "fixes.fixcols"
+        write_fixes(frame_columns, fixes_file, names=columns)
         out = Path(tmp) / "pairs.csv"
-        done = run("locate", _path(catalog_path), "--fixes", fixes_csv, "--out", out, *extra)
+        done = run("locate", _path(catalog_path), "--fixes", fixes_file, "--out", out, *columns_options(columns), *extra)
         frame = read_csv(out)
     return summarized(locate_index(frame, fixes), done, r"\((\d+) invalid\)")
+
+
+def _feed_options(columns, time_unit, accuracy_m):
+    """The command's options for a feed's time unit and default accuracy
+    (checked by the command, which names what is wrong)."""
+    if time_unit is not None and time_unit not in ("s", "ms"):
+        raise GeofenceError(f"time_unit: 's' (Unix seconds) or 'ms' (epoch milliseconds), got {time_unit!r}")
+    return ((["--time-unit", time_unit] if time_unit is not None else [])
+            + (["--accuracy-m", repr(float(accuracy_m))] if accuracy_m is not None else []))
 
 
 def _path(p) -> str:

@@ -1,65 +1,129 @@
 """How a pandas DataFrame (or a geopandas GeoDataFrame) of fixes becomes the
-CSV file the ``geofence`` command reads.
+file the ``geofence`` command reads: fix columns (``--fixes F.fixcols``), a
+binary form that holds each column whole (docs/inputs.md).
 
-Each column is turned into text in one vectorised pass, not row by row (the
-writer is most of what the wrapper adds to the command's own time). A
-number is written with the shortest digits that read back as the same double
-(-0.0, 1e-300 and 0.1 + 0.2 arrive as they were): a coordinate may not change
-on its way in. Text is quoted where the command would otherwise read it
-differently (a comma, quote or line end inside; a space or tab at either end,
-which the command drops from a bare field). A missing value is an empty field,
-which makes that fix invalid, as in a CSV file.
+A float column of lat, lon or accuracy_m is written as its doubles: a coordinate
+arrives with the bits it had (-0.0, 1e-300 and 0.1 + 0.2 as they were), and
+no number is formatted as text only to be parsed back, which cost the caller
+more than the run itself (benchmarks/results.md). Any other column is written
+as text, each value as the command would read it from a CSV field; a missing
+value (NaN, None, NA) is missing, which makes that fix invalid, as an empty
+CSV field does.
 """
-import re
+import struct
 import sys
 
 from ._errors import GeofenceError
 
-# A field the command would read differently unless it is quoted.
-_NEEDS_QUOTES = re.compile(r'[,"\r\n]|^[ \t]|[ \t]$')
-_SEP = "\x00"  # joins a column's fields for one search over all of them (no field holds it: the command refuses NUL)
-_QUOTE_MARKS = (",", '"', "\r", "\n", _SEP + " ", _SEP + "\t", " " + _SEP, "\t" + _SEP)
+_MAGIC = b"GFFIXES1"
+_FLOAT64, _TEXT = 1, 2
 
 
-def fix_columns(fixes, needed, optional=()):
-    """The columns of ``fixes`` the command reads, as a dict name -> pandas
-    Series in the frame's row order: the ``needed`` ones (GeofenceError names
-    what is missing) and those of ``optional`` that are there. A
+def fix_columns(fixes, needed, optional=(), names=None):
+    """The columns of ``fixes`` the command reads, as a dict engine field ->
+    pandas Series in the frame's row order: the ``needed`` ones (GeofenceError
+    names what is missing) and those of ``optional`` that are there.
+    ``names`` maps an engine field to the frame's column that holds it
+    (``{"lat": "latitude"}``); a field not in it is read from its own name. A
     GeoDataFrame's Point geometry gives lat and lon (see ``_points``)."""
     if not hasattr(fixes, "columns") or not hasattr(fixes, "itertuples"):
         raise GeofenceError(f"fixes: a pandas DataFrame is needed, got {type(fixes).__name__}")
+    names = column_names(names)
     wanted = (*needed, *optional)
-    twice = sorted({c for c in fixes.columns[fixes.columns.duplicated()] if c in wanted})
+    twice = sorted({c for c in fixes.columns[fixes.columns.duplicated()] if c in {names[f] for f in wanted}})
     if twice:
         raise GeofenceError(f"fixes: column(s) {', '.join(twice)} appear more than once; which holds the fix is anyone's guess")
-    columns = {c: fixes[c] for c in wanted if c in fixes.columns}
+    columns = {f: fixes[names[f]] for f in wanted if names[f] in fixes.columns}
     if _is_geodataframe(fixes):
         columns.update(_points(fixes, columns))
-    missing = [c for c in needed if c not in columns]
+    missing = [names[f] for f in needed if f not in columns]
     if missing:
-        raise GeofenceError(f"fixes: missing column(s) {', '.join(missing)}; need {', '.join(needed)}"
+        raise GeofenceError(f"fixes: missing column(s) {', '.join(missing)}; need {', '.join(names[f] for f in needed)}"
                             + ("" if "subject_id" in needed else " (or a GeoDataFrame's Point geometry)")
-                            + (f"; {', '.join(optional)} if given" if optional else ""))
+                            + (f"; {', '.join(names[f] for f in optional)} if given" if optional else "")
+                            + ("" if set(names.values()) != set(names) else "; columns={'lat': 'latitude', …} names your own"))
     return columns
 
 
-def write_fixes(columns, path):
-    """Writes ``columns`` (from ``fix_columns``) to ``path`` as the command's
-    CSV, and returns each column's fields as written, unquoted (a list of str
-    per name). A field that is not Unicode text (a lone surrogate) is a
-    GeofenceError naming its row, counted from 1."""
-    fields = {name: _fields(series, name) for name, series in columns.items()}
-    written = [_quoted(values) if columns[name].dtype.kind not in "fiu" else values for name, values in fields.items()]
-    text = "\n".join([",".join(fields), *map(",".join, zip(*written))]) + "\n"
-    del written
-    try:
-        data = text.encode("utf-8")
-    except UnicodeEncodeError as e:
-        row = text.count("\n", 0, e.start)
-        raise GeofenceError(f"fixes: row {row} holds text that is not Unicode text ({e.reason}: {text[e.start:e.end]!r})") from None
+FIELDS = ("subject_id", "ts", "lat", "lon", "accuracy_m")
+
+
+def column_names(names):
+    """Every engine field's column in the frame: ``names`` (a dict field ->
+    column, or None) over the fields' own names. A key that is no field, or
+    a value that is not a column name, is a GeofenceError."""
+    if names is None:
+        return {f: f for f in FIELDS}
+    if not isinstance(names, dict):
+        raise GeofenceError(f"columns: a dict of field -> column is needed ({{'lat': 'latitude'}}), got {type(names).__name__}")
+    unknown = [k for k in names if k not in FIELDS]
+    if unknown:
+        raise GeofenceError(f"columns: {', '.join(map(repr, unknown))} is no field of a fix; the fields are {', '.join(FIELDS)}")
+    bad = [k for k, v in names.items() if not isinstance(v, str) or not v]
+    if bad:
+        raise GeofenceError(f"columns: the column of {', '.join(bad)} must be a column name (non-empty text)")
+    return {f: names.get(f, f) for f in FIELDS}
+
+
+def columns_options(names):
+    """The command's --columns options for ``names`` (one per renamed field)."""
+    return [a for f, c in column_names(names).items() if c != f for a in ("--columns", f"{f}={c}")]
+
+
+def write_fixes(columns, path, names=None):
+    """Writes ``columns`` (from ``fix_columns``) to ``path`` as fix columns
+    named as ``names`` says (the frame's own names, which the command is told
+    with ``columns_options``, so its errors name them), and returns the
+    fields of each column written as text (a list of str per engine field; a
+    float column's Series is not turned into text). A field that is not
+    Unicode text (a lone surrogate) is a GeofenceError naming its row,
+    counted from 1."""
+    import numpy
+    names = column_names(names)
+    parts, texts = [], {}
+    for field, series in columns.items():
+        if series.dtype.kind == "f" and isinstance(series.dtype, numpy.dtype) and field in ("lat", "lon", "accuracy_m"):
+            parts.append((names[field], _FLOAT64, [numpy.ascontiguousarray(series.to_numpy(), dtype="<f8")]))
+        else:
+            texts[field] = _fields(series, field)
+            parts.append((names[field], _TEXT, _text_column(texts[field], names[field])))
+    rows = len(next(iter(columns.values()))) if columns else 0
     with open(path, "wb") as f:
-        f.write(data)
-    return fields
+        f.write(_MAGIC + struct.pack("<QI", rows, len(parts)))
+        for name, kind, data in parts:
+            encoded = name.encode("utf-8")
+            f.write(struct.pack("<I", len(encoded)) + encoded + struct.pack("<BQ", kind, sum(d.nbytes for d in data)))
+        for _, _, data in parts:
+            for d in data:
+                f.write(memoryview(d).cast("B"))
+    return texts
+
+
+def _text_column(values, name):
+    """A text column's data: rows + 1 byte offsets, then the UTF-8 bytes."""
+    import numpy
+    joined = "".join(values)
+    if joined.isascii():
+        blob, lengths = joined.encode("ascii"), numpy.fromiter(map(len, values), dtype="<u8", count=len(values))
+    else:
+        try:
+            encoded = list(map(str.encode, values))
+        except UnicodeEncodeError as e:
+            row = next(k for k, v in enumerate(values) if not _encodes(v)) + 1
+            raise GeofenceError(f"fixes: row {row} holds text that is not Unicode text ({e.reason}: "
+                                f"{values[row - 1][e.start:e.end]!r} in column {name})") from None
+        blob, lengths = b"".join(encoded), numpy.fromiter(map(len, encoded), dtype="<u8", count=len(encoded))
+    offsets = numpy.zeros(len(values) + 1, dtype="<u8")
+    numpy.cumsum(lengths, out=offsets[1:])
+    return [offsets, numpy.frombuffer(blob, dtype=numpy.uint8)]
+
+
+def _encodes(value):
+    try:
+        value.encode("utf-8")
+        return True
+    except UnicodeEncodeError:
+        return False
 
 
 def _fields(series, name):
@@ -102,16 +166,6 @@ def _text(v, name):
     if name == "subject_id" and isinstance(v, float) and v.is_integer():
         return str(int(v))
     return str(v)
-
-
-def _quoted(values):
-    """``values`` (a list of str) with each field the command would read
-    differently quoted, "" doubled inside. One search over the whole column
-    first: most columns need no quotes at all."""
-    joined = _SEP + _SEP.join(values) + _SEP
-    if not any(mark in joined for mark in _QUOTE_MARKS):
-        return values
-    return ['"' + v.replace('"', '""') + '"' if _NEEDS_QUOTES.search(v) else v for v in values]
 
 
 def _is_geodataframe(frame):

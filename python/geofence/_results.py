@@ -50,30 +50,37 @@ def locate_index(pairs, fixes):
     return pairs
 
 
-def judge_index(notes, fixes, columns, sent):
+def judge_index(notes, fixes, columns, sent, accuracy_m=None, time_unit="s"):
     """``notes`` (judge's notifications) indexed by the label of the fix that
     gave each: the first row of ``fixes`` with its subject, instant, lat, lon
     and accuracy (``columns``: the frame's fix columns, from fix_columns;
-    ``sent``: their fields as written, from write_fixes). Only rows with a
-    notification's subject and position have their time read. A
-    notification no row matches (none should) gets None."""
+    ``sent``: the text columns as written, from write_fixes; ``accuracy_m``:
+    the accuracy of a fix without one; ``time_unit``: of numeric times). A
+    notification whose subject and position only one row has is that row's;
+    times are read only where rows share them. A notification no row matches
+    (none should; a time without an offset, read by the command in the
+    catalog's zone, is not read here) gets None."""
     import pandas
     if notes.empty:
         notes.index = fixes.index[:0]
         return notes
+    keys = ["subject_id", "lat", "lon", "accuracy_m"]
     numbers = {c: pandas.to_numeric(columns[c], errors="coerce").to_numpy(dtype=float, na_value=numpy.nan)
-               for c in ("lat", "lon", "accuracy_m")}
-    subjects = numpy.array(sent["subject_id"], dtype=object)
-    near = (pandas.Series(numbers["lat"]).isin(notes["lat"]) & pandas.Series(numbers["lon"]).isin(notes["lon"])
-            & pandas.Series(subjects).isin(notes["subject_id"])).to_numpy()
-    where = numpy.flatnonzero(near)
-    given = pandas.DataFrame({"subject_id": subjects[where],
-                              "instant": _instants(numpy.array(sent["ts"], dtype=object)[where]),
-                              **{c: values[where] for c, values in numbers.items()},
-                              "position": where})
-    given = given.drop_duplicates(["subject_id", "instant", "lat", "lon", "accuracy_m"])
-    keys = notes[["subject_id", "lat", "lon", "accuracy_m"]].assign(instant=_instants(notes["ts"].to_numpy(dtype=object)))
-    found = keys.merge(given, how="left", on=["subject_id", "instant", "lat", "lon", "accuracy_m"])["position"]
+               if c in columns else numpy.full(len(fixes), numpy.nan) for c in keys[1:]}
+    if accuracy_m is not None:
+        numbers["accuracy_m"] = numpy.where(numpy.isnan(numbers["accuracy_m"]), float(accuracy_m), numbers["accuracy_m"])
+    given = pandas.DataFrame({"subject_id": sent["subject_id"], **numbers, "position": numpy.arange(len(fixes))})
+    given = given[given["lat"].isin(notes["lat"]) & given["lon"].isin(notes["lon"]) & given["subject_id"].isin(notes["subject_id"])]
+    pairs = notes[keys].assign(note=numpy.arange(len(notes))).merge(given, how="inner", on=keys)[["note", "position"]]
+    shared = pairs["note"].duplicated(keep=False).to_numpy()
+    if shared.any():
+        # Rows with one subject and position at several times: the one at the notification's instant.
+        several = pairs[shared]
+        times = numpy.array(sent["ts"], dtype=object)[several["position"].to_numpy()]
+        at = (_instants(times, time_unit).to_numpy()
+              == _instants(notes["ts"].to_numpy(dtype=object)[several["note"].to_numpy()], "s").to_numpy())
+        pairs = pandas.concat([pairs[~shared], several[at]])
+    found = pairs.groupby("note")["position"].min().reindex(numpy.arange(len(notes)))
     if found.isna().any():
         labels = [None if p != p else fixes.index[int(p)] for p in found.tolist()]
         notes.index = pandas.Index(labels, dtype=object, name=fixes.index.name)
@@ -82,9 +89,10 @@ def judge_index(notes, fixes, columns, sent):
     return notes
 
 
-def _instants(texts):
-    """Times as the command reads them (ISO 8601 with an offset, or Unix
-    seconds) as UTC instants to the microsecond; NaT where neither reads.
+def _instants(texts, unit="s"):
+    """Times as the command reads them (ISO 8601 with an offset, or a number
+    of ``unit``, "s" or "ms", since 1970) as UTC instants to the
+    microsecond; NaT where neither reads.
     ISO 8601 is tried first (digits alone do not read as it), then seconds
     for what is left."""
     import pandas
@@ -93,5 +101,5 @@ def _instants(texts):
     left = instants.isna()
     if left.any():
         seconds = pandas.to_numeric(texts[left], errors="coerce")
-        instants[left] = pandas.to_datetime(seconds, unit="s", utc=True, errors="coerce").dt.round("us")
+        instants[left] = pandas.to_datetime(seconds, unit=unit, utc=True, errors="coerce").dt.round("us")
     return instants

@@ -107,9 +107,10 @@ public enum FixLines {
     /// they mapped it to and the columns the header has; for accuracy, the
     /// option that stands in for a feed without one; for a header of one
     /// field holding another separator (a spreadsheet's ';' export), that.
-    static func missingColumn(_ field: FixField, required: [String], header: [String], feed: FixFeed) -> String {
+    /// `holder`: what lacks it, as the user knows it.
+    static func missingColumn(_ field: FixField, required: [String], header: [String], feed: FixFeed, holder: String = "the header") -> String {
         let c = feed.column(field)
-        var message = "the header has no column \(Echo.quoted(c))"
+        var message = "\(holder) has no column \(Echo.quoted(c))"
         message += c == field.column ? " (needs \(required.compactMap(FixField.init(column:)).map(feed.column).joined(separator: ", ")))"
                                      : " (--columns \(field.column)=\(c))"
         if field == .accuracy { message += "; a feed without accuracies takes one for every row from --accuracy-m METRES" }

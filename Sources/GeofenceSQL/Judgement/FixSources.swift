@@ -53,21 +53,36 @@ public enum FixSources {
     /// Whether a file's name says NDJSON (.ndjson, .jsonl); any other is CSV.
     public static func namesNDJSON(_ path: String) -> Bool { path.hasSuffix(".ndjson") || path.hasSuffix(".jsonl") }
 
-    /// Streams a CSV or NDJSON file (by extension: .ndjson/.jsonl, else CSV),
-    /// parsed on a thread of its own (`ReadAhead`). A CSV header must name
-    /// the `required` columns (all five for judgement; `locate` needs only
-    /// lat and lon).
-    /// `ndjson`, when given, says the format whatever the name.
-    /// `name` is the one errors give (standard input is read as /dev/stdin).
-    /// `feed`: the user's names of the columns, and what to make of times and missing accuracies.
-    public static func file(_ path: String, name: String? = nil, required: [String] = columns, ndjson: Bool? = nil,
-                            feed: FixFeed = .standard) throws -> AnySequence<FixRow> {
-        let chunks = try FileChunks(path: path)
-        if ndjson ?? namesNDJSON(path) {
-            var lines = FixLines.NDJSON(path: name ?? path, chunks: chunks, feed: feed)
-            return AnySequence(ReadAhead { lines.next() })
+    /// The forms a fixes file comes in.
+    public enum FileFormat: String, CaseIterable, Sendable {
+        case csv, ndjson
+        /// The binary columns the Python wrappers write (`FixColumns`).
+        case columns
+
+        /// What a file's name says: .ndjson and .jsonl NDJSON, .fixcols columns, any other CSV.
+        public init(named path: String) {
+            self = namesNDJSON(path) ? .ndjson : path.hasSuffix(".fixcols") ? .columns : .csv
         }
-        var csv = try FixLines.CSV(path: name ?? path, chunks: chunks, required: required, feed: feed)
-        return AnySequence(ReadAhead { csv.next() })
+    }
+
+    /// Streams a fixes file in `format` (default: as its name says), parsed
+    /// on a thread of its own (`ReadAhead`). The file must name the
+    /// `required` columns (all five for judgement; `locate` needs only lat
+    /// and lon). `name` is the one errors give (standard input is read as
+    /// /dev/stdin). `feed`: the user's names of the columns, and what to make
+    /// of times and missing accuracies.
+    public static func file(_ path: String, name: String? = nil, required: [String] = columns, format: FileFormat? = nil,
+                            feed: FixFeed = .standard) throws -> AnySequence<FixRow> {
+        switch format ?? FileFormat(named: path) {
+        case .columns:
+            var columns = try FixColumns(path: path, name: name, required: required, feed: feed)
+            return AnySequence(AnyIterator { columns.next() })
+        case .ndjson:
+            var lines = FixLines.NDJSON(path: name ?? path, chunks: try FileChunks(path: path), feed: feed)
+            return AnySequence(ReadAhead { lines.next() })
+        case .csv:
+            var csv = try FixLines.CSV(path: name ?? path, chunks: try FileChunks(path: path), required: required, feed: feed)
+            return AnySequence(ReadAhead { csv.next() })
+        }
     }
 }

@@ -34,7 +34,7 @@ struct Judge: ParsableCommand {
     /// The format --out is written in (validate() has refused a name of another).
     var outFormat: EventFormat { (try? Self.outNames.resolve(out: out, given: format)) ?? format ?? .csv }
     @Option(help: ArgumentHelp(fixesFormatHelp + " --format is the output's."))
-    var fixesFormat: EventFormat?
+    var fixesFormat: FixSources.FileFormat?
     @OptionGroup var feedColumns: FeedColumnOptions
     @OptionGroup var time: TimeUnitOption
     @Flag(help: "Record why fixes did not count and transitions did not notify (table gf_explain).") var explain = false

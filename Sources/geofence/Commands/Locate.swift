@@ -17,7 +17,7 @@ struct Locate: ParsableCommand {
     @Option(parsing: .unconditional, help: "CEP confidence p in [0, 1) for every area, instead of each area's own.", transform: decimalOption) var confidence: Double?
     @Option(help: "Locate every fix of this CSV or NDJSON file (lat and lon; accuracy_m if given, else 0; other columns ignored) instead of one position; writes CSV rows row,area_id,verdict for every inside or undecided pair.")
     var fixes: String?
-    @Option(help: ArgumentHelp(fixesFormatHelp)) var fixesFormat: EventFormat?
+    @Option(help: ArgumentHelp(fixesFormatHelp)) var fixesFormat: FixSources.FileFormat?
     @OptionGroup var feedColumns: FeedColumnOptions
     @Option(help: "With --fixes: write the pairs to this file (CSV: a name of another format, such as .json, is refused) instead of standard output.") var out: String?
     @OptionGroup var output: OutputOptions

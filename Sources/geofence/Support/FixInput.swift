@@ -1,3 +1,4 @@
+import ArgumentParser
 import GeofenceCore
 import GeofenceSQL
 #if canImport(Glibc)
@@ -5,21 +6,22 @@ import GeofenceSQL
 #endif
 
 /// `--fixes-format` of the commands that read `--fixes` (judge, locate).
-let fixesFormatHelp = "Format of --fixes: csv or ndjson, whatever the file's name; default: by the name (.ndjson, .jsonl: NDJSON), CSV for - (standard input)."
+let fixesFormatHelp = "Format of --fixes: csv, ndjson or columns (the binary fix columns the Python wrappers write), whatever the file's name; default: by the name (.ndjson, .jsonl: NDJSON; .fixcols: columns), CSV for - (standard input)."
+
+extension FixSources.FileFormat: ExpressibleByArgument {}
 
 /// The fixes of `--fixes NAME`, `-` for standard input, in `format` when
 /// given (whatever the name), else NDJSON for a name ending .ndjson or .jsonl
 /// and CSV for any other name and for standard input. A CSV header must name
 /// the `required` columns (engine fields, by the names `feed` gives them).
 /// `spooled`: where `spooledFixes` put a stream's fixes.
-func fixRows(_ name: String, format: EventFormat?, required: [String] = FixSources.columns, spooled: String? = nil,
+func fixRows(_ name: String, format: FixSources.FileFormat?, required: [String] = FixSources.columns, spooled: String? = nil,
              feed: FixFeed = .standard) throws -> AnySequence<FixRow> {
     guard name == standardStream else {
         // The name says the format, also of a spooled copy (whose name does not).
-        return try FixSources.file(spooled ?? name, name: name, required: required, ndjson: (format ?? EventFormat(named: name)) == .ndjson,
-                                   feed: feed)
+        return try FixSources.file(spooled ?? name, name: name, required: required, format: format ?? FixSources.FileFormat(named: name), feed: feed)
     }
-    return try FixSources.file(spooled ?? "/dev/stdin", name: "standard input", required: required, ndjson: format == .ndjson, feed: feed)
+    return try FixSources.file(spooled ?? "/dev/stdin", name: "standard input", required: required, format: format ?? .csv, feed: feed)
 }
 
 /// Fixes that arrive as a stream (standard input, a FIFO) are read to their
