@@ -6,6 +6,7 @@ import base64
 import csv
 import hashlib
 import io
+import os
 import platform
 import shutil
 import subprocess
@@ -216,27 +217,67 @@ def test_an_interrupted_judge_rolls_the_run_back(venv, tmp_path):
     """A KeyboardInterrupt in Python alone (`kill -INT`, a notebook's interrupt)
     made subprocess.run kill the command 0.25 s later, in the middle of its
     rollback: a hot -journal stayed, locking out readers who cannot write the
-    folder. The package now passes the SIGINT on and waits for the rollback."""
+    folder. The package now passes the SIGINT on and waits for the rollback.
+    No guessed delay: the command stops itself once its transaction has begun
+    (GEOFENCE_TEST_STOP_AT=began), Python is interrupted then, and the command
+    goes on only once the SIGINT Python passes on is pending for it."""
     import signal
     import sqlite3
-    import time
     from test_judge_out_streamed import catalog, fixes
-    from test_signal_rollback import in_transaction, journal, side_files
+    from test_signal_rollback import journal, side_files
     db = catalog(tmp_path, ["A", "B1", "Z"])
     journal(db, "delete")
-    many = fixes(tmp_path, [(f"s{k % 500}", f"2026-01-05T{k // 3600 % 24:02d}:{k // 60 % 60:02d}:{k % 60:02d}Z",
-                             str(k % 7 * 0.001), "0", "5") for k in range(300_000)])
-    script = f"import geofence\ngeofence.run('judge', {str(db)!r}, '--fixes', {str(many)!r})\n"
-    p = subprocess.Popen([str(venv / "bin" / "python"), "-c", script], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-    deadline = time.time() + 60
-    while not in_transaction(db) and p.poll() is None and time.time() < deadline:
-        time.sleep(0.01)
-    time.sleep(0.2)
-    assert p.poll() is None, "the signal must land while the run is under way"
+    some = fixes(tmp_path, [(f"s{k % 50}", f"2026-01-05T{k // 3600 % 24:02d}:{k // 60 % 60:02d}:{k % 60:02d}Z",
+                             str(k % 7 * 0.001), "0", "5") for k in range(2_000)])
+    script = f"import geofence\ngeofence.run('judge', {str(db)!r}, '--fixes', {str(some)!r})\n"
+    env = {**os.environ, "GEOFENCE_TEST_STOP_AT": "began"}  # inherited by the command geofence.run starts
+    p = subprocess.Popen([str(venv / "bin" / "python"), "-c", script], stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env)
+    child = wait_for(lambda: children(p.pid), "the command to start")[0]
+    wait_for(lambda: process_state(child) == "T", "the command to stop at its transaction's start")
+    wait_for(lambda: waiting_for_output(p.pid), "Python to wait for the command's output")
     p.send_signal(signal.SIGINT)
-    _, err = p.communicate(timeout=60)
+    wait_for(lambda: pending(child) & (1 << (signal.SIGINT - 1)), "Python to pass the SIGINT on")
+    os.kill(child, signal.SIGCONT)
+    _, err = p.communicate(timeout=120)
     assert b"KeyboardInterrupt" in err, err
     assert side_files(db) == []
     c = sqlite3.connect(db)
     assert c.execute("SELECT count(*) FROM gf_runs").fetchone()[0] == 0
     c.close()
+
+
+def wait_for(condition, what, seconds=120):
+    """`condition()`'s first true value, asked until it gives one (bounded:
+    a hang fails naming what never happened)."""
+    import time
+    deadline = time.monotonic() + seconds
+    while not (value := condition()):
+        assert time.monotonic() < deadline, f"waited {seconds} s for {what}"
+        time.sleep(0.01)
+    return value
+
+
+def children(pid):
+    """The pids of `pid`'s children (Linux: /proc/PID/task/PID/children)."""
+    try:
+        return [int(c) for c in open(f"/proc/{pid}/task/{pid}/children").read().split()]
+    except FileNotFoundError:
+        return []
+
+
+def waiting_for_output(pid):
+    """Whether `pid` sits in poll or select (x86-64 numbers), as
+    subprocess's communicate() does while it waits (/proc/PID/syscall)."""
+    call = open(f"/proc/{pid}/syscall").read().split()[0]
+    return call in {"7", "23", "232", "270", "271", "281"}
+
+
+def process_state(pid):
+    """The one-letter state of `pid` (T: stopped)."""
+    return open(f"/proc/{pid}/stat").read().rsplit(")", 1)[1].split()[0]
+
+
+def pending(pid):
+    """The signals pending for `pid`, its own and its threads' shared ones, as a bit mask."""
+    fields = dict(line.split(":", 1) for line in open(f"/proc/{pid}/status").read().splitlines() if ":" in line)
+    return int(fields["SigPnd"], 16) | int(fields["ShdPnd"], 16)
