@@ -174,13 +174,14 @@ def test_a_statement_that_only_reads_other_tables_is_not_refused(catalog, tmp_pa
 # -- 8: the output's name and its format -----------------------------------------------------------------------------
 
 def test_judge_out_with_the_name_of_a_format_it_does_not_write_is_refused(catalog, tmp_path):
-    """Before: `judge --out notes.geojson` wrote CSV into notes.geojson."""
+    """Before: `judge --out notes.geojson` wrote CSV into notes.geojson (now
+    it writes GeoJSON, issue 36; a GeoPackage or Shapefile name is refused)."""
     before = run("sqlite3", catalog, ".dump").stdout
-    for name in ("notes.geojson", "notes.json", "notes.gpkg"):
+    for name in ("notes.gpkg", "notes.shp", "notes.fgb"):
         out = tmp_path / name
         p = gf("judge", catalog, "--fixes", SAMPLES / "fixes.csv", "--out", out, check=False)
         assert p.returncode == 64, (name, p.stderr)
-        assert f"--out {out} names a" in p.stderr and "judge writes csv (.csv), ndjson (.ndjson, .jsonl)" in p.stderr, p.stderr
+        assert f"--out {out} names a" in p.stderr and "judge writes csv (.csv), ndjson (.ndjson, .jsonl), geojson (.geojson, .json)" in p.stderr, p.stderr
         assert not out.exists()
     assert run("sqlite3", catalog, ".dump").stdout == before      # refused before the run
 

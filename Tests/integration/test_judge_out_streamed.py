@@ -50,7 +50,7 @@ def read_back(db, fmt):
     return gf("notifications", db, "--run", "1", "--format", fmt).stdout
 
 
-@pytest.mark.parametrize("fmt", ["csv", "ndjson"])
+@pytest.mark.parametrize("fmt", ["csv", "ndjson", "geojson", "geojsonseq"])
 def test_a_streamed_file_is_what_reading_the_run_back_gives(tmp_path, fmt):
     db = catalog(tmp_path, ["A", "B1", "Z"])
     out = tmp_path / f"out.{fmt}"
@@ -60,7 +60,8 @@ def test_a_streamed_file_is_what_reading_the_run_back_gives(tmp_path, fmt):
     assert "-0.0" not in text and (",0.0,0.0,0.0\n" in text if fmt == "csv" else '"lat":0.0,"lon":0.0,"accuracy_m":0.0' in text)
 
 
-@pytest.mark.parametrize("name,fmt", [("out.ndjson", "ndjson"), ("out.jsonl", "ndjson"), ("out.csv", "csv"), ("out.txt", "csv")])
+@pytest.mark.parametrize("name,fmt", [("out.ndjson", "ndjson"), ("out.jsonl", "ndjson"), ("out.csv", "csv"), ("out.txt", "csv"),
+                                      ("out.geojson", "geojson"), ("out.json", "geojson"), ("out.geojsonl", "geojsonseq")])
 def test_without_format_the_name_says_it(tmp_path, name, fmt):
     """As --fixes is read: `--out x.ndjson` alone used to write CSV."""
     db = catalog(tmp_path, ["A", "B1", "Z"])
@@ -81,7 +82,7 @@ def test_without_format_the_name_says_it(tmp_path, name, fmt):
         assert out.read_text() == read_back(db, fmt)
 
 
-@pytest.mark.parametrize("fmt", ["csv", "ndjson"])
+@pytest.mark.parametrize("fmt", ["csv", "ndjson", "geojson", "geojsonseq"])
 def test_ids_whose_swift_order_is_not_their_byte_order_come_in_byte_order(tmp_path, fmt):
     db = catalog(tmp_path, ["A", "B1", DECOMPOSED, COMPOSED, "Z"])
     out = tmp_path / f"out.{fmt}"

@@ -16,7 +16,8 @@ struct Judge: ParsableCommand {
             --out FILE writes this run's notifications, CSV columns subject_id, ts, area_id, \
             condition_id, transition (IN, OUT, DWELL), lat, lon, accuracy_m (ts in UTC), in canonical \
             order (subject, time, area, condition); --format ndjson writes one JSON object per line \
-            with the same fields and a GeoJSON Point geometry. --out - writes them to standard \
+            with the same fields and a GeoJSON Point geometry; geojson a FeatureCollection of Point \
+            Features with those fields as properties, geojsonseq the same Features one per line. --out - writes them to standard \
             output and the summary to standard error; --fixes - reads standard input (CSV, or \
             NDJSON with --fixes-format ndjson).
             """)
@@ -26,11 +27,10 @@ struct Judge: ParsableCommand {
     @Option(help: "A table or view of fixes to judge.") var table = "gf_fixes"
     @Flag(help: "Keep the judged rows in gf_fixes instead of emptying the inbox.") var keep = false
     @Option(help: "Also write this run's notifications to a file (CSV, or see --format); - for standard output.") var out: String?
-    @Option(help: "Format of --out: csv or ndjson (one JSON object per notification); default: by the name (.csv: CSV; .ndjson, .jsonl: NDJSON; a name of another format, such as .geojson, is refused), else CSV.")
+    @Option(help: "Format of --out: csv, ndjson (one JSON object per notification), geojson (a FeatureCollection of Points) or geojsonseq (one Feature per line); default: by the name (.csv: CSV; .ndjson, .jsonl: NDJSON; .geojson, .json: GeoJSON; .geojsonl, .geojsons, .geojsonseq: GeoJSONSeq; a name of another format, such as .gpkg, is refused), else CSV.")
     var format: EventFormat?
     /// What --out's name may say: the formats judge writes, by extension.
-    static let outNames = OutputFormatNames<EventFormat>(command: "judge", formats: [(.csv, ["csv"]), (.ndjson, ["ndjson", "jsonl"])],
-                                                         fallback: .csv)
+    static let outNames = OutputFormatNames<EventFormat>(command: "judge", formats: EventFormat.extensions, fallback: .csv)
     /// The format --out is written in (validate() has refused a name of another).
     var outFormat: EventFormat { (try? Self.outNames.resolve(out: out, given: format)) ?? format ?? .csv }
     @Option(help: ArgumentHelp(fixesFormatHelp + " --format is the output's."))

@@ -10,7 +10,7 @@ struct Notifications: ParsableCommand {
     @Option(name: .customLong("run"), parsing: .unconditional, help: "Only this run.") var runId: Int64?
     @Flag(help: "Print in the seed sample app's layout.") var seed = false
     @OptionGroup var output: OutputOptions
-    @Option(help: "For pipelines: csv, or ndjson (one JSON object per notification, with a GeoJSON Point geometry).")
+    @Option(help: "For pipelines and GIS tools: csv, ndjson (one JSON object per notification, with a GeoJSON Point geometry), geojson (a FeatureCollection of Point Features, the fields as properties) or geojsonseq (those Features one per line).")
     var format: EventFormat?
     func run() throws {
         try reporting {

@@ -4,12 +4,12 @@ import GeofenceCore
 /// The format an output file is written in, as its name says it.
 ///
 ///     geofence judge DB --fixes f.csv --out notes.ndjson     # NDJSON: the name says so
-///     geofence judge DB --fixes f.csv --out notes.geojson    # refused: judge writes CSV or NDJSON
+///     geofence judge DB --fixes f.csv --out notes.gpkg       # refused: judge writes CSV, NDJSON or GeoJSON
 ///     geofence export DB --out areas.gpkg                    # a GeoPackage
 ///     geofence export DB --format geojson --out areas.gpkg   # refused: the option and the name disagree
 ///
 /// Why: a file named for one format and holding another (CSV in
-/// notes.geojson, GeoJSON text in areas.gpkg) fails only later, in the
+/// notes.gpkg, GeoJSON text in areas.gpkg) fails only later, in the
 /// program that opens it, far from the command that wrote it. So a name
 /// whose extension is a known format picks that format when --format is not
 /// given, if the command writes it; a known format the command does not

@@ -33,6 +33,8 @@ final class RunEvents {
     /// (or a spool could not be written); nothing more is streamed then.
     private var inOrder = true
     private var last: Notification?
+    /// Whether a notification has been streamed (the first one goes without `format.separator`).
+    private var streamedAny = false
 
     init(_ output: OutputFile, format: EventFormat, database: Connection) throws {
         self.output = output
@@ -43,7 +45,7 @@ final class RunEvents {
             // No room for a spool: read back, as before spools.
             target = output.canRewind ? output : try? OutputFile.spool()
         }
-        try target?.write(notificationHeader(format))
+        try target?.write(format.header)
     }
 
     /// The tap to give the judgement (nil: the run is read back at `finish`).
@@ -57,6 +59,7 @@ final class RunEvents {
     /// streamed lines, or the run read back through `listing`.
     func finish(_ conn: Connection, _ listing: NotificationListing) throws {
         if let target, inOrder {
+            try target.write(format.footer)
             if target !== output { try target.copy(to: output) }
             return try output.close()
         }
@@ -68,11 +71,14 @@ final class RunEvents {
         guard inOrder, let target, let first = rows.first else { return }
         guard let bytes, last.map({ Self.precedes($0, first) }) ?? true else { inOrder = false; return }
         last = rows.last
-        guard target !== output else { return try target.write(bytes: bytes) }
+        // Each subject's text was made on its own thread, every notification after a separator; the run's first has none.
+        let text = streamedAny ? bytes : Array(bytes.dropFirst(format.separator.count))
+        streamedAny = true
+        guard target !== output else { return try target.write(bytes: text) }
         // A spool that cannot be written (a full temporary directory) is
         // given up, not the run: the run is read back instead, as it was
         // before spools, needing no temporary room.
-        do { try target.write(bytes: bytes) } catch { inOrder = false; target.discard() }
+        do { try target.write(bytes: text) } catch { inOrder = false; target.discard() }
     }
 
     /// One subject's lines, or nil if its notifications are not in canonical order.
@@ -92,6 +98,7 @@ final class RunEvents {
             cells[5] = "\(n.lat + 0.0)"
             cells[6] = "\(n.lon + 0.0)"
             cells[7] = "\(n.accuracy + 0.0)"
+            out += format.separator
             appendNotificationLine(cells, format: format, to: &out)
         }
         return out
