@@ -130,7 +130,7 @@ def broken_files():
     subject_offsets = struct.pack("<4Q", 0, 1, 2, 3)
     yield "empty", b"", "ends inside its first 8 bytes"
     yield "magic", b"GFFIXES2" + whole[8:], "does not begin with GFFIXES1"
-    yield "cut header", whole[:30], "ends inside"
+    yield "cut header", whole[:30], "not a fix columns file"
     yield "cut data", whole[:-1], "ends inside"
     yield "trailing", whole + b"x", "1 bytes follow the last column"
     yield "rows", b"GFFIXES1" + struct.pack("<QI", 1 << 60, 5) + whole[20:], "cannot fit"

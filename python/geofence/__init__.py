@@ -146,8 +146,9 @@ def judge(catalog_path, fixes, *, explain: bool = False, device_filter: bool = F
         out = Path(tmp) / "notifications.csv"
         done = run("judge", _path(catalog_path), "--fixes", fixes_file, "--out", out, *columns_options(columns), *extra)
         frame = read_csv(out)
-    notes = judge_index(frame, fixes, frame_columns, sent, accuracy_m=accuracy_m, time_unit=time_unit or "s")
-    return summarized(notes, done, r"(\d+) stale, (\d+) invalid")
+    notes = judge_index(frame, fixes, frame_columns, sent, accuracy_m=accuracy_m, time_unit=time_unit or "s",
+                        zone=lambda: _local_zone(catalog_path))
+    return summarized(notes, done, r"(\d+) stale, (\d+) invalid", hint=_naive_hint(frame_columns.get("ts")))
 
 
 def locate(catalog_path, fixes, *, confidence=None, columns=None, accuracy_m=None):
@@ -174,12 +175,46 @@ def locate(catalog_path, fixes, *, confidence=None, columns=None, accuracy_m=Non
 
 
 def _feed_options(columns, time_unit, accuracy_m):
-    """The command's options for a feed's time unit and default accuracy
-    (checked by the command, which names what is wrong)."""
+    """The command's options for a feed's time unit and default accuracy,
+    each checked here first, so that an error names the argument."""
+    import math
     if time_unit is not None and time_unit not in ("s", "ms"):
         raise GeofenceError(f"time_unit: 's' (Unix seconds) or 'ms' (epoch milliseconds), got {time_unit!r}")
+    if accuracy_m is not None:
+        try:
+            usable = math.isfinite(float(accuracy_m)) and float(accuracy_m) >= 0
+        except (TypeError, ValueError):
+            usable = False
+        if not usable:
+            raise GeofenceError(f"accuracy_m: the accuracy in metres (a finite number, 0 or more) of fixes without one, got {accuracy_m!r}")
     return ((["--time-unit", time_unit] if time_unit is not None else [])
             + (["--accuracy-m", repr(float(accuracy_m))] if accuracy_m is not None else []))
+
+
+def _local_zone(catalog_path):
+    """The zone the command reads a catalog's times without an offset in (its
+    default_timezone once set to a zone other than UTC; behaviour §6), or
+    None when it refuses them."""
+    import sqlite3
+    from urllib.request import pathname2url
+    conn = sqlite3.connect("file:" + pathname2url(_path(catalog_path)) + "?mode=ro", uri=True)
+    try:
+        row = conn.execute("SELECT value FROM gf_settings WHERE key = 'default_timezone'").fetchone()
+    finally:
+        conn.close()
+    return row[0] if row and row[0] != "UTC" else None
+
+
+def _naive_hint(ts):
+    """What to say of a ts column of naive datetime64 values, which are
+    written without an offset (and so refused, or read as local time in the
+    catalog's zone): pandas' read_json makes one from epoch times, which are
+    UTC. None for any other column."""
+    import pandas
+    if ts is None or not pandas.api.types.is_datetime64_dtype(ts.dtype) or getattr(ts.dtype, "tz", None) is not None:
+        return None
+    return ("ts holds datetimes without a time zone, written without an offset; if they are UTC "
+            "(pandas' read_json makes such a column from epoch times), say so: fixes['ts'] = fixes['ts'].dt.tz_localize('UTC')")
 
 
 def _path(p) -> str:

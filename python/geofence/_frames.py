@@ -3,13 +3,15 @@ file the ``geofence`` command reads: fix columns (``--fixes F.fixcols``), a
 binary form that holds each column whole (docs/inputs.md).
 
 A float column of lat, lon or accuracy_m is written as its doubles: a coordinate
-arrives with the bits it had (-0.0, 1e-300 and 0.1 + 0.2 as they were), and
+arrives with the bits it had (1e-300 and 0.1 + 0.2 as they were; a float32 as
+the double of its shortest decimal, as in a CSV file), and
 no number is formatted as text only to be parsed back, which cost the caller
 more than the run itself (benchmarks/results.md). Any other column is written
 as text, each value as the command would read it from a CSV field; a missing
 value (NaN, None, NA) is missing, which makes that fix invalid, as an empty
 CSV field does.
 """
+import re
 import struct
 import sys
 
@@ -41,7 +43,9 @@ def fix_columns(fixes, needed, optional=(), names=None):
         raise GeofenceError(f"fixes: missing column(s) {', '.join(missing)}; need {', '.join(names[f] for f in needed)}"
                             + ("" if "subject_id" in needed else " (or a GeoDataFrame's Point geometry)")
                             + (f"; {', '.join(names[f] for f in optional)} if given" if optional else "")
-                            + ("" if set(names.values()) != set(names) else "; columns={'lat': 'latitude', …} names your own"))
+                            + ("; accuracy_m=METRES gives fixes without one an accuracy" if names["accuracy_m"] in missing else "")
+                            + ("" if set(names.values()) != set(names) else "; columns={'lat': 'latitude', …} names your own")
+                            + f"; the frame's columns: {', '.join(map(repr, list(fixes.columns)[:20]))}")
     return columns
 
 
@@ -62,6 +66,11 @@ def column_names(names):
     bad = [k for k, v in names.items() if not isinstance(v, str) or not v]
     if bad:
         raise GeofenceError(f"columns: the column of {', '.join(bad)} must be a column name (non-empty text)")
+    # The command reads --columns as FIELD=COLUMN pairs, trimmed, split at ",FIELD=".
+    unsendable = [v for v in names.values() if v != v.strip() or re.search(r",\s*(?:" + "|".join(FIELDS) + r")\s*=", v)]
+    if unsendable:
+        raise GeofenceError(f"columns: the column name {unsendable[0]!r} cannot be named to the command "
+                            "(spaces at its ends, or ',FIELD=' inside): rename the frame's column")
     return {f: names.get(f, f) for f in FIELDS}
 
 
@@ -83,7 +92,7 @@ def write_fixes(columns, path, names=None):
     parts, texts = [], {}
     for field, series in columns.items():
         if series.dtype.kind == "f" and isinstance(series.dtype, numpy.dtype) and field in ("lat", "lon", "accuracy_m"):
-            parts.append((names[field], _FLOAT64, [numpy.ascontiguousarray(series.to_numpy(), dtype="<f8")]))
+            parts.append((names[field], _FLOAT64, [_doubles(series.to_numpy())]))
         else:
             texts[field] = _fields(series, field)
             parts.append((names[field], _TEXT, _text_column(texts[field], names[field])))
@@ -97,6 +106,17 @@ def write_fixes(columns, path, names=None):
             for d in data:
                 f.write(memoryview(d).cast("B"))
     return texts
+
+
+def _doubles(values):
+    """A float column as the doubles the command reads: a float64 as it is;
+    a narrower float as the double of its shortest decimal (float32 34.1 is
+    34.1, as its text in a CSV file and a 32-bit GDAL field give it, not
+    34.099998474121094)."""
+    import numpy
+    if values.dtype.itemsize < 8:
+        values = values.astype(str).astype(numpy.float64)
+    return numpy.ascontiguousarray(values, dtype="<f8")
 
 
 def _text_column(values, name):

@@ -57,10 +57,16 @@ public struct FixColumns: IteratorProtocol {
         let (rows, named) = try layout.read()
         self.path = shown; self.bytes = all; self.rows = rows; self.feed = feed
         fields = try FixField.allCases.map { f in
-            if let c = named[feed.column(f)] { return c }
+            if let c = named[Array(feed.column(f).utf8)] {
+                // A subject is text: a double has no one spelling of it (7, 7.0, 7e0).
+                if f == .subject, case .float64 = c {
+                    throw InputError("column \(Echo.quoted(feed.column(f))) holds doubles; a subject id is text (kind 2)", file: shown)
+                }
+                return c
+            }
             guard required.contains(f.column) else { return nil }
-            throw InputError(FixLines.missingColumn(f, required: required, header: Array(named.keys).sorted(), feed: feed, holder: "the file"),
-                             file: shown)
+            let header = named.keys.map { String(decoding: $0, as: UTF8.self) }.sorted()
+            throw InputError(FixLines.missingColumn(f, required: required, header: header, feed: feed, holder: "the file"), file: shown)
         }
     }
 
@@ -128,12 +134,16 @@ public struct FixColumns: IteratorProtocol {
         }
 
         /// The row count and each column by name.
-        mutating func read() throws -> (rows: Int, columns: [String: Column]) {
+        /// Names are told apart by their bytes, as a CSV header's are, not by
+        /// Unicode equivalence (`café` and `cafe` + U+0301 are two columns).
+        mutating func read() throws -> (rows: Int, columns: [[UInt8]: Column]) {
             let start = try take(8, "its first 8 bytes")
             guard Array(bytes[start..<start + 8]) == FixColumns.magic else { throw fail("it does not begin with GFFIXES1") }
             let rows64 = try integer(8, "the row count"), count = try integer(4, "the column count")
-            // Each row takes at least 8 bytes of an offset or a double per column: no count larger than the file.
-            guard rows64 <= UInt64(bytes.count), count <= 64 else { throw fail("\(rows64) rows in \(count) columns cannot fit in \(bytes.count) bytes") }
+            // A row takes 8 bytes of each column (an offset or a double), a column's head 13: no count larger than the file.
+            guard rows64 <= UInt64(bytes.count) / 8, count <= UInt64(bytes.count) / 13 else {
+                throw fail("\(rows64) rows in \(count) columns cannot fit in \(bytes.count) bytes")
+            }
             let rows = Int(rows64)
             var heads: [(name: String, kind: UInt64, length: Int)] = []
             for k in 0..<Int(count) {
@@ -147,15 +157,15 @@ public struct FixColumns: IteratorProtocol {
                 guard data <= UInt64(bytes.count) else { throw fail("column \(Echo.quoted(name)) is longer than the file") }
                 heads.append((name, kind, Int(data)))
             }
-            var columns: [String: Column] = [:]
+            var columns: [[UInt8]: Column] = [:]
             for head in heads {
-                let name = Echo.quoted(head.name)
-                guard columns[head.name] == nil else { throw InputError("column \(name) appears twice", file: file) }
+                let name = Echo.quoted(head.name), key = Array(head.name.utf8)
+                guard columns[key] == nil else { throw InputError("column \(name) appears twice", file: file) }
                 let data = try take(head.length, "column \(name)'s data")
                 switch head.kind {
                 case 1:
                     guard head.length == 8 * rows else { throw fail("column \(name) holds \(head.length) bytes, not \(rows) doubles") }
-                    columns[head.name] = .float64(offset: data)
+                    columns[key] = .float64(offset: data)
                 case 2:
                     let table = 8 * (rows + 1)
                     guard head.length >= table else { throw fail("column \(name) holds \(head.length) bytes, too few for \(rows + 1) offsets") }
@@ -168,7 +178,7 @@ public struct FixColumns: IteratorProtocol {
                         previous = o
                     }
                     guard Int(previous) == head.length - table else { throw fail("column \(name)'s last offset is not the end of its text") }
-                    columns[head.name] = .text(offsets: data, bytes: data + table)
+                    columns[key] = .text(offsets: data, bytes: data + table)
                 default:
                     throw fail("column \(name) has kind \(head.kind) (1: float64, 2: text)")
                 }

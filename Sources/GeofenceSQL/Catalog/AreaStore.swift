@@ -78,11 +78,16 @@ public final class AreaStore {
         let s = try statements.get(Self.insertSQL(upsert: upsert))
         do {
             try s.run(row.values)
-        } catch let e as SQLiteError where e.message.contains("UNIQUE constraint failed: gf_areas.area_id") {
+        } catch let e as SQLiteError where e.isUniqueViolation && (try? hasArea(row.areaId)) == true {
             let which = earlier == .inCatalog ? "the catalog already has an area with this id"
                                               : "an area with this id already exists, in the catalog or earlier in this file"
             throw InputError("duplicate area_id: \(which) (use --upsert to replace it)", id: row.areaId, field: "area_id")
         }
+    }
+
+    /// Whether the catalog holds an area of this id (which a refused insert then collided with).
+    private func hasArea(_ id: String) throws -> Bool {
+        try db.scalar("SELECT EXISTS (SELECT 1 FROM gf_areas WHERE area_id = ?)", [.text(id)]).int64 == 1
     }
 
     static func values(_ a: AreaDefinition) -> [SQLiteValue] {

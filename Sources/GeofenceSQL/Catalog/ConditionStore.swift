@@ -45,7 +45,7 @@ public final class ConditionStore {
             try bind(c.renotifySuppressDays.map(Int64.init), 10)
             try bind(c.timezone, 11)
             while try s.step() {}
-        } catch let e as SQLiteError where e.message.contains("area_id does not name an area") {
+        } catch let e as SQLiteError where e.isRaisedByTrigger && (try? exists("gf_areas", "area_id", .text(c.areaId))) == false {
             // Ids are compared as written: name an area that differs only by spaces
             // at its ends or leading zeros (a spreadsheet's `1` for `00001`), if there is one.
             let near = (try? db.scalar("""
@@ -54,9 +54,15 @@ public final class ConditionStore {
                 """, [.text(c.areaId)]).string) ?? nil
             let hint = near.map { " (area \(Echo.quoted($0)) exists: ids are compared as written, spaces at their ends and leading zeros included)" } ?? ""
             throw InputError("unknown area \(Echo.quoted(c.areaId))\(hint): add the area before its conditions", id: String(c.conditionId), field: "area_id")
-        } catch let e as SQLiteError where e.message.contains("UNIQUE constraint failed") {
+        } catch let e as SQLiteError where e.isUniqueViolation && (try? exists("gf_conditions", "condition_id", .integer(c.conditionId))) == true {
             throw InputError("duplicate condition_id", id: String(c.conditionId), field: "condition_id")
         }
+    }
+
+    /// Whether `table` has a row whose `column` is `value` (what a refused
+    /// insert is told apart by: the data, not the error's text).
+    private func exists(_ table: StaticString, _ column: StaticString, _ value: SQLiteValue) throws -> Bool {
+        try db.scalar("SELECT EXISTS (SELECT 1 FROM \(table) WHERE \(column) = ?)", [value]).int64 == 1
     }
 
     public func all(area: String? = nil) throws -> [ConditionDefinition] {

@@ -41,7 +41,7 @@ enum CatalogFunctions {
                        coalesce(confidence, (SELECT CAST(value AS REAL) FROM gf_settings WHERE key = 'default_confidence'), 0)
                 FROM gf_areas WHERE area_id = ?
                 """, [.text(id)])
-        } catch let e as SQLiteError where e.message.contains("no such table") {
+        } catch let e as SQLiteError where e.isPlainError && (try? Schema.missingTables(db).contains("gf_areas")) == true {
             throw FunctionError("\(a.function): no geofence catalog in this database (no gf_areas table): create one with `geofence init`")
         }
         guard let r = rows.first else { throw a.fail(0, "names no area in gf_areas: \(Echo.quoted(id))") }

@@ -42,8 +42,10 @@ enum JudgementFunctions {
                 }
             } catch let e as InputError {
                 throw FunctionError("gf_check: \(e.message)")
-            } catch let e as SQLiteError where e.message.contains("no such table") {
-                throw FunctionError("gf_check: no geofence catalog in this database (\(e.message)): create one with `geofence init`")
+            } catch let e as SQLiteError where e.isPlainError && !((try? Schema.missingTables(a.connection)) ?? []).isEmpty {
+                let missing = (try? Schema.missingTables(a.connection)) ?? []
+                throw FunctionError("gf_check: no geofence catalog in this database (no \(missing.joined(separator: ", ")) "
+                                    + "\(missing.count == 1 ? "table" : "tables")): create one with `geofence init`")
             } catch let e as CatalogError {
                 throw FunctionError("gf_check: \(e.message)")
             }

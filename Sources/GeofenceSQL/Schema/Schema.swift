@@ -20,6 +20,16 @@ public enum Schema {
         return v < currentVersion ? .older(v) : .newer(v)
     }
 
+    /// The catalog's tables this database lacks (all of them when it holds
+    /// no catalog): how a plain SQLITE_ERROR is told to be a missing catalog,
+    /// by the schema, not by the error's text.
+    public static func missingTables(_ db: Connection) throws -> [String] {
+        let tables = ["gf_meta", "gf_settings", "gf_areas", "gf_conditions", "gf_subjects", "gf_stays", "gf_last_notified",
+                      "gf_runs", "gf_notifications", "gf_explain"]
+        let present = Set(try db.query("SELECT name FROM sqlite_master WHERE type IN ('table', 'view')").compactMap { $0[0].string })
+        return tables.filter { !present.contains($0) }
+    }
+
     /// Creates the catalog in an empty or plain SpatiaLite database
     /// (`version` below the current one only to test upgrades), in one
     /// transaction begun before anything is read: a second creator of the

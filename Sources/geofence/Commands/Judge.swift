@@ -110,6 +110,10 @@ struct Judge: ParsableCommand {
                 e.message += "; the run (\(report.runId)) was committed: \(listCommand(report.runId)) lists its notifications"
                 throw e
             }
+            // A committed run is in the -wal until a checkpoint, and this process ends with statements
+            // still open (a connection closed that way keeps its -wal): copied alone, the catalog
+            // file would lack the run. Written into it now, as a last connection's close would do.
+            _ = try? conn.query("PRAGMA wal_checkpoint(TRUNCATE)")
             let c = report.counters
             // With the events on standard output, the summary goes to standard error.
             let print = out == standardStream ? warn : { Swift.print($0) }

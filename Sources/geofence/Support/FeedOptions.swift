@@ -47,8 +47,13 @@ struct TimeUnitOption: ParsableArguments {
     /// UTC). Without one they are refused, as times without an offset always were.
     func apply(to feed: inout FixFeed, catalog: Connection?) throws {
         feed.timeUnit = timeUnit
-        guard let catalog, let name = try Settings(catalog).get("default_timezone"), name != "UTC" else { return }
-        do { feed.localZone = try TimeZone.load(name) } catch let e as TimeZone.LoadError {
+        feed.localZone = try catalog.flatMap(Self.localZone)
+    }
+
+    /// The zone `catalog` reads times without an offset in, as `apply` says; nil: refused.
+    static func localZone(of catalog: Connection) throws -> TimeZone? {
+        guard let name = try Settings(catalog).get("default_timezone"), name != "UTC" else { return nil }
+        do { return try TimeZone.load(name) } catch let e as TimeZone.LoadError {
             throw InputError(e.description, field: "default_timezone")
         }
     }

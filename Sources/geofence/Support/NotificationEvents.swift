@@ -64,9 +64,10 @@ private func appendNotificationMembers(_ row: [String?], to out: inout [UInt8]) 
     return (lon, lat)
 }
 
-/// A GeoJSON Point of `position`, or null.
+/// A GeoJSON Point of `position`, or null (also for an infinite coordinate,
+/// which JSON cannot write: a table rebuilt by hand may hold one).
 private func appendPoint(_ position: (lon: Double, lat: Double)?, to out: inout [UInt8]) {
-    guard let position else { out += "null".utf8; return }
+    guard let position, position.lon.isFinite, position.lat.isFinite else { out += "null".utf8; return }
     out += #"{"type":"Point","coordinates":["#.utf8
     out += JSONValue.numberText(position.lon).utf8
     out.append(UInt8(ascii: ","))

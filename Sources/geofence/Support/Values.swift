@@ -22,8 +22,22 @@ func parseTime(_ text: String, field: String) throws -> Timestamp {
 /// that day's start in the catalog's default_timezone (UTC unless set), the
 /// first instant the day's clocks show (the end of a gap, in a zone whose
 /// clocks skip midnight); anything else is read as `parseTime` reads it.
+///
+/// A time without an offset is read as the catalog's feeds read one (local
+/// time in its default_timezone once that is set to a zone: `FixFeed`), and
+/// eight digits alone are refused: `20261120` would otherwise be Unix
+/// seconds in August 1970, where its writer meant a day.
 func parseTimeOrDate(_ text: String, field: String, catalog: Connection) throws -> Timestamp {
-    guard let day = CivilDate.parse(text.trimmingSpaces) else { return try parseTime(text, field: field) }
+    let trimmed = text.trimmingSpaces
+    if trimmed.utf8.count == 8, trimmed.utf8.allSatisfy({ $0 >= 0x30 && $0 <= 0x39 }) {
+        throw InputError("\(Echo.quoted(text)) reads as Unix seconds in 1970; a day is written with dashes (2026-11-20), "
+                         + "a time as ISO 8601 with its offset", field: field)
+    }
+    guard let day = CivilDate.parse(trimmed) else {
+        var feed = FixFeed.standard
+        feed.localZone = try TimeUnitOption.localZone(of: catalog)
+        do { return try feed.time(text) } catch { throw InputError("\(error)", field: field) }
+    }
     let name = try Settings(catalog).get("default_timezone") ?? "UTC"
     let zone: TimeZone
     do { zone = try TimeZone.load(name) } catch let e as TimeZone.LoadError { throw InputError(e.description, field: "default_timezone") }
