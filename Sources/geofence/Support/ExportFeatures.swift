@@ -35,7 +35,7 @@ struct ExportFeatures {
         if format.holdsOneGeometryType, let id = firstPoint, types.count > 1 {
             let why = circles == .points ? "--circles points writes circles as points"
                                          : "it crosses the antimeridian or nears a pole, where no polygon in longitude/latitude traces it"
-            throw InputError("area \(Echo.quoted(id)) is a circle written as a point (\(why)), and a \(format.rawValue) layer holds one "
+            throw InputError("area \(Echo.quoted(id)) is a circle written as a point (\(why)), and a layer in \(format.rawValue) holds one "
                              + "geometry type, here polygons: export it as a format that holds both, such as GPKG"
                              + (circles == .points ? ", or leave --circles polygons (the default)" : ""), field: "--format")
         }

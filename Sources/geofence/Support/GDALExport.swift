@@ -19,6 +19,8 @@ import GeofenceSQL
 struct GDALExport {
     /// The driver's short name as GDAL spells it.
     let driver: String
+    /// What the driver writes, for messages: its long name (GeoPackage, ESRI Shapefile).
+    let kind: String
     /// --out, as the user gave it.
     let out: String
 
@@ -39,6 +41,7 @@ struct GDALExport {
             throw InputError("GDAL reads \(format.optionText) but cannot create such files: \(list)", field: "--format")
         }
         driver = GDALLibrary.string(gdal.driverShortName(handle))
+        kind = gdal.metadataItem(handle, "DMD_LONGNAME", nil).map { String(cString: $0) } ?? driver
         self.out = out
     }
 
@@ -62,7 +65,7 @@ struct GDALExport {
         }
         var st = stat()
         if stat(out, &st) == 0 && (st.st_mode & S_IFMT) != S_IFREG {
-            throw InputError("a \(driver) file is written as a regular file; this is not one", file: out)
+            throw InputError("a \(kind) is written as a regular file; this is not one", file: out)
         }
         let base = out.hasPrefix("/") ? out : "./" + out
         var template = Array((base + ".partial-XXXXXX").utf8CString)
@@ -114,11 +117,11 @@ struct GDALExport {
             if let free = Self.freeBytes(folder), free < max(UInt64(inputSize), 1 << 20) {
                 var st = stat()
                 let kept = stat(out, &st) == 0 ? "; the file already there is unchanged" : ""
-                throw InputError("no space left on device: ogr2ogr could not write the \(driver) file, and the file system it goes to "
+                throw InputError("no space left on device: ogr2ogr could not write the \(kind), and the file system it goes to "
                                  + "has only \(free) bytes free\(kept)", file: out)
             }
             let message = child.gdalMessage
-            throw InputError("ogr2ogr could not write the \(driver) file (\(child.ending))" + (message.isEmpty ? "" : ": " + message), file: out)
+            throw InputError("ogr2ogr could not write the \(kind) (\(child.ending))" + (message.isEmpty ? "" : ": " + message), file: out)
         }
     }
 
