@@ -200,8 +200,8 @@ def test_a_null_column_is_a_missing_property(tmp_path):
 
 def test_a_shapefile_keeps_geometry_and_ids(tmp_path):
     """One geometry type per file, field names cut to 10 characters: the
-    polygons keep their ids and shapes; in_accuracy_max_m comes back as the
-    free property in_accurac (documented)."""
+    polygons keep their ids and shapes; in_accuracy_max_m, cut to in_accurac,
+    comes back as that area field (documented)."""
     geojson = write_collection(tmp_path / "p.geojson", [
         square("A", 139.0, 35.0, in_accuracy_max_m=50, name="a"), square("B", 139.5, 35.0, group_id="G")])
     shp = tmp_path / "p.shp"
@@ -211,7 +211,7 @@ def test_a_shapefile_keeps_geometry_and_ids(tmp_path):
     got, want = features(db), features(_imported(tmp_path, geojson))
     assert sorted(got) == sorted(want) == ["A", "B"]
     assert all(got[k][1] == want[k][1] for k in got)
-    assert got["A"][0]["in_accurac"] == 50 and "in_accuracy_max_m" not in got["A"][0]
+    assert got["A"][0]["in_accuracy_max_m"] == 50 and "in_accurac" not in got["A"][0]
     assert got["B"][0]["group_id"] == "G"
 
 

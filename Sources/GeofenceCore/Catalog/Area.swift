@@ -30,6 +30,7 @@ public struct AreaDefinition: Equatable, Sendable {
     public static let fieldNames: Set<String> = [
         "area_id", "group_id", "name", "in_accuracy_max_m", "in_confirm_count", "out_accuracy_max_m",
         "out_confirm_count", "valid_from", "valid_until", "confidence", "timezone", "radius_m",
+        "circle_lat", "circle_lon", "circle_radius_m",
     ]
 
     /// Checks every field rule of behaviour §1; throws naming the field.

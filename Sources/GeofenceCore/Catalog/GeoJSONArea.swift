@@ -5,6 +5,11 @@
 /// feature's `id`. Everything else in `properties` is kept as free properties.
 public enum GeoJSONArea {
     public static func area(from feature: JSONValue, group: String? = nil) throws -> AreaDefinition {
+        try area(from: feature, keys: FeatureKeys(group: group))
+    }
+
+    /// The area a feature describes, its id and group read as `keys` say.
+    public static func area(from feature: JSONValue, keys: FeatureKeys) throws -> AreaDefinition {
         guard case .object = feature else { throw InputError("feature must be an object, got \(feature.typeName)") }
         guard feature["type"] == .string("Feature") else {
             throw InputError("must be \"Feature\", got \(feature["type"].map { Echo.plain($0.serialized) } ?? "nothing")", field: "type")
@@ -18,13 +23,22 @@ public enum GeoJSONArea {
         let p = JSONValue.object(props)
 
         var rawId: String
-        switch (p["area_id"], feature["id"]) {
-        case (.string(let s)?, _): rawId = s
+        // A named id field is the only place the id is taken from.
+        let ownId = keys.idField == nil ? feature["id"] : nil
+        switch (p[keys.idName], ownId) {
+        case (.string(let s)?, _) where keys.idField == nil || !s.isEmpty: rawId = s
         case (.number(let n)?, _): rawId = n
-        case (let v?, _) where v != .null: throw InputError("must be a string or number, got \(v.typeName)", field: "properties.area_id")
+        case (let v?, _) where v != .null && keys.idField == nil:
+            throw InputError("must be a string or number, got \(v.typeName)", field: "properties.area_id")
+        case (let v?, _) where v != .null && v != .string(""):
+            throw InputError("must be a string or number to be the area id (--id-field), got \(v.typeName)", field: "properties." + keys.idName)
         case (_, .string(let s)?): rawId = s
         case (_, .number(let n)?): rawId = n
-        default: throw InputError("feature has no area_id property and no id", field: "properties.area_id")
+        default:
+            if let named = keys.idField {
+                throw InputError("feature has no \(named) property (or it is empty), which --id-field names as the area id", field: "properties." + named)
+            }
+            throw InputError("feature has no area_id property and no id", field: "properties.area_id")
         }
         // --group wins over a group_id property: the caller named the group
         // explicitly. A group_id is taken as written, string or number, like
@@ -33,16 +47,17 @@ public enum GeoJSONArea {
         // empty group_id is none (a spreadsheet's empty cell), not the group
         // "" that would make ids `#A`; an empty --group is refused up front.
         let groupId: String?
-        switch group.map(JSONValue.string) ?? p["group_id"] {
+        switch keys.group.map(JSONValue.string) ?? p[keys.groupName] {
         case nil, .null?, .string("")?: groupId = nil
         case .string(let s)?: groupId = s
         case .number(let n)?: groupId = n
-        case let v?: throw InputError("must be a string or number, got \(v.typeName)", field: "properties.group_id")
+        case let v?: throw InputError("must be a string or number, got \(v.typeName)", field: "properties." + keys.groupName)
         }
         rawId = grouped(rawId, in: groupId)
 
         guard let geometry = feature["geometry"], geometry != .null else { throw InputError("feature has no geometry", field: "geometry") }
-        let shape = try shape(from: geometry, radius: try optionalNumber(p, "radius_m"))
+        let traced = try CircleAttributes.read(p)
+        let shape = try traced.map { try $0.circle(outlined: geometry) } ?? shape(from: geometry, radius: try optionalNumber(p, "radius_m"))
 
         var a = AreaDefinition(areaId: rawId, shape: shape)
         a.groupId = groupId
@@ -55,7 +70,7 @@ public enum GeoJSONArea {
         a.validUntil = try optionalTime(p, "valid_until")
         a.confidence = try optionalNumber(p, "confidence")
         a.timezone = try optionalString(p, "timezone")
-        a.properties = props.filter { !AreaDefinition.fieldNames.contains($0.0) }
+        a.properties = props.filter { !AreaDefinition.fieldNames.contains($0.0) && !keys.isKey($0.0) }
         do { try a.validate() } catch var e as InputError {
             if let f = e.field, !f.hasPrefix("geometry"), !f.hasPrefix("properties") { e.field = "properties." + f }
             throw e
@@ -74,10 +89,15 @@ public enum GeoJSONArea {
     /// feature in an error even when the feature itself is refused; nil when
     /// it has no usable id.
     public static func idAsStored(in feature: JSONValue, group: String?) -> String? {
+        idAsStored(in: feature, keys: FeatureKeys(group: group))
+    }
+
+    /// The same, with the id and group read as `keys` say.
+    public static func idAsStored(in feature: JSONValue, keys: FeatureKeys) -> String? {
         let p = feature["properties"]
-        guard let raw = p?["area_id"]?.plainText ?? feature["id"]?.plainText else { return nil }
-        var groupId = group
-        if groupId == nil, let g = p?["group_id"]?.plainText, !g.isEmpty { groupId = g }
+        guard let raw = p?[keys.idName]?.plainText ?? (keys.idField == nil ? feature["id"]?.plainText : nil) else { return nil }
+        var groupId = keys.group
+        if groupId == nil, let g = p?[keys.groupName]?.plainText, !g.isEmpty { groupId = g }
         return grouped(raw, in: groupId)
     }
 
@@ -188,7 +208,14 @@ public enum GeoJSONArea {
     /// A grouped id `<group>#<id>` is written with group_id and the bare id,
     /// unless the bare id itself begins with `<group>#` (`G#G#D`): importing
     /// keeps such an id as written, so it is written whole.
-    public static func feature(for a: AreaDefinition) -> JSONValue {
+    public static func feature(for a: AreaDefinition) -> JSONValue { feature(for: a, circles: .points) }
+
+    /// The same, a circle written as `circles` says: a Point with `radius_m`,
+    /// or the polygon tracing it with `circle_lat`, `circle_lon` and
+    /// `circle_radius_m` (`CircleAttributes`), which `area(from:)` reads back
+    /// as the same circle. A circle no polygon can trace (across the
+    /// antimeridian, near a pole) stays a Point.
+    public static func feature(for a: AreaDefinition, circles: CircleForm) -> JSONValue {
         var props: [(String, JSONValue)] = []
         var id = a.areaId
         if let g = a.groupId {
@@ -209,8 +236,13 @@ public enum GeoJSONArea {
         let geometry: JSONValue
         switch a.shape {
         case .circle(let c):
-            props.append(("radius_m", .number(fmt(c.radiusM))))
-            geometry = .object([("type", .string("Point")), ("coordinates", position(c.center))])
+            if circles == .polygons, let ring = CirclePolygon.ring(tracing: c) {
+                props.append(contentsOf: CircleAttributes(c).properties)
+                geometry = .object([("type", .string("Polygon")), ("coordinates", .array([.array(ring.points.map(position))]))])
+            } else {
+                props.append(("radius_m", .number(fmt(c.radiusM))))
+                geometry = .object([("type", .string("Point")), ("coordinates", position(c.center))])
+            }
         case .polygons(let polys):
             let rings = { (p: Polygon) in JSONValue.array(p.rings.map { .array($0.points.map(position)) }) }
             geometry = polys.count == 1

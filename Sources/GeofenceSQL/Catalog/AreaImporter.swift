@@ -11,6 +11,10 @@ import GeofenceCore
 public struct AreaImporter {
     public struct Options {
         public var group: String?
+        /// The property holding each feature's area id, instead of `area_id` (`--id-field`).
+        public var idField: String?
+        /// The property holding each feature's group id, instead of `group_id` (`--group-field`).
+        public var groupField: String?
         public var replace = false
         public var upsert = false
         public var defaultConditions = false
@@ -46,7 +50,8 @@ public struct AreaImporter {
     public init(_ db: Connection) { self.db = db }
 
     public func run(path: String, options: Options, progress: ((Int, Int) -> Void)? = nil) throws -> Report {
-        var parser = try FeatureParser(path: path, group: options.group, stream: options.stream)
+        var parser = try FeatureParser(path: path, keys: FeatureKeys(group: options.group, idField: options.idField, groupField: options.groupField),
+                                   stream: options.stream)
         let total = parser.total
         let areas = AreaStore(db)
         let conditions = ConditionStore(db)

@@ -36,13 +36,13 @@ struct FeatureParser {
     private let source: FeatureSource
 
     /// Reads `path`, or when `stream` is given, the features it carries (errors still name `path`).
-    init(path: String, group: String?, stream: ImportStream? = nil) throws {
+    init(path: String, keys: FeatureKeys, stream: ImportStream? = nil) throws {
         if let stream {
-            source = FeatureSource(stream: stream, path: path, group: group)
+            source = FeatureSource(stream: stream, path: path, keys: keys)
             total = stream.count ?? 0
         } else {
             let file = try FileChunks(path: path)
-            source = FeatureSource(file: file, path: path, group: group)
+            source = FeatureSource(file: file, path: path, keys: keys)
             total = file.size
         }
     }
@@ -82,9 +82,9 @@ struct FeatureParser {
             let next: (feature: JSONValue, index: Int)?
             do { next = try source.next() } catch { stop(error); return }
             guard let (f, index) = next else { break }
-            let idHint = GeoJSONArea.idAsStored(in: f, group: source.group)
+            let idHint = GeoJSONArea.idAsStored(in: f, keys: source.keys)
             do {
-                let area = try GeoJSONArea.area(from: f, group: source.group)
+                let area = try GeoJSONArea.area(from: f, keys: source.keys)
                 batch.append(Parsed(index: index, area: area, row: AreaStore.Row(area)))
             } catch {
                 stop((error as? InputError)?.located(file: source.path, item: source.item(index), id: idHint) ?? error)
@@ -106,21 +106,21 @@ struct FeatureParser {
 /// error is located in the user's file.
 final class FeatureSource: @unchecked Sendable {
     let path: String
-    let group: String?
+    let keys: FeatureKeys
     private let file: FileChunks?
     private var reader: FeatureCollectionReader?
     private let stream: ImportStream?
     /// The collection's members other than `features`, complete once `next()` has returned nil.
     private(set) var members: [(String, JSONValue)] = []
 
-    init(file: FileChunks, path: String, group: String?) {
-        self.file = file; self.path = path; self.group = group; stream = nil
+    init(file: FileChunks, path: String, keys: FeatureKeys) {
+        self.file = file; self.path = path; self.keys = keys; stream = nil
         let json = JSONReader(chunks: file.next)
         reader = FeatureCollectionReader.namesSequence(path) ? FeatureCollectionReader(sequence: json) : FeatureCollectionReader(json)
     }
 
-    init(stream: ImportStream, path: String, group: String?) {
-        self.stream = stream; self.path = path; self.group = group; file = nil
+    init(stream: ImportStream, path: String, keys: FeatureKeys) {
+        self.stream = stream; self.path = path; self.keys = keys; file = nil
     }
 
     /// How far reading has got, for progress: bytes of a file, features of a stream.
@@ -139,7 +139,7 @@ final class FeatureSource: @unchecked Sendable {
                 featuresRead += 1
                 return (feature, Int(fid))
             } catch let e as ImportStream.FeatureError {
-                throw e.error.located(file: path, id: GeoJSONArea.idAsStored(in: e.readable, group: group))
+                throw e.error.located(file: path, id: GeoJSONArea.idAsStored(in: e.readable, keys: keys))
             } catch let e as InputError { throw e.located(file: path) }
         }
         do {

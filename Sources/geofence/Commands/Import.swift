@@ -7,7 +7,9 @@ struct Import: ParsableCommand {
         abstract: "Import areas from a GeoJSON FeatureCollection or any vector source GDAL reads, all or nothing.",
         discussion: """
             Each feature becomes an area: Polygon and MultiPolygon as they are, a Point with a \
-            radius_m property as a circle. Properties named like the area fields (area_id, group_id, \
+            radius_m property as a circle, and a Polygon with circle_lat, circle_lon and \
+            circle_radius_m properties (as export writes a circle for GIS tools) as that exact \
+            circle, once its polygon is checked to still trace it. Properties named like the area fields (area_id, group_id, \
             in_accuracy_max_m, in_confirm_count, out_accuracy_max_m, out_confirm_count, valid_from, \
             valid_until, confidence, timezone, name) set them; the rest are kept as free properties. \
             The file is streamed, and the whole import is one transaction.
@@ -28,6 +30,12 @@ struct Import: ParsableCommand {
             help: "The coordinate reference system of a GDAL source that has none (a Shapefile without its .prj), or to use instead of its own: EPSG:4326, EPSG:2263, WKT, …")
     var sourceCrs: String?
     @Option(help: "Group id: areas get ids <group>#<area_id>.") var group: String?
+    @Option(name: .customLong("id-field"), parsing: .unconditional,
+            help: "The property (column) holding each area's id, for a source without area_id: its value is the id, and a feature without one is refused.")
+    var idField: String?
+    @Option(name: .customLong("group-field"), parsing: .unconditional,
+            help: "The property (column) holding each area's group id, instead of group_id.")
+    var groupField: String?
     @Flag(help: "Replace the whole catalog (areas and conditions) with this set.") var replace = false
     @Flag(help: "Replace areas whose id already exists instead of failing (their conditions stay; the summary says how many were replaced). Within the file, the last feature with an id wins.") var upsert = false
     @Flag(help: "Add an IN and an OUT condition for every imported area, numbered on from the highest id.")
@@ -40,6 +48,11 @@ struct Import: ParsableCommand {
 
     func validate() throws {
         if group == "" { throw ValidationError("--group needs a group id (an empty one would make ids #A)") }
+        if idField == "" { throw ValidationError("--id-field needs the name of the property holding the area ids") }
+        if groupField == "" { throw ValidationError("--group-field needs the name of the property holding the group ids") }
+        if group != nil && groupField != nil {
+            throw ValidationError("give --group (one group for every area) or --group-field (each area's group from a property), not both")
+        }
     }
 
     func run() throws {
@@ -52,7 +65,7 @@ struct Import: ParsableCommand {
             // most of a large import out of it (benchmarks/results.md).
             try conn.execute("PRAGMA cache_size = -262144")
             var o = AreaImporter.Options()
-            o.group = group; o.replace = replace; o.upsert = upsert; o.defaultConditions = withDefaultConditions
+            o.group = group; o.idField = idField; o.groupField = groupField; o.replace = replace; o.upsert = upsert; o.defaultConditions = withDefaultConditions
             o.makeValid = makeValid; o.force = force
             if let updatedAt {
                 do { o.updatedAt = try Timestamp.parse(updatedAt) } catch let e as Timestamp.ParseError {

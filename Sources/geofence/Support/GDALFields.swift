@@ -29,7 +29,23 @@ struct GDALFields {
     private static let boolean: Int32 = 1, float32: Int32 = 3, json: Int32 = 4
 
     private let gdal: GDALLibrary
-    private let columns: [Column]
+    private var columns: [Column]
+
+    /// The area fields whose names are longer than a Shapefile column's 10
+    /// bytes, by the name GDAL cuts them to there (`in_accurac`, `circle_rad`).
+    private static let shapefileNames: [String: String] = Dictionary(
+        uniqueKeysWithValues: (AreaDefinition.fieldNames).filter { $0.utf8.count > 10 }.map { (String($0.prefix(10)), $0) })
+
+    /// Gives a Shapefile's columns named as GDAL cuts an area field's name
+    /// their full name again, so that a Shapefile export imports back with
+    /// its fields (none has the full name: a column cannot be so named
+    /// there). A free property's long name stays cut: nothing says what it was.
+    mutating func restoreShapefileNames() {
+        for i in columns.indices {
+            guard let full = Self.shapefileNames[columns[i].name], !columns.contains(where: { $0.name == full }) else { continue }
+            columns[i].name = full
+        }
+    }
 
     /// The layer's columns. Throws, naming the column by its bytes, for a
     /// name that is not UTF-8 (it would be no property name), and for a name

@@ -28,6 +28,7 @@ struct GDALLibrary: @unchecked Sendable {
     let close: @convention(c) (Handle) -> Void
     let driverOf: @convention(c) (Handle) -> Handle?
     let driverShortName: @convention(c) (Handle) -> Text?
+    let driverByName: @convention(c) (Text) -> Handle?
     let layerCount: @convention(c) (Handle) -> Int32
     let layerAt: @convention(c) (Handle, Int32) -> Handle?
     let metadataItem: @convention(c) (Handle, Text, Text?) -> Text?
@@ -139,6 +140,7 @@ struct GDALLibrary: @unchecked Sendable {
         close = try f("GDALClose")
         driverOf = try f("GDALGetDatasetDriver")
         driverShortName = try f("GDALGetDriverShortName")
+        driverByName = try f("GDALGetDriverByName")
         layerCount = try f("GDALDatasetGetLayerCount")
         layerAt = try f("GDALDatasetGetLayer")
         metadataItem = try f("GDALGetMetadataItem")

@@ -80,7 +80,13 @@ final class GDALSource {
             layer = chosen.handle
             layerName = chosen.name
             let opening = "GDAL failed opening layer \(Echo.name(chosen.name))"
-            do { fields = try GDALFields(layer: chosen.handle, gdal) } catch let e as InputError {
+            do {
+                var columns = try GDALFields(layer: chosen.handle, gdal)
+                if let driver = gdal.driverOf(dataset), GDALLibrary.string(gdal.driverShortName(driver)) == "ESRI Shapefile" {
+                    columns.restoreShapefileNames()
+                }
+                fields = columns
+            } catch let e as InputError {
                 // GDAL's own failure, when it raised one, is the cause.
                 try Self.failIfGDALFailed(since: mark, opening, path: path)
                 throw InputError("layer \(Echo.name(chosen.name)): " + e.message, file: path)

@@ -25,6 +25,10 @@ struct OutputFormatNames<Format: RawRepresentable & Equatable & Sendable>: Senda
     let formats: [(format: Format, extensions: [String])]
     /// What is written when neither --format nor the name says.
     let fallback: Format
+    /// Whether --format may name a format outside `formats` (export's GDAL
+    /// drivers): such a format is written under any name but one that says
+    /// another format of the table, and a refusal says that --format may.
+    var othersByFormat: String? = nil
 
     /// Extensions of formats people hand files around in → the format's name, for messages.
     static var knownKinds: [String: String] {
@@ -54,19 +58,20 @@ struct OutputFormatNames<Format: RawRepresentable & Equatable & Sendable>: Senda
             throw ValidationError("--out \(out) names a compressed file (.\(ext)), and \(command) writes it uncompressed: "
                                   + "write to standard output and compress it (--out - | gzip > FILE), or drop the .\(ext)")
         }
-        guard let out, out != standardStream, let ext = Self.fileExtension(out), let kind = Self.knownKinds[ext] else {
-            return given ?? fallback
-        }
-        let named = formats.first { $0.extensions.contains(ext) }?.format
+        let ext = out.flatMap { $0 == standardStream ? nil : Self.fileExtension($0) }
+        let named = ext.flatMap { ext in formats.first { $0.extensions.contains(ext) }?.format }
+        guard let out, let ext, let kind = Self.knownKinds[ext] ?? named?.rawValue else { return given ?? fallback }
+        if let given, othersByFormat != nil, !formats.contains(where: { $0.format == given }), named == nil { return given }
         if let given, let named, given != named {
             throw ValidationError("--format \(given.rawValue) and --out \(out) disagree: the name says \(kind) (--format \(named.rawValue)); "
-                                  + "give the file a name of its format (\(extensionList(given))), or leave --format out")
+                                  + "give the file " + (extensionList(given).isEmpty ? "another name" : "a name of its format (\(extensionList(given)))")
+                                  + ", or leave --format out")
         }
         if let named { return named }
         let what = given.map { "--format \($0.rawValue) writes \(extensionList($0)), but " } ?? ""
         throw ValidationError("\(what)--out \(out) names a \(kind) file, which \(command) does not write: \(command) writes "
                               + formats.map { "\($0.format.rawValue) (\(extensionList($0.format)))" }.joined(separator: ", ")
-                              + "; name the file for one of these")
+                              + "; name the file for one of these" + (othersByFormat.map { ", or " + $0 } ?? ""))
     }
 
     /// `.a, .b` for a format's extensions.
