@@ -220,7 +220,7 @@ def test_export_follows_the_name(catalog, tmp_path):
 def test_export_refuses_a_name_of_another_format_or_one_its_format_contradicts(catalog, tmp_path):
     for args, said in ((["--out", tmp_path / "a.csv"], "names a CSV file, which export does not write"),
                        (["--out", tmp_path / "a.gpkg", "--format", "geojson"], "--format geojson and --out"),
-                       (["--out", tmp_path / "a.geojson", "--format", "gpkg"], "--format gpkg and --out")):
+                       (["--out", tmp_path / "a.geojson", "--format", "gpkg"], "--format GPKG and --out")):  # the driver as GDAL names it
         p = gf("export", catalog, *args, check=False)
         assert p.returncode == 64, (args, p.stderr)
         assert said in p.stderr, p.stderr
