@@ -76,7 +76,7 @@ def main():
     ap.add_argument("--skip-import-peer", action="store_true", help="skip ogr2ogr")
     ap.add_argument("--skip-check", action="store_true", help="skip the single-subject gf_check walks (the interleaved stream still runs)")
     ap.add_argument("--batch-page-size", type=int, default=32768,
-                    help="judge again on catalogs made with `init --page-size N`, as the README advises for batch work (0: skip)")
+                    help="judge again on catalogs made with `init --page-size N`, as docs/operations.md advises for batch work (0: skip)")
     ap.add_argument("--compare-dist", type=Path, help="another build's dist/: its judgement's output hashes are reported beside")
     args = ap.parse_args()
     n_fences, n_fixes = SIZES[args.size]

@@ -26,8 +26,8 @@ def subcommands(text):
 
 def main(cli):
     out = ["# Command-line reference", "",
-           "Generated from `geofence … --help` by `scripts/cli_reference.py`; the README's",
-           "[command-line section](../README.md#the-command-line-tool) says what each is for.", ""]
+           "Generated from `geofence … --help` by `scripts/cli_reference.py`; the",
+           "[command guide](commands.md) says what each is for.", ""]
     top = helptext(cli)
     out += ["## geofence", "", "```text", top.rstrip(), "```", ""]
     for name in subcommands(top):

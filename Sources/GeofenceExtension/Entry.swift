@@ -11,7 +11,7 @@
 // The .so exports only these two symbols (exports.map), is linked with
 // `-z defs` so that no direct libsqlite3 call can sneak in, and in release
 // builds carries the Swift runtime statically, so it loads on a machine
-// without Swift. The function contracts are in README.md.
+// without Swift. The function contracts are in docs/sql.md.
 import CSQLite
 import GeofenceSQL
 

@@ -29,8 +29,8 @@ public enum Database {
         var handle: OpaquePointer?
         // No mutex per call: this process's threads take turns with a
         // connection (judgement hands it over, `AreaPreparation`) and never
-        // share one at once, and locking around every column read was a
-        // tenth of scanning a catalog.
+        // share one at once, and a lock around every column read would be a
+        // share of every scan of a catalog paid for nothing.
         // SQLITE_OPEN_URI: a `file:…?mode=ro` name is a URI; any other name is a plain file name still.
         let flags = (readOnly ? SQLITE_OPEN_READONLY : (SQLITE_OPEN_READWRITE | (create ? SQLITE_OPEN_CREATE : 0))) | SQLITE_OPEN_NOMUTEX
             | SQLITE_OPEN_URI

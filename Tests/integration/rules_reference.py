@@ -1,6 +1,6 @@
 # Longer than 300 lines: the whole contract (§1-§6) as one model, to be read beside behaviour.md section by section.
 """A second, independent model of the engine's judgement rules, written from
-the behaviour contract (docs/behaviour.md, cited as §n) and the README and
+the behaviour contract (docs/behaviour.md, cited as §n) and docs/outputs.md and
 docs/sql.md for the tables' layout, without reading the engine. It is slow on
 purpose and does everything the plain way: every fix is judged against every
 area of the catalog (the contract defines a verdict for each; the engine's
@@ -100,7 +100,7 @@ def utc_datetime(micros):
 
 
 def stored_time(micros):
-    """The stored form `YYYY-MM-DDTHH:MM:SS.ffffffZ` (README, tables)."""
+    """The stored form `YYYY-MM-DDTHH:MM:SS.ffffffZ` (docs/outputs.md, tables)."""
     return utc_datetime(micros).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
 
 
@@ -456,7 +456,7 @@ class FixOutcome:
 
 @dataclass
 class RunCounts:
-    """A run's counts, as gf_runs keeps them (README, "the summary line"):
+    """A run's counts, as gf_runs keeps them (docs/commands.md, "the summary line"):
     `filtered` counts due conditions whose filters failed."""
     fixes: int = 0
     judged: int = 0

@@ -228,7 +228,7 @@ def test_busy_inside_a_read_snapshot_is_an_error_to_retry_and_no_connection_stay
     walk = [("a", f"2026-11-20T09:{m:02d}:00Z", *(INSIDE if m % 2 else OUTSIDE), 5) for m in range(20)]
     a.execute("CREATE TEMP TABLE t (subject_id, ts, lat, lon, accuracy_m)")
     a.executemany("INSERT INTO t VALUES (?, ?, ?, ?, ?)", walk)
-    # The README's table form without BEGIN IMMEDIATE: the SELECT holds a read snapshot.
+    # docs/sql.md's table form without BEGIN IMMEDIATE: the SELECT holds a read snapshot.
     cur = a.execute("SELECT gf_check(subject_id, ts, lat, lon, accuracy_m) FROM t ORDER BY rowid")
     cur.fetchone()
     b.execute("SELECT gf_check('b', '2026-11-20T09:00:00Z', ?, ?, 5)", INSIDE).fetchall()   # another writer commits
@@ -266,7 +266,7 @@ def test_gf_check_inside_a_statement_that_writes(tmp_path):
     assert subject_row(c, "s") == ("2026-11-20T09:00:00.000000Z", 1)
 
 
-# A writer process in one of the README's forms; retries SQLITE_BUSY as the
+# A writer process in one of docs/sql.md's forms; retries SQLITE_BUSY as the
 # error message says, and prints how often it had to.
 WRITER = r"""
 import json, sqlite3, sys, time

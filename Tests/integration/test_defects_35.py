@@ -238,11 +238,11 @@ def test_locate_pairs_go_only_into_a_csv_name(catalog, tmp_path):
 
 # -- 10: what the docs quote is what the build does -------------------------------------------------------------------
 
-def test_readme_error_for_writing_gf_areas_without_spatialite(catalog):
-    """The README names the errors SQLite gives without SpatiaLite loaded, and
+def test_docs_error_for_writing_gf_areas_without_spatialite(catalog):
+    """docs/sql.md names the errors SQLite gives without SpatiaLite loaded, and
     what works without it."""
-    readme = (ROOT / "README.md").read_text()
-    paragraph = readme[readme.index("No gf_ function needs SpatiaLite"):]
+    page = (ROOT / "docs" / "sql.md").read_text()
+    paragraph = page[page.index("No gf_ function needs SpatiaLite"):]
     paragraph = paragraph[:paragraph.index("\n\n")]
     quoted = re.findall(r"`(no such function: \w+)`", paragraph)
     insert = run("sqlite3", "-bail", catalog, "INSERT INTO gf_areas (area_id, geom) SELECT 'X', geom FROM gf_areas LIMIT 1;", check=False)

@@ -153,9 +153,9 @@ print(list(notes["lat"]) == [lat], list(notes.index))
 
 
 def readme_python_example():
-    """The README's ```python block under "From Python"."""
+    """The README's ```python block under "Python"."""
     text = (ROOT / "README.md").read_text()
-    section = text[text.index("### From Python"):]
+    section = text[text.index("\n## Python\n"):]
     return re.search(r"```python\n(.*?)```", section, re.S).group(1)
 
 

@@ -1,5 +1,5 @@
 """Signed distances far from a shape against GeographicLib (pyproj.Geod): the
-README's 0.01 m + 1e-6 × distance at every distance, on Natural Earth's
+docs/sql.md's 0.01 m + 1e-6 × distance at every distance, on Natural Earth's
 continent-sized countries (fixes hundreds to thousands of km away, across the
 North Pole, within a few km of it), on lon/lat-straight edges thousands of km
 long, and from nearly antipodal fixes."""

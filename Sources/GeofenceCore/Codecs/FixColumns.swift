@@ -2,7 +2,8 @@
 /// (`geofence.judge(db, frame)`), read into the same `FixRow`s as a CSV file.
 /// A float column travels as its doubles, so a coordinate arrives with the
 /// bits it had in the caller's frame, and no number is formatted as text and
-/// parsed back (which costs the caller more than the run; benchmarks/).
+/// parsed back (in Python, formatting floats as text costs more than the
+/// run itself; benchmarks/results.md).
 ///
 ///     geofence judge fences.db --fixes frame.fixcols          # by the name
 ///     geofence judge fences.db --fixes F --fixes-format columns

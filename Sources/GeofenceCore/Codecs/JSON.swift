@@ -216,8 +216,8 @@ public struct JSONReader {
     }
 
     // Punctuation is an ASCII Unicode.Scalar, not a Character: a Character's
-    // asciiValue is computed through its string storage on every call, which
-    // was a tenth of parsing a GeoJSON file.
+    // asciiValue is computed through its string storage on every call, at
+    // every punctuation mark of the file.
     public mutating func expect(_ c: Unicode.Scalar) throws {
         try skipWhitespace()
         guard let b = try peek() else { throw error("unexpected end of input, expected '\(c)'") }

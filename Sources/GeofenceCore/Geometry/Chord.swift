@@ -6,14 +6,14 @@ import Darwin
 
 /// Short geodesics from the straight chord between Earth-centred (ECEF) points.
 ///
-/// Why: an exact ellipsoidal distance by Vincenty's iteration costs ~0.25 µs,
-/// and a distance to a polygon edge needs several of them. For short lines the
+/// Why: an exact ellipsoidal distance by Vincenty's iteration is a loop of
+/// trigonometric calls, and a distance to a polygon edge needs several of them. For short lines the
 /// chord through the Earth already carries almost all of the answer: a curve
 /// of curvature κ and length s has the chord c = s − κ²s³/24 + O(s⁵). A
 /// geodesic's curvature in space is the ellipsoid's normal curvature along it,
 /// which lies between 1/M and 1/N; taking κ² = 1/(M·N) at the line's mean
 /// latitude leaves an error under e²·c³/(24 M N) plus the s⁵ term: 0.03 mm at
-/// 20 km, against the 10 mm the README promises. Beyond `reachM` callers use
+/// 20 km, against the 10 mm the contract allows (docs/sql.md, gf_distance_m). Beyond `reachM` callers use
 /// Vincenty. (Checked against Vincenty at every latitude in GeometryTests and
 /// against GeographicLib in the integration tests.)
 ///
@@ -54,7 +54,7 @@ public enum Chord {
 
     /// The same near a fix whose sines and cosines are known: the point's are
     /// found by the angle-addition formulas from the small offsets, without
-    /// calling libm (four calls were most of a chord evaluation).
+    /// calling libm (four calls would be most of a chord evaluation).
     @inline(__always)
     static func positionAndRate(near fix: FixFrame, lat: Double, lon: Double, dLat: Double, dLon: Double) -> (Vector, Vector) {
         let a = (lat - fix.p.lat) * .pi / 180, b = (lon - fix.p.lon) * .pi / 180

@@ -38,7 +38,7 @@ public struct FixFrame: Sendable {
     /// longitude scale changes by tan φ · Δφ over a latitude offset Δφ ≤ d/R,
     /// plus curvature terms; 1e-4 covers ellipsoid versus frame at short range.
     /// A product, not a division: the edge walk asks this each time its
-    /// nearest edge improves, and a division's latency was on that path. A
+    /// nearest edge improves, and a division's latency would be on that path. A
     /// bound, so the last bit does not matter.
     @inline(__always)
     func relativeError(_ d: Double) -> Double {

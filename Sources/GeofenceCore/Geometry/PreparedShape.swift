@@ -185,8 +185,8 @@ public final class PreparedShape: @unchecked Sendable {
     /// The mid-latitude's sine and cosine come from the centre's, which the
     /// shape keeps, by the angle-sum formulas with the half difference h
     /// (under half a degree, 0.0087 rad): sin h and cos h by their series to
-    /// h⁵ and h⁴, whose remainders (below 1e-17) vanish in rounding. A sin
-    /// and a cos per call had been a quarter of judging against circles.
+    /// h⁵ and h⁴, whose remainders (below 1e-17) vanish in rounding: a sin
+    /// and a cos per call would be a large share of judging against circles.
     static func circleContains(_ c: Circle, _ p: LonLat, centreSinCos sc: (sin: Double, cos: Double)) -> Bool {
         circleLocation(c, p, centreSinCos: sc) == .inside
     }

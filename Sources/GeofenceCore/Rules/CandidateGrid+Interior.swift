@@ -3,9 +3,9 @@
 /// containment test, and most without touching the area at all.
 ///
 /// Why: a fix's cell lists every area whose box meets the cell. In a dense
-/// city the box test passes for more than twice as many areas as contain
-/// the fix, and each would cost a containment test on a shape that lives
-/// elsewhere in memory. Here every (cell, area) entry gets two 64-bit
+/// city the box test passes for many more areas than contain the fix, and
+/// each would cost a containment test on a shape that lives elsewhere in
+/// memory. Here every (cell, area) entry gets two 64-bit
 /// masks, one bit for each of the cell's 8 × 8 sub-cells: `outside` set when
 /// no point of the sub-cell is inside the shape (a fix there skips the area),
 /// `inside` when every point is (the verdict needs no containment test: what

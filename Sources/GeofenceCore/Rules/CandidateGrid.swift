@@ -8,12 +8,12 @@
 /// about as wide as the median box: a lookup then scans little more than the
 /// boxes that actually hold the point, even where a city centre packs
 /// hundreds of areas into a kilometre (sizing by average density instead
-/// scanned 290 boxes per fix for 44 holding it on the benchmark catalog).
+/// makes a dense centre's cells hold many times the boxes that hold a point).
 /// Boxes wider than 64 cells a side go to a short list every lookup checks.
 ///
 /// A class, not a struct: judging threads share one, and a struct of nine
-/// arrays copied per lookup retained and released each array per fix,
-/// atomic writes to counts the other core was writing too.
+/// arrays copied per lookup would retain and release each array per fix,
+/// atomic writes to counts the other core writes too.
 public final class CandidateGrid: Sendable {
     public let ids: [String]
     let boxes: [BoundingBox]
@@ -201,8 +201,8 @@ public final class CandidateGrid: Sendable {
     /// The same, telling `body` whether the masks (made by `withMasks`) show
     /// the area's shape holding `p` (false: not known). With
     /// `skippingOutside`, an area the masks show not holding `p` is left
-    /// out: the box test passes for more than twice as many areas as contain
-    /// the fix, and this answers most of those from the grid, without the area.
+    /// out: in a dense centre the box test passes for many more areas than
+    /// contain the fix, and this answers most of those from the grid, without the area.
     ///
     /// An area whose inside mask holds `p`'s sub-cell needs no box test: the
     /// sub-cell lies in the shape, and the shape in its box. Reading the box

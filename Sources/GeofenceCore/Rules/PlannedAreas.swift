@@ -5,9 +5,9 @@
 /// only for conditions.
 ///
 /// Why two arrays: the judge looks an area up for every stay that changes
-/// (several a fix in a busy city), at random. The counts of 100,000 areas
-/// (6 bytes each) fit in a core's cache; their slots, eight times larger,
-/// do not, and a lookup would miss.
+/// (several a fix in a busy city), at random. Counts of 6 bytes an area fit
+/// a large catalog's in a core's cache; slots eight times larger do not,
+/// and a lookup would miss.
 ///
 /// Made once, after every area has been prepared, or empty, for a catalog
 /// prepared as a batch reaches it (`init(grid:)`, then `place` and `empty`

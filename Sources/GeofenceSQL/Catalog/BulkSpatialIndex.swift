@@ -3,8 +3,8 @@
 ///
 /// Why: SpatiaLite's insert trigger calls RTreeAlign(), which formats and
 /// prepares an SQL statement for every row, and a second trigger rewrites
-/// geometry_columns_time for every row; together they were most of an
-/// import's SQLite time. Inside the import's transaction the two insert
+/// geometry_columns_time for every row; together they would cost far more
+/// than the rows' own inserts. Inside the import's transaction the two insert
 /// triggers are dropped, the rows inserted, the index rows for every new id
 /// added with one INSERT … SELECT, and the triggers re-created. The
 /// transaction makes this all or nothing: a failed or killed import rolls the

@@ -3,8 +3,8 @@ import GeofenceCore
 /// Reads a GeoJSON file's features and makes their gf_areas rows on a thread
 /// of its own, while the importer's thread checks (GEOS) and inserts the
 /// ones before, so on two cores an import takes about as long as the slower
-/// of the two: parsing on the 100,000-area benchmark, inserting into the
-/// larger b-trees of a million areas.
+/// of the two: parsing for a small catalog, inserting for a large one,
+/// whose b-trees are deeper.
 ///
 /// The importer sees exactly what a sequential loop would: features in file
 /// order, and at the first bad one the same error (with file, feature index

@@ -6,10 +6,10 @@ import GeofenceCore
 /// falls in its box, and kept for the rest of the batch.
 ///
 /// Why: a national catalog is mostly far from any fix of a given batch, and
-/// reading and preparing all of it first took most of the command's time and
-/// memory. Memory now grows with the catalog by an id, a box and a row id
-/// per area (plus the grid's entries), and with the areas the batch touches
-/// by their prepared shapes.
+/// reading and preparing all of it first would spend most of the command's
+/// time and memory on areas no fix reaches. Memory grows with the catalog
+/// by an id, a box and a row id per area (plus the grid's entries), and
+/// with the areas the batch touches by their prepared shapes.
 ///
 /// The boxes are the shapes' own (a polygon's vertex extremes, read in place
 /// from its BLOB; a circle's from its centre and radius), not the R*Tree's,
@@ -17,7 +17,7 @@ import GeofenceCore
 /// first, and reports the same pairs. A BLOB the in-place reader does not
 /// take (cut at ±180°, another byte order, …) is decoded and prepared at the
 /// start, as is any area whose geometry cannot be read, which fails the
-/// batch before any fix as it did before.
+/// batch before any fix.
 final class OnDemandAreas {
     let grid: CandidateGrid
     /// By grid index (area_id order): the row in gf_areas, and the area once prepared.
@@ -25,7 +25,7 @@ final class OnDemandAreas {
     private(set) var prepared: [JudgedArea?]
     /// The same areas unretained (`prepared` keeps them alive): the locating
     /// threads visit them without reference counting, whose atomic writes to
-    /// areas both cores read made the walk slower.
+    /// areas both cores read would make the cores contend for them.
     private(set) var handles: [Unmanaged<JudgedArea>?]
     private let defaultConfidence: Double
     private let read: Statement

@@ -51,7 +51,7 @@ import CSQLite
 final class CallTransaction {
     private let db: Connection
     private let function: String
-    /// Prepared once: parsing these four statements anew took a few µs of every call.
+    /// Prepared once: parsing these four statements anew would cost every call.
     private lazy var begin = try? db.prepare("BEGIN IMMEDIATE")
     private lazy var commit = try? db.prepare("COMMIT")
     private lazy var savepoint = try? db.prepare("SAVEPOINT gf_call")

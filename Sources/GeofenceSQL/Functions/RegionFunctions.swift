@@ -1,7 +1,7 @@
 import GeofenceCore
 
 /// Device-side planning in SQL: region payloads for a phone and the
-/// positioning decision of the seed's library (see README "Device regions").
+/// positioning decision of the seed's library (docs/sql.md, "Device regions").
 ///
 ///     SELECT gf_regions(35.6812, 139.7671, 2);              -- JSON: areas, ios, android
 ///     SELECT gf_regions(35.6812, 139.7671, 2, 12.5, '2026-11-22T09:00:00+09:00');

@@ -50,8 +50,8 @@ extension SQLCatalog {
         while try areaRows.step() {
             // Each row made an area here, its geometry decoded straight from
             // SQLite's bytes: kept as rows of values and BLOBs until the
-            // preparation's threads decoded them, the medium catalog's 100,000
-            // rows were 90 MB of fresh memory, freed right after. (A circle's
+            // preparation's threads decoded them, they would be a second copy
+            // of the catalog in fresh memory, freed right after. (A circle's
             // geom is only its enclosing polygon: not read.)
             let decoded = areaRows.value(3).string == "circle" ? nil
                 : try? areaRows.withBlob(geom) { $0.isEmpty ? nil : try SpatiaLiteBlob.decodeAreal($0).polygons }

@@ -91,8 +91,8 @@ final class FixStaging {
     ///
     /// Why: the fixes are reordered in their own array, where
     /// `forEachOrdered` would have them copied into a new one: tens of
-    /// megabytes of fresh memory, which costs about a nanosecond a byte to
-    /// fault in on a VM.
+    /// megabytes of fresh memory, dear to fault in on a VM whose host backs
+    /// a page only when it is first written (ARCHITECTURE.md, "Fresh memory").
     func takeOrdered() -> (fixes: [Fix], subjects: [(id: String, fixes: Range<Int>)])? {
         guard spill == nil else { return nil }
         let (order, runs) = inMemoryOrder()

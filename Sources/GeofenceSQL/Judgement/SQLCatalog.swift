@@ -163,8 +163,8 @@ public final class SQLCatalog: JudgeCatalog {
     /// threads' own caches (`WorkerCatalog`) let go of theirs too.
     private var generation = 0
 
-    /// Drops the prepared areas if more than `limit` are held (memory for a
-    /// million-fence catalog would otherwise grow past 2 GiB); returns the
+    /// Drops the prepared areas if more than `limit` are held (memory would
+    /// otherwise grow with every area the batch meets); returns the
     /// generation after. Safe at any time: a thread judging keeps the areas
     /// it holds alive until it lets go of them.
     func boundAreas(to limit: Int) -> Int {
@@ -190,8 +190,8 @@ public final class SQLCatalog: JudgeCatalog {
 }
 
 /// Index boxes looked up by row id. Row ids are usually 1...n (an import
-/// numbers them so), and are then an array's indices; hashing 100,000 of
-/// them was a fifth of scanning the medium catalog.
+/// numbers them so), and are then an array's indices, with no hashing per
+/// row in the scan.
 struct BoxesByRow {
     private var dense: [BoundingBox?] = []
     private var sparse: [Int64: BoundingBox] = [:]

@@ -47,8 +47,8 @@ final class WorkerCatalog: JudgeCatalog {
     /// Called before each fix, when this thread uses no area: keeps the
     /// shared catalog within `limit` prepared areas, and empties this cache
     /// once the shared one was dropped (by this thread or another), so memory
-    /// stays bounded however many subjects a chunk holds. One lock per fix,
-    /// against tens of microseconds of judging.
+    /// stays bounded however many subjects a chunk holds. One lock per fix
+    /// is small beside the fix's judging.
     private func keepWithinLimit() {
         let g = shared.boundAreas(to: limit)
         if g != generation { forget(); generation = g }

@@ -33,7 +33,7 @@ struct OutputOptions: ParsableArguments {
 }
 
 /// Bytes, not Characters: "\r\n" is one Character equal to neither "\r" nor
-/// "\n", so a Character test left such a field unquoted (and was slow).
+/// "\n", so a Character test would leave such a field unquoted.
 /// A field with a space or tab at either end is quoted too: this tool's own
 /// readers drop such characters from an unquoted field (`a , …`), so ` u1`
 /// written bare would come back as `u1`.
