@@ -231,7 +231,10 @@ def test_an_interrupted_judge_rolls_the_run_back(venv, tmp_path):
                              str(k % 7 * 0.001), "0", "5") for k in range(2_000)])
     script = f"import geofence\ngeofence.run('judge', {str(db)!r}, '--fixes', {str(some)!r})\n"
     env = {**os.environ, "GEOFENCE_TEST_STOP_AT": "began"}  # inherited by the command geofence.run starts
-    p = subprocess.Popen([str(venv / "bin" / "python"), "-c", script], stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env)
+    # SIGINT as a terminal's Ctrl-C finds it: a test run in the background (nohup, `&` in a
+    # script) inherits it ignored, and Python then installs no KeyboardInterrupt for it.
+    p = subprocess.Popen([str(venv / "bin" / "python"), "-c", script], stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env,
+                         preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     child = wait_for(lambda: children(p.pid), "the command to start")[0]
     wait_for(lambda: process_state(child) == "T", "the command to stop at its transaction's start")
     wait_for(lambda: waiting_for_output(p.pid), "Python to wait for the command's output")
