@@ -130,9 +130,10 @@ def test_an_upgrade_replaces_stamp_triggers_a_file_already_carries(tmp_path):
     gf("init", db)
     run("sqlite3", db, "DROP TRIGGER gf_areas_stamp_insert;",
         "CREATE TRIGGER gf_areas_stamp_insert AFTER INSERT ON gf_areas BEGIN SELECT 1; END;",
+        "ALTER TABLE gf_explain DROP COLUMN lat;", "ALTER TABLE gf_explain DROP COLUMN lon;",  # as version 4 had it
         "UPDATE gf_meta SET value = '4' WHERE key = 'schema_version';")
     gf("settings", db)
     fresh = tmp_path / "fresh.db"
     gf("init", fresh)
     assert run("sqlite3", db, STAMP_QUERY).stdout == run("sqlite3", fresh, STAMP_QUERY).stdout
-    assert run("sqlite3", db, "SELECT value FROM gf_meta WHERE key = 'schema_version';").stdout.strip() == "5"
+    assert run("sqlite3", db, "SELECT value FROM gf_meta WHERE key = 'schema_version';").stdout.strip() == "6"

@@ -155,6 +155,9 @@ def digest(value):
 
 
 NOTIFICATIONS = "SELECT id, run_id, subject_id, ts, area_id, condition_id, transition, lat, lon, accuracy_m FROM gf_notifications ORDER BY id"
+# gf_explain's columns before schema version 6, whose bytes the hashes hold;
+# the positions it added are checked against the fixes (`test_every_way…`).
+EXPLANATIONS = "SELECT run_id, subject_id, ts, area_id, condition_id, kind, reason FROM gf_explain ORDER BY rowid"
 CANONICAL = ("SELECT subject_id, ts, area_id, condition_id, transition, lat, lon, accuracy_m FROM gf_notifications "
              "ORDER BY subject_id, ts, area_id, condition_id")
 
@@ -193,7 +196,7 @@ def test_every_way_of_judging_writes_the_same_bytes_as_before(tmp_path):
     gf("judge", dbs["batch_explain"], "--fixes", bad, "--explain")
     gf("settings", dbs["batch_explain"], "default_timezone", "Asia/Tokyo")
     got["batch_explain.notifications"] = rows_of(dbs["batch_explain"], NOTIFICATIONS)
-    got["batch_explain.explain"] = rows_of(dbs["batch_explain"], "SELECT * FROM gf_explain ORDER BY rowid")
+    got["batch_explain.explain"] = rows_of(dbs["batch_explain"], EXPLANATIONS)
     got["batch_explain.out_csv"] = out.read_text()
     got["batch_explain.state"] = state(dbs["batch_explain"])
     got["batch_explain.queue"] = rows_of(dbs["batch_explain"], "SELECT * FROM my_queue ORDER BY n")
@@ -231,7 +234,7 @@ def test_every_way_of_judging_writes_the_same_bytes_as_before(tmp_path):
         k += size
         n += 1
     got["chunks.notifications"] = rows_of(dbs["chunks"], NOTIFICATIONS)
-    got["chunks.explain"] = rows_of(dbs["chunks"], "SELECT * FROM gf_explain ORDER BY rowid")
+    got["chunks.explain"] = rows_of(dbs["chunks"], EXPLANATIONS)
     got["chunks.state"] = state(dbs["chunks"])
     got["chunks.queue"] = rows_of(dbs["chunks"], "SELECT * FROM my_queue ORDER BY n")
     assert rows_of(dbs["chunks"], CANONICAL) == whole
@@ -273,6 +276,14 @@ COMMIT;
         plan = rows_of(db, "EXPLAIN QUERY PLAN SELECT * FROM gf_notifications WHERE subject_id = 'dev-1' AND ts > '2026'")
         assert "gf_notifications_by_subject" in str(plan), (k, plan)
         assert rows_of(db, "PRAGMA integrity_check") == [("ok",)], k
+
+    # Every reason carries the exact position of the fix it is about; only
+    # the fix whose latitude (95) is off the globe has none.
+    placed = {(r[0], r[2], r[3]) for r in rows} | {(f"dev-{i}", 35.71, 139.77) for i in (1, 2, 3)}
+    for k in ("batch_explain", "chunks"):
+        positions = rows_of(dbs[k], "SELECT subject_id, lat, lon FROM gf_explain ORDER BY rowid")
+        assert [p[0] for p in positions if p[1] is None or p[2] is None] == (["dev-0"] if k == "batch_explain" else []), k
+        assert all(p in placed for p in positions if p[1] is not None), k
 
     hashes = {k: digest(v) for k, v in got.items()}
     print(json.dumps(hashes, indent=1))

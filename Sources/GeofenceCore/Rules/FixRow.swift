@@ -89,4 +89,14 @@ public struct FixRow {
 
     /// The row's time for an explanation, if it has a readable one.
     public var time: Timestamp? { parsedTs ?? ts.flatMap { try? Timestamp.parse($0) } }
+
+    /// The row's position for an explanation, if it has a readable one:
+    /// latitude and longitude both read as numbers within [-90, 90] and
+    /// [-180, 180] (a fix's position rules, behaviour §2), whatever else
+    /// made the row invalid. A position that is itself the reason has none,
+    /// so an explanation is never drawn off the globe.
+    public var readablePosition: LonLat? {
+        guard let lat, let lon, (-90...90).contains(lat), (-180...180).contains(lon) else { return nil }
+        return LonLat(lon: lon, lat: lat)
+    }
 }

@@ -231,18 +231,23 @@ public struct SubjectJudge {
 
     // MARK: Invalid fixes and explanations
 
-    /// Counts an invalid fix (it changes no state).
-    public mutating func reject(subjectId: String, ts: Timestamp?, _ why: InvalidFix) {
+    /// Counts an invalid fix (it changes no state). Its explanation carries
+    /// `position`, the fix's readable position if it has one
+    /// (`FixRow.readablePosition`), else none.
+    public mutating func reject(subjectId: String, ts: Timestamp?, at position: LonLat?, _ why: InvalidFix) {
         counters.invalid += 1
         if explain {
             explanations.append(Explanation(subjectId: subjectId, ts: ts ?? Timestamp(microseconds: 0), areaId: nil,
-                                            conditionId: nil, kind: "invalid", reason: why.reason))
+                                            conditionId: nil, kind: "invalid", reason: why.reason,
+                                            lat: position?.lat, lon: position?.lon))
         }
     }
 
+    /// Records (when explaining) why `fix` did not count or notify, at the fix's position.
     mutating func note(_ fix: Fix, _ area: String?, _ condition: Int64?, _ kind: String, _ reason: String) {
         guard explain else { return }
-        explanations.append(Explanation(subjectId: fix.subjectId, ts: fix.ts, areaId: area, conditionId: condition, kind: kind, reason: reason))
+        explanations.append(Explanation(subjectId: fix.subjectId, ts: fix.ts, areaId: area, conditionId: condition, kind: kind,
+                                        reason: reason, lat: fix.position.lat, lon: fix.position.lon))
     }
 }
 

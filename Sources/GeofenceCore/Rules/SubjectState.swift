@@ -25,6 +25,10 @@ public struct Notification: Equatable, Sendable {
 }
 
 /// Why a fix did not count, or a transition did not notify (`--explain`).
+/// `lat` and `lon` are the position of the fix the reason is about, exactly
+/// as judged, so the row can be drawn where it happened; both are nil when
+/// that fix has no readable position (an invalid fix whose latitude or
+/// longitude is missing, not a number or off the globe).
 public struct Explanation: Equatable, Sendable {
     public var subjectId: String
     public var ts: Timestamp
@@ -32,6 +36,8 @@ public struct Explanation: Equatable, Sendable {
     public var conditionId: Int64?
     public var kind: String
     public var reason: String
+    public var lat: Double?
+    public var lon: Double?
 }
 
 public struct JudgeCounters: Equatable, Sendable {

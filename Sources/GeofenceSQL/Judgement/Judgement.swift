@@ -115,7 +115,7 @@ public final class Judgement {
                     if Timestamp.looksLikeEpochMilliseconds(ts) { report.millisecondTimes += 1 }
                     else if Timestamp.lacksOnlyOffset(ts) { report.offsetlessTimes += 1 }
                 }
-                judge.reject(subjectId: row.subjectId ?? "", ts: row.time, invalid)
+                judge.reject(subjectId: row.subjectId ?? "", ts: row.time, at: row.readablePosition, invalid)
             }
         }
         let valid = report.fixes - judge.counters.invalid

@@ -15,8 +15,8 @@ final class RunOutput {
     init(_ db: Connection) throws {
         notifications = try RowBatches(db, "INSERT INTO gf_notifications (run_id, subject_id, ts, area_id, condition_id, transition, lat, lon, accuracy_m) VALUES ",
                                        columns: 9)
-        explanations = try RowBatches(db, "INSERT INTO gf_explain (run_id, subject_id, ts, area_id, condition_id, kind, reason) VALUES ",
-                                      columns: 7)
+        explanations = try RowBatches(db, "INSERT INTO gf_explain (run_id, subject_id, ts, area_id, condition_id, kind, reason, lat, lon) VALUES ",
+                                      columns: 9)
     }
 
     /// Writes `all` in order.
@@ -37,7 +37,7 @@ final class RunOutput {
 
     private static let transitions: [ConditionDefinition.Timing: StaticString] = [.IN: "IN", .OUT: "OUT", .DWELL: "DWELL"]
 
-    /// Writes `all` in order.
+    /// Writes `all` in order, each with its fix's position (NULL where it has none).
     func write(_ all: [Explanation], run: Int64) throws {
         try explanations.write(count: all.count) { s, i, p in
             let e = all[i]
@@ -48,6 +48,8 @@ final class RunOutput {
             if let c = e.conditionId { try s.bind(integer: c, at: p + 5) } else { try s.bindNull(at: p + 5) }
             try s.bind(text: e.kind, at: p + 6)
             try s.bind(text: e.reason, at: p + 7)
+            if let lat = e.lat { try s.bind(real: lat, at: p + 8) } else { try s.bindNull(at: p + 8) }
+            if let lon = e.lon { try s.bind(real: lon, at: p + 9) } else { try s.bindNull(at: p + 9) }
         }
     }
 }

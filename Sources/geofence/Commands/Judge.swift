@@ -162,9 +162,7 @@ let notificationColumns = ["subject_id", "ts", "area_id", "condition_id", "trans
 
 /// A stored column as people read it: stored times carry six fraction
 /// digits for exact ordering, people get the short form.
-func notificationField(_ i: Int, _ v: SQLiteValue) -> String? {
-    i == 1 ? v.string.flatMap { try? Timestamp.parse($0).iso8601 } : (v.isNull ? nil : v.string)
-}
+func notificationField(_ i: Int, _ v: SQLiteValue) -> String? { EventColumns.notifications.field(i, v) }
 
 func notificationRows(_ conn: Connection, _ listing: NotificationListing) throws -> [[String?]] {
     let rows = try listing.statement(conn)

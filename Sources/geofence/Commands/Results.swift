@@ -16,16 +16,7 @@ struct Notifications: ParsableCommand {
         try reporting {
             let conn = try openCatalog(db)
             let sinceText = try since.map { try parseTimeOrDate($0, field: "--since", catalog: conn).storageText }
-            // A run that is not there is an error, not an empty listing (a script asking for the wrong run must know).
-            // One with notifications but no gf_runs row (written or pruned by hand) is there.
-            if let runId, try conn.scalar("""
-                SELECT CASE WHEN EXISTS (SELECT 1 FROM gf_runs WHERE run_id = ?1) THEN 1
-                            ELSE EXISTS (SELECT 1 FROM gf_notifications WHERE run_id = ?1) END
-                """, [.integer(runId)]).int64 == 0 {
-                let last = try conn.scalar("SELECT max(run_id) FROM gf_runs").int64
-                throw InputError("no run \(runId) in \(db)" + (last.map { " (its runs are numbered up to \($0))" } ?? " (it has no runs yet)"),
-                                 field: "--run")
-            }
+            try refuseMissingRun(runId, in: conn, db: db, rowsIn: "gf_notifications")
             let listing = NotificationListing(run: runId, subject: subject, since: sinceText)
             if let format, !seed {
                 let out = try OutputFile(nil, database: conn)

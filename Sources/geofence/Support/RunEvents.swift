@@ -45,7 +45,7 @@ final class RunEvents {
             // No room for a spool: read back, as before spools.
             target = output.canRewind ? output : try? OutputFile.spool()
         }
-        try target?.write(format.header)
+        try target?.write(format.header(.notifications))
     }
 
     /// The tap to give the judgement (nil: the run is read back at `finish`).
@@ -99,7 +99,7 @@ final class RunEvents {
             cells[6] = "\(n.lon + 0.0)"
             cells[7] = "\(n.accuracy + 0.0)"
             out += format.separator
-            appendNotificationLine(cells, format: format, to: &out)
+            appendEventLine(cells, .notifications, format: format, to: &out)
         }
         return out
     }

@@ -2,14 +2,17 @@ import ArgumentParser
 import GeofenceCore
 import GeofenceSQL
 
-/// How notifications are written for other programs (`judge --out`, `notifications --format`).
+/// How events (notifications, explanations) are written for other programs
+/// (`judge --out`, `notifications --format`, `explain --format`). Every kind
+/// of event is written by the functions of this file, told its columns by
+/// `EventColumns`: one CSV, JSON and GeoJSON writer for all of them.
 enum EventFormat: String, ExpressibleByArgument, CaseIterable {
-    /// A header row, then one row per notification: the columns of `notificationColumns`.
+    /// A header row, then one row per event: its kind's columns.
     case csv
-    /// One JSON object per line and notification: the same fields (numbers as
+    /// One JSON object per line and event: the same fields (numbers as
     /// numbers) and `geometry`, the fix's position as a GeoJSON Point.
     case ndjson
-    /// A GeoJSON FeatureCollection: one Feature per notification, its Point
+    /// A GeoJSON FeatureCollection: one Feature per event, its Point
     /// the fix's position, its properties the same fields (GIS tools,
     /// `geopandas.read_file` and `ogr2ogr` open it).
     case geojson
@@ -22,10 +25,10 @@ enum EventFormat: String, ExpressibleByArgument, CaseIterable {
         (.csv, ["csv"]), (.ndjson, ["ndjson", "jsonl"]), (.geojson, ["geojson", "json"]), (.geojsonseq, ["geojsonl", "geojsons", "geojsonseq"]),
     ]
 
-    /// What goes before the first notification: CSV's header, a FeatureCollection's opening.
-    var header: String {
+    /// What goes before the first event: CSV's header, a FeatureCollection's opening.
+    func header(_ columns: EventColumns) -> String {
         switch self {
-        case .csv: notificationColumns.joined(separator: ",") + "\n"
+        case .csv: columns.names.joined(separator: ",") + "\n"
         case .geojson: #"{"type":"FeatureCollection","features":["#
         case .ndjson, .geojsonseq: ""
         }
@@ -34,28 +37,28 @@ enum EventFormat: String, ExpressibleByArgument, CaseIterable {
     /// What goes after the last: a FeatureCollection's closing.
     var footer: String { self == .geojson ? "\n]}\n" : "" }
 
-    /// What each notification's text begins with: in a FeatureCollection,
+    /// What each event's text begins with: in a FeatureCollection,
     /// the comma and line break that separate it from the one before, which
     /// the first one written leaves out (`withoutFirstSeparator`).
     var separator: [UInt8] { self == .geojson ? Array(",\n".utf8) : [] }
 }
 
-/// The members of one notification row (columns as `notificationColumns`),
-/// `"subject_id":…,"ts":…,…`, without braces: condition_id, lat, lon and
-/// accuracy_m as numbers in their stored text when that is a JSON number and
-/// finite (else as strings: a hand-edited `0x10` or `007` would not be
-/// JSON), NULL as null. Returns the position when lat and lon (columns 5
-/// and 6) read as numbers. Written as bytes, not through a `JSONValue` tree
-/// and a String per line: a run can write millions.
-private func appendNotificationMembers(_ row: [String?], to out: inout [UInt8]) -> (lon: Double, lat: Double)? {
+/// The members of one event row (its kind's `columns`),
+/// `"subject_id":…,"ts":…,…`, without braces: the numeric columns as
+/// numbers in their stored text when that is a JSON number and finite (else
+/// as strings: a hand-edited `0x10` or `007` would not be JSON), NULL as
+/// null. Returns the position when lat and lon read as numbers. Written as
+/// bytes, not through a `JSONValue` tree and a String per line: a run can
+/// write millions.
+private func appendMembers(_ row: [String?], _ columns: EventColumns, to out: inout [UInt8]) -> (lon: Double, lat: Double)? {
     var lat: Double?, lon: Double?
-    for (i, (key, cell)) in zip(notificationJSONKeys, row).enumerated() {
+    for (i, (key, cell)) in zip(columns.keys, row).enumerated() {
         out += key
         guard let cell else { out += "null".utf8; continue }
-        if notificationJSONNumeric[i] {
+        if columns.numeric[i] {
             // The plain decimals of stored coordinates without strtod (the same Double, bit for bit).
             let d = isJSONNumber(cell) ? DecimalText.parse(cell) ?? Double(cell) : nil
-            if i == 5 { lat = d } else if i == 6 { lon = d }
+            if i == columns.lat { lat = d } else if i == columns.lon { lon = d }
             if let d, d.isFinite { out += cell.utf8; continue }
         }
         JSONValue.appendString(cell, to: &out)
@@ -75,22 +78,22 @@ private func appendPoint(_ position: (lon: Double, lat: Double)?, to out: inout 
     out += "]}".utf8
 }
 
-/// The NDJSON line of one notification row, with its newline: its members,
+/// The NDJSON line of one event row, with its newline: its members,
 /// then `geometry`, a GeoJSON Point [lon, lat] when both read as numbers,
 /// else null.
-func appendNotificationJSONLine(_ row: [String?], to out: inout [UInt8]) {
+private func appendJSONLine(_ row: [String?], _ columns: EventColumns, to out: inout [UInt8]) {
     out.append(UInt8(ascii: "{"))
-    let position = appendNotificationMembers(row, to: &out)
+    let position = appendMembers(row, columns, to: &out)
     out += #","geometry":"#.utf8
     appendPoint(position, to: &out)
     out += "}\n".utf8
 }
 
-/// One notification as a GeoJSON Feature (no separator, no line end):
+/// One event as a GeoJSON Feature (no separator, no line end):
 /// `{"type":"Feature","geometry":<Point or null>,"properties":{<members>}}`.
-func appendNotificationFeature(_ row: [String?], to out: inout [UInt8]) {
+private func appendFeature(_ row: [String?], _ columns: EventColumns, to out: inout [UInt8]) {
     var properties: [UInt8] = [UInt8(ascii: "{")]
-    let position = appendNotificationMembers(row, to: &properties)
+    let position = appendMembers(row, columns, to: &properties)
     out += #"{"type":"Feature","geometry":"#.utf8
     appendPoint(position, to: &out)
     out += #","properties":"#.utf8
@@ -117,24 +120,21 @@ func isJSONNumber(_ text: String) -> Bool {
     return u.isEmpty
 }
 
-/// Each column's opening, `"subject_id":` then `,"ts":` and so on.
-private let notificationJSONKeys: [[UInt8]] = notificationColumns.enumerated().map { i, name in
-    var key: [UInt8] = i == 0 ? [] : [UInt8(ascii: ",")]
-    JSONValue.appendString(name, to: &key)
-    return key + [UInt8(ascii: ":")]
-}
-
-/// Which columns are written as JSON numbers when their text reads as one.
-private let notificationJSONNumeric = notificationColumns.map { ["condition_id", "lat", "lon", "accuracy_m"].contains($0) }
-
 /// Writes the notifications `listing` selects (a run's, a subject's, since
-/// a time) in `format` and closes the output; the caller commits it. Row by row from the statement into the file's buffer: a run
-/// can write millions, which need not all be held as strings first.
+/// a time) in `format` and closes the output; the caller commits it.
 func writeNotifications(_ conn: Connection, _ listing: NotificationListing, format: EventFormat, to output: OutputFile) throws {
-    try output.write(format.header)
     let rows = try listing.statement(conn)
     defer { rows.reset() }
-    var cells = [String?](repeating: nil, count: notificationColumns.count)
+    try writeEvents(rows, .notifications, format: format, to: output)
+}
+
+/// Writes every row of `rows` (a SELECT of `columns`, in order) as events
+/// in `format` and closes the output; the caller commits it and resets the
+/// statement. Row by row from the statement into the file's buffer: a run
+/// can write millions, which need not all be held as strings first.
+func writeEvents(_ rows: Statement, _ columns: EventColumns, format: EventFormat, to output: OutputFile) throws {
+    try output.write(format.header(columns))
+    var cells = [String?](repeating: nil, count: columns.names.count)
     // Lines gather in a buffer written 64 KB at a time; a fix that notifies
     // several areas gives rows with the same time, converted once.
     var buffer: [UInt8] = []
@@ -142,13 +142,13 @@ func writeNotifications(_ conn: Connection, _ listing: NotificationListing, form
     var lastStored: SQLiteValue?, lastTime: String?
     var first = true
     while try rows.step() {
-        for i in cells.indices where i != 1 { cells[i] = notificationField(i, rows.value(i)) }
-        let stored = rows.value(1)
-        if stored != lastStored { (lastStored, lastTime) = (stored, notificationField(1, stored)) }
-        cells[1] = lastTime
+        for i in cells.indices where i != columns.time { cells[i] = columns.field(i, rows.value(i)) }
+        let stored = rows.value(columns.time)
+        if stored != lastStored { (lastStored, lastTime) = (stored, columns.field(columns.time, stored)) }
+        cells[columns.time] = lastTime
         if !first { buffer += format.separator }
         first = false
-        appendNotificationLine(cells, format: format, to: &buffer)
+        appendEventLine(cells, columns, format: format, to: &buffer)
         if buffer.count >= 1 << 16 { try output.write(bytes: buffer); buffer.removeAll(keepingCapacity: true) }
     }
     try output.write(bytes: buffer)
@@ -156,11 +156,11 @@ func writeNotifications(_ conn: Connection, _ listing: NotificationListing, form
     try output.close()
 }
 
-/// One notification's text in `format`, its cells as `notificationField`
-/// gives them: a CSV line, an NDJSON line, a Feature (a line of its own in
-/// GeoJSONSeq; in a FeatureCollection the caller puts `format.separator`
-/// before every one but the first).
-func appendNotificationLine(_ cells: [String?], format: EventFormat, to buffer: inout [UInt8]) {
+/// One event's text in `format`, its cells as `columns.field` gives them:
+/// a CSV line, an NDJSON line, a Feature (a line of its own in GeoJSONSeq;
+/// in a FeatureCollection the caller puts `format.separator` before every
+/// one but the first).
+func appendEventLine(_ cells: [String?], _ columns: EventColumns, format: EventFormat, to buffer: inout [UInt8]) {
     switch format {
     case .csv:
         for i in cells.indices {
@@ -169,11 +169,11 @@ func appendNotificationLine(_ cells: [String?], format: EventFormat, to buffer: 
         }
         buffer.append(0x0A)
     case .ndjson:
-        appendNotificationJSONLine(cells, to: &buffer)
+        appendJSONLine(cells, columns, to: &buffer)
     case .geojson:
-        appendNotificationFeature(cells, to: &buffer)
+        appendFeature(cells, columns, to: &buffer)
     case .geojsonseq:
-        appendNotificationFeature(cells, to: &buffer)
+        appendFeature(cells, columns, to: &buffer)
         buffer.append(0x0A)
     }
 }
