@@ -144,3 +144,41 @@ for call in (lambda: geofence.judge({str(db)!r}, df, accuracy_m=-1),
     assert lines[2].startswith("columns: the column name ' lat ' cannot be named to the command"), lines
     assert lines[3].startswith("columns: the column name 'x,lon=y' cannot be named to the command"), lines
     assert "accuracy_m=METRES gives fixes without one an accuracy" in lines[4] and "the frame's columns: 'subject_id'" in lines[4], lines
+
+
+# Found by the trials of the export door (issue 36).
+
+def exported_catalog(tmp_path, features):
+    from conftest import write_collection
+    db = tmp_path / "e.db"
+    gf("init", db)
+    gf("import", db, write_collection(tmp_path / "e.geojson", features))
+    return db
+
+
+def test_a_shapefile_export_refuses_what_a_shapefile_would_cut(tmp_path):
+    """An id past 254 bytes or a free property named past 10 would come back
+    as another area or another property: refused, naming the area."""
+    from conftest import square
+    long_id = "a" * 254 + "X"
+    db = exported_catalog(tmp_path, [square(long_id, 139, 35), square("b", 139.1, 35)])
+    p = gf("export", db, "--out", tmp_path / "x.shp", check=False)
+    assert p.returncode != 0 and "area_id is 255 bytes, and a Shapefile keeps 254 of a text" in p.stderr, p.stderr
+    assert not (tmp_path / "x.shp").exists()
+    (tmp_path / "2").mkdir()
+    db = exported_catalog(tmp_path / "2", [square("c", 139, 35, description_one="x")])
+    p = gf("export", db, "--out", tmp_path / "y.shp", check=False)
+    assert p.returncode != 0 and "its property 'description_one' has a name longer than a Shapefile's 10 bytes" in p.stderr, p.stderr
+    gf("export", db, "--out", tmp_path / "y.gpkg")   # what the message says to use instead
+
+
+def test_a_csv_export_carries_the_geometry_and_a_failed_export_leaves_nothing(tmp_path):
+    from conftest import square
+    db = exported_catalog(tmp_path, [square("a", 139, 35)])
+    gf("export", db, "--out", tmp_path / "a.csv", "--format", "CSV")
+    text = (tmp_path / "a.csv").read_text()
+    assert text.splitlines()[0].startswith("WKT,") and "POLYGON ((139 35," in text, text
+    (tmp_path / "f").mkdir()
+    p = gf("export", db, "--format", "MVT", "--out", tmp_path / "f" / "g.mvt", check=False)
+    assert p.returncode != 0
+    assert list((tmp_path / "f").iterdir()) == [], list((tmp_path / "f").iterdir())

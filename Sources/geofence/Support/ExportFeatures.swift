@@ -25,6 +25,7 @@ struct ExportFeatures {
         var types = Set<String>()
         var firstPoint: String?
         for a in areas {
+            if format == .shapefile { try Self.fitsAShapefile(a) }
             var f = GeoJSONArea.feature(for: a, circles: circles)
             let type = f["geometry"]?["type"]?.plainText ?? ""
             if type == "Point" && firstPoint == nil { firstPoint = a.areaId }
@@ -41,6 +42,27 @@ struct ExportFeatures {
         }
         self.features = features
         promoteToMulti = format.holdsOneGeometryType && types.contains("Polygon") && types.contains("MultiPolygon")
+    }
+
+    /// Refuses an area a Shapefile would change without a word: an id or a
+    /// text longer than a .dbf field's 254 bytes (cut, the id then another
+    /// area's or none), a free property whose name a .dbf cuts to 10 bytes
+    /// (read back under another name). Export promises that importing the
+    /// file gives the same catalog; where a Shapefile cannot, it says which
+    /// area and what to use instead.
+    static func fitsAShapefile(_ a: AreaDefinition) throws {
+        let instead = "export it as GPKG or FlatGeobuf, which keep it"
+        if a.areaId.utf8.count > 254 {
+            throw InputError("area_id is \(a.areaId.utf8.count) bytes, and a Shapefile keeps 254 of a text: \(instead)", id: a.areaId, field: "--format")
+        }
+        if let long = a.properties.first(where: { $0.0.utf8.count > 10 }) {
+            throw InputError("its property \(Echo.quoted(long.0)) has a name longer than a Shapefile's 10 bytes, "
+                             + "so it would come back under another: \(instead)", id: a.areaId, field: "--format")
+        }
+        if let long = a.properties.first(where: { if case .string(let t) = $0.1 { t.utf8.count > 254 } else { false } }) {
+            throw InputError("its property \(Echo.quoted(long.0)) holds more than a Shapefile's 254 bytes of text: \(instead)",
+                             id: a.areaId, field: "--format")
+        }
     }
 
     /// `feature` with its circle attributes' numbers written as text.

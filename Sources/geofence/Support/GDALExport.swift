@@ -80,6 +80,8 @@ struct GDALExport {
         if promoteToMulti { arguments += ["-nlt", "PROMOTE_TO_MULTI"] }
         // A Shapefile's text is Latin-1 unless its .cpg says otherwise: names in any script need UTF-8.
         if shapefile { arguments += ["-lco", "ENCODING=UTF-8"] }
+        // GDAL's CSV holds no geometry unless told to write it, as WKT (of 15 digits: a table to read, not a catalog).
+        if driver == "CSV" { arguments += ["-lco", "GEOMETRY=AS_WKT"] }
         try run(arguments, folder: folder, inputSize: geojson.utf8.count)
         unlink(source)
         // Every file the driver made, renamed to --out's stem; --out itself last.
@@ -154,12 +156,13 @@ struct GDALExport {
         return names
     }
 
-    /// Removes what the driver left in `folder` (files, and the files of any folder it made).
+    /// Removes what the driver left in `folder`: files, and any folders it
+    /// made, however deep (a tile format writes a tree of them).
     private static func removeAll(in folder: String) {
         for name in entries(of: folder) {
             let path = folder + "/" + name
             if unlink(path) != 0 {
-                for inner in entries(of: path) { unlink(path + "/" + inner) }
+                removeAll(in: path)
                 rmdir(path)
             }
         }
