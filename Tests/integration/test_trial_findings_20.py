@@ -182,3 +182,12 @@ def test_a_csv_export_carries_the_geometry_and_a_failed_export_leaves_nothing(tm
     p = gf("export", db, "--format", "MVT", "--out", tmp_path / "f" / "g.mvt", check=False)
     assert p.returncode != 0
     assert list((tmp_path / "f").iterdir()) == [], list((tmp_path / "f").iterdir())
+
+
+def test_judge_explain_names_the_command_that_lists_its_reasons(tmp_path):
+    db = catalog_in(tmp_path)
+    out = gf("judge", db, "--fixes", SAMPLES / "fixes.csv", "--explain").stdout
+    line = [x for x in out.splitlines() if x.startswith("reasons: ")][0]
+    assert line == f"reasons: `geofence explain {db} --run 1` (table gf_explain)", line
+    listed = gf("explain", db, "--run", "1", "--format", "csv").stdout
+    assert listed.count("\n") > 1, listed

@@ -130,7 +130,7 @@ struct Judge: ParsableCommand {
                 // Never silent: a feed of naive UTC times read in another zone is off by its offset.
                 warn("\(counted(report.localTimes, "time")) without a UTC offset read as local time in \(zone.name) (the catalog's default_timezone)")
             }
-            if !quiet && explain { print("reasons: SELECT * FROM gf_explain WHERE run_id = \(report.runId)") }
+            if !quiet && explain { print("reasons: `geofence explain \(Echo.shellWord(db)) --run \(report.runId)` (table gf_explain)") }
         }
     }
 }
