@@ -191,3 +191,26 @@ def test_judge_explain_names_the_command_that_lists_its_reasons(tmp_path):
     assert line == f"reasons: `geofence explain {db} --run 1` (table gf_explain)", line
     listed = gf("explain", db, "--run", "1", "--format", "csv").stdout
     assert listed.count("\n") > 1, listed
+
+
+def test_a_gdal_export_through_a_link_writes_the_file_it_names(tmp_path):
+    """The red team's /dev/stdout: a GDAL export renamed its file over a
+    link --out named, replacing the link (as root, /dev/stdout itself) and
+    leaving the file it named as it was. A link is followed; one to a device
+    or a descriptor is refused; an upper-case .SHP is refused by name."""
+    import os
+    from conftest import square
+    db = exported_catalog(tmp_path, [square("a", 139, 35)])
+    target = tmp_path / "target.gpkg"
+    target.write_bytes(b"old")
+    (tmp_path / "link.gpkg").symlink_to(target)
+    gf("export", db, "--out", tmp_path / "link.gpkg")
+    assert (tmp_path / "link.gpkg").is_symlink() and target.read_bytes().startswith(b"SQLite format 3\0")
+    (tmp_path / "fd.gpkg").symlink_to("/proc/self/fd/1")
+    (tmp_path / "fd2.gpkg").symlink_to("/dev/stdout")
+    for out in (tmp_path / "fd.gpkg", tmp_path / "fd2.gpkg"):  # never /dev/stdout itself: an old build would replace it
+        p = gf("export", db, "--out", out, check=False)
+        assert p.returncode != 0 and "GDAL writes a file by its name, not to a device or a descriptor" in p.stderr, p.stderr
+    assert os.readlink(tmp_path / "fd.gpkg") == "/proc/self/fd/1" and os.readlink(tmp_path / "fd2.gpkg") == "/dev/stdout"
+    p = gf("export", db, "--out", tmp_path / "X.SHP", check=False)
+    assert p.returncode != 0 and "name it NAME.shp" in p.stderr, p.stderr

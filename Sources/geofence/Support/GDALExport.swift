@@ -42,7 +42,32 @@ struct GDALExport {
         }
         driver = GDALLibrary.string(gdal.driverShortName(handle))
         kind = gdal.metadataItem(handle, "DMD_LONGNAME", nil).map { String(cString: $0) } ?? driver
-        self.out = out
+        self.out = try Self.followingLinks(out)
+    }
+
+    /// `out`, or the file a symbolic link `out` names: the file is written
+    /// beside its final name and renamed over it, which over a link would
+    /// replace the link and leave the file it names as it was (and, for
+    /// /dev/stdout, replace a device's name). A link to nothing, or to a
+    /// device or a descriptor (/dev, /proc), is refused: GDAL writes a file
+    /// by its name, not a stream.
+    static func followingLinks(_ out: String) throws -> String {
+        func isStream(_ path: String) -> Bool { ["/dev", "/proc"].contains { path == $0 || path.hasPrefix($0 + "/") } }
+        let refusal = "GDAL writes a file by its name, not to a device or a descriptor: name a file"
+        if isStream(out) { throw InputError(refusal, file: out) }
+        var st = stat()
+        guard lstat(out, &st) == 0, (st.st_mode & S_IFMT) == S_IFLNK else { return out }
+        var link = [CChar](repeating: 0, count: Int(PATH_MAX) + 1)
+        if readlink(out, &link, link.count - 1) > 0, isStream(String(cString: link)) {
+            throw InputError("it is a link to \(String(cString: link)); \(refusal)", file: out)
+        }
+        guard let resolved = realpath(out, nil) else {
+            throw InputError("it is a link to nothing (\(String(cString: strerror(errno)))): name the file to write itself", file: out)
+        }
+        defer { free(resolved) }
+        let target = String(cString: resolved)
+        if isStream(target) { throw InputError("it names \(target); \(refusal)", file: out) }
+        return target
     }
 
     /// The stem and extension of `out`'s last component: `a/b.shp` → (`a/b`, `.shp`).
@@ -60,8 +85,9 @@ struct GDALExport {
     func write(_ geojson: String, database: Connection, promoteToMulti: Bool) throws {
         let (stem, ext) = stemAndExtension
         let shapefile = driver == "ESRI Shapefile"
-        if shapefile && ext.lowercased() != ".shp" {
-            throw InputError("a Shapefile is written as NAME.shp with its .shx, .dbf, .prj and .cpg beside it: name it NAME.shp", file: out)
+        if shapefile && ext != ".shp" {
+            throw InputError("a Shapefile is written as NAME.shp with its .shx, .dbf, .prj and .cpg beside it, in lower case as GDAL "
+                             + "names them: name it NAME.shp", file: out)
         }
         var st = stat()
         if stat(out, &st) == 0 && (st.st_mode & S_IFMT) != S_IFREG {
