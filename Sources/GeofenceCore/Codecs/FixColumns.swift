@@ -119,8 +119,9 @@ public struct FixColumns: IteratorProtocol {
             InputError("not a fix columns file: \(message)", file: file)
         }
 
-        static func uint64(_ b: [UInt8], _ at: Int) -> UInt64 {
-            (0..<8).reduce(UInt64(0)) { $0 | UInt64(b[at + $1]) << (8 * UInt64($1)) }
+        /// The little-endian unsigned integer of `size` bytes at `at` (checked by the caller).
+        static func uint64(_ b: [UInt8], _ at: Int, size: Int = 8) -> UInt64 {
+            (0..<size).reduce(UInt64(0)) { $0 | UInt64(b[at + $1]) << (8 * UInt64($1)) }
         }
 
         mutating func take(_ n: Int, _ what: String) throws -> Int {
@@ -130,8 +131,7 @@ public struct FixColumns: IteratorProtocol {
         }
 
         mutating func integer(_ size: Int, _ what: String) throws -> UInt64 {
-            let start = try take(size, what)
-            return (0..<size).reduce(UInt64(0)) { $0 | UInt64(bytes[start + $1]) << (8 * UInt64($1)) }
+            Self.uint64(bytes, try take(size, what), size: size)
         }
 
         /// The row count and each column by name.

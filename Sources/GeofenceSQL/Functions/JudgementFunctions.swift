@@ -42,8 +42,10 @@ enum JudgementFunctions {
                 }
             } catch let e as InputError {
                 throw FunctionError("gf_check: \(e.message)")
-            } catch let e as SQLiteError where e.isPlainError && !((try? Schema.missingTables(a.connection)) ?? []).isEmpty {
+            } catch let e as SQLiteError where e.isPlainError {
+                // Told by the schema, not the message: a missing catalog table, else the error as it is.
                 let missing = (try? Schema.missingTables(a.connection)) ?? []
+                guard !missing.isEmpty else { throw e }
                 throw FunctionError("gf_check: no geofence catalog in this database (no \(missing.joined(separator: ", ")) "
                                     + "\(missing.count == 1 ? "table" : "tables")): create one with `geofence init`")
             } catch let e as CatalogError {
