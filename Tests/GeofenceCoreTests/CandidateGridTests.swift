@@ -43,7 +43,7 @@ final class CandidateGridTests: XCTestCase {
         XCTAssertNil(CandidateGrid(ids.filter { $0 != "é" }.map { ($0, BoundingBox(minLon: 0, minLat: 0, maxLon: 1, maxLat: 1)) }).ambiguousIds)
     }
 
-    func testWindowsAgreeWithAPointQuery() {
+    func testWindowsAgreeWithAPointQuery() throws {
         var seed: UInt64 = 7
         func rnd() -> Double { seed = seed &* 6364136223846793005 &+ 1442695040888963407; return Double(seed >> 11) / Double(1 << 53) }
         var items: [(String, BoundingBox)] = []
@@ -67,8 +67,9 @@ final class CandidateGridTests: XCTestCase {
                 let k = step % walks.count
                 walks[k] = LonLat(lon: walks[k].lon + (rnd() - 0.5) * 0.0004, lat: walks[k].lat + (rnd() - 0.5) * 0.0004)
                 let p = walks[k]
-                let got = windows.candidates(at: p, fetchWindow: { w in items.filter { meets($0.1, w) }.reversed() },
-                                             pointQuery: { pointQueries += 1; return holding($0) })
+                let index = ListIndex(items: items, meets: meets, holding: holding)
+                let got = try windows.candidates(at: p, in: index)
+                pointQueries += index.pointQueries.count
                 XCTAssertEqual(got, holding(p), "\(p)")
             }
             if walkers < CandidateWindows.kept {
@@ -162,4 +163,17 @@ final class CandidateGridMaskTests: XCTestCase {
         XCTAssertGreaterThan(Double(skipped), 0.4 * Double(outsideCandidates), "\(skipped) of \(outsideCandidates)")
         XCTAssertGreaterThan(Double(vouched), 0.4 * Double(insideCandidates), "\(vouched) of \(insideCandidates)")
     }
+}
+
+/// A list of boxes as a `BoxIndex`, counting its point queries.
+private final class ListIndex: BoxIndex {
+    let items: [(String, BoundingBox)]
+    let meets: (BoundingBox, BoundingBox) -> Bool
+    let holding: (LonLat) -> [String]
+    var pointQueries: [LonLat] = []
+    init(items: [(String, BoundingBox)], meets: @escaping (BoundingBox, BoundingBox) -> Bool, holding: @escaping (LonLat) -> [String]) {
+        self.items = items; self.meets = meets; self.holding = holding
+    }
+    func boxes(meeting w: BoundingBox) throws -> [(String, BoundingBox)] { items.filter { meets($0.1, w) }.reversed() }
+    func ids(holding p: LonLat) throws -> [String] { pointQueries.append(p); return holding(p) }
 }

@@ -17,7 +17,8 @@ import Darwin
 /// lookups miss (more subjects in turn than windows, or jumps), misses are
 /// answered by point queries for a while instead of reading windows no one
 /// will reuse. The owner drops the whole thing when the catalog may have
-/// changed.
+/// changed. The index itself is asked through `BoxIndex` (the SQL layer's
+/// is the R*Tree).
 public struct CandidateWindows {
     /// Half the window's side north–south, in degrees (~220 m); east–west it
     /// is widened by 1/cos(latitude) to stay about square on the ground.
@@ -46,11 +47,9 @@ public struct CandidateWindows {
 
     public init() {}
 
-    /// Ids of the areas whose box holds `p`, sorted. On a miss, either
-    /// `fetchWindow(window)` returns every (area_id, box) whose box meets the
-    /// window, or `pointQuery(p)` returns the answer itself.
-    public mutating func candidates(at p: LonLat, fetchWindow: (BoundingBox) throws -> [(String, BoundingBox)],
-                                    pointQuery: (LonLat) throws -> [String]) rethrows -> [String] {
+    /// Ids of the areas whose box holds `p`, sorted. On a miss, the index
+    /// is asked either for a window's boxes or for the point's answer itself.
+    public mutating func candidates(at p: LonLat, in index: some BoxIndex) throws -> [String] {
         clock += 1
         if clock % Self.epoch == 0 {
             if pointOnly > 0 { pointOnly -= 1 } else if epochMisses * 4 > Self.epoch { pointOnly = Self.pointEpochs }
@@ -62,12 +61,12 @@ public struct CandidateWindows {
         }
         epochMisses += 1
         misses += 1
-        if pointOnly > 0 { return try pointQuery(p) }
+        if pointOnly > 0 { return try index.ids(holding: p) }
         let half = Self.halfSideDegrees
         let widen = 1 / max(0.05, cos(p.lat * .pi / 180))
         let box = BoundingBox(minLon: max(-180, p.lon - half * widen), minLat: max(-90, p.lat - half),
                               maxLon: min(180, p.lon + half * widen), maxLat: min(90, p.lat + half))
-        let window = Window(box: box, items: try fetchWindow(box).sorted { $0.0.utf8Precedes($1.0) }, lastUsed: clock)
+        let window = Window(box: box, items: try index.boxes(meeting: box).sorted { $0.0.utf8Precedes($1.0) }, lastUsed: clock)
         windowsRead += 1
         if windows.count < Self.kept {
             windows.append(window)
@@ -80,4 +79,12 @@ public struct CandidateWindows {
     private static func holds(_ b: BoundingBox, _ p: LonLat) -> Bool {
         p.lon >= b.minLon && p.lon <= b.maxLon && p.lat >= b.minLat && p.lat <= b.maxLat
     }
+}
+
+/// A spatial index of area boxes, asked by `CandidateWindows` on a miss.
+public protocol BoxIndex {
+    /// Every (area_id, box) whose box meets `window`, in any order.
+    func boxes(meeting window: BoundingBox) throws -> [(String, BoundingBox)]
+    /// Ids of the areas whose box holds `p`, sorted by area_id (`utf8Precedes`).
+    func ids(holding p: LonLat) throws -> [String]
 }

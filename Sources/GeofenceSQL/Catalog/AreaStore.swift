@@ -7,13 +7,17 @@ public final class AreaStore {
 
     public init(_ db: Connection) { self.db = db; statements = StatementCache(db) }
 
-    static let columns = "area_id, group_id, name, kind, center_lat, center_lon, radius_m, in_accuracy_max_m, in_confirm_count, out_accuracy_max_m, out_confirm_count, valid_from, valid_until, confidence, timezone, properties, geom"
+    /// gf_areas' columns as the engine reads and writes them, in order.
+    enum Column: Int, NamedColumns {
+        case area_id, group_id, name, kind, center_lat, center_lon, radius_m, in_accuracy_max_m, in_confirm_count,
+             out_accuracy_max_m, out_confirm_count, valid_from, valid_until, confidence, timezone, properties, geom
+    }
+    static let columns = Column.list
 
     static func insertSQL(upsert: Bool) -> String {
         var sql = "INSERT INTO gf_areas (\(columns)) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)"
         if upsert {
-            let set = columns.split(separator: ",").map { String($0).trimmingEdgeSpaces() }.filter { $0 != "area_id" }
-                .map { "\($0) = excluded.\($0)" }.joined(separator: ", ")
+            let set = Column.allCases.filter { $0 != .area_id }.map { "\($0) = excluded.\($0)" }.joined(separator: ", ")
             sql += " ON CONFLICT(area_id) DO UPDATE SET \(set)"
         }
         return sql
@@ -139,20 +143,18 @@ public final class AreaStore {
         return db.changes > 0
     }
 
-    /// The `geom` column's place in `columns`.
-    static let geomColumn = 16
-
-    /// `polygons`: the geom column already decoded (its place in `r` is then
-    /// not read), as `AreaPreparation`'s scan does.
-    static func area(_ r: [SQLiteValue], polygons: [Polygon]? = nil) throws -> AreaDefinition {
-        let id = r[0].string ?? ""
+    /// An area from a row of `Column`s. `polygons`: the geom column already
+    /// decoded (it is then not read), as `AreaPreparation`'s scan does.
+    static func area(_ values: [SQLiteValue], polygons: [Polygon]? = nil) throws -> AreaDefinition {
+        let r = NamedRow<Column>(values)
+        let id = r[.area_id].string ?? ""
         let shape: Shape
         if let polygons {
             shape = .polygons(polygons)
-        } else if r[3].string == "circle" {
-            shape = .circle(Circle(center: LonLat(lon: r[5].double ?? 0, lat: r[4].double ?? 0), radiusM: r[6].double ?? 0))
+        } else if r[.kind].string == "circle" {
+            shape = .circle(Circle(center: LonLat(lon: r[.center_lon].double ?? 0, lat: r[.center_lat].double ?? 0), radiusM: r[.radius_m].double ?? 0))
         } else {
-            guard case .blob(let b) = r[geomColumn] else { throw CatalogError("area \(Echo.quoted(id)) has no geometry") }
+            guard case .blob(let b) = r[.geom] else { throw CatalogError("area \(Echo.quoted(id)) has no geometry") }
             do {
                 shape = .polygons(try b.withUnsafeBytes { try SpatiaLiteBlob.decodeAreal($0) }.polygons)
             } catch {
@@ -160,17 +162,17 @@ public final class AreaStore {
             }
         }
         var a = AreaDefinition(areaId: id, shape: shape)
-        a.groupId = r[1].string
-        a.name = r[2].string
-        a.inAccuracyMaxM = r[7].double
-        a.inConfirmCount = Int(r[8].int64 ?? 1)
-        a.outAccuracyMaxM = r[9].double
-        a.outConfirmCount = Int(r[10].int64 ?? 1)
-        a.validFrom = try r[11].string.map(Timestamp.parse)
-        a.validUntil = try r[12].string.map(Timestamp.parse)
-        a.confidence = r[13].double
-        a.timezone = r[14].string
-        if let text = r[15].string, case .object(let m) = try JSONReader.parse(text, strict: false) { a.properties = m }
+        a.groupId = r[.group_id].string
+        a.name = r[.name].string
+        a.inAccuracyMaxM = r[.in_accuracy_max_m].double
+        a.inConfirmCount = Int(r[.in_confirm_count].int64 ?? 1)
+        a.outAccuracyMaxM = r[.out_accuracy_max_m].double
+        a.outConfirmCount = Int(r[.out_confirm_count].int64 ?? 1)
+        a.validFrom = try r[.valid_from].string.map(Timestamp.parse)
+        a.validUntil = try r[.valid_until].string.map(Timestamp.parse)
+        a.confidence = r[.confidence].double
+        a.timezone = r[.timezone].string
+        if let text = r[.properties].string, case .object(let m) = try JSONReader.parse(text, strict: false) { a.properties = m }
         return a
     }
 

@@ -15,7 +15,11 @@ public final class ConditionStore {
         return out
     }
 
-    static let columns = "condition_id, area_id, timing, dwell_s, weekdays, start_time, end_time, start_date, end_date, renotify_suppress_days, timezone"
+    /// gf_conditions' columns as the engine reads and writes them, in order.
+    enum Column: Int, NamedColumns {
+        case condition_id, area_id, timing, dwell_s, weekdays, start_time, end_time, start_date, end_date, renotify_suppress_days, timezone
+    }
+    static let columns = Column.list
 
     private var inserter: Statement?
 
@@ -99,17 +103,18 @@ public final class ConditionStore {
         return next
     }
 
-    static func condition(_ r: [SQLiteValue]) throws -> ConditionDefinition {
-        let timing = ConditionDefinition.Timing(rawValue: r[2].string ?? "") ?? .IN
-        var c = ConditionDefinition(conditionId: r[0].int64 ?? 0, areaId: r[1].string ?? "", timing: timing)
-        c.dwellSeconds = r[3].int64
-        c.weekdays = try r[4].string.map(Weekdays.parse)
-        c.startMinute = try r[5].string.map { try ConditionDefinition.parseTime($0, field: "start_time") }
-        c.endMinute = try r[6].string.map { try ConditionDefinition.parseTime($0, field: "end_time") }
-        c.startDay = try r[7].string.map { try ConditionDefinition.parseDate($0, field: "start_date") }
-        c.endDay = try r[8].string.map { try ConditionDefinition.parseDate($0, field: "end_date") }
-        c.renotifySuppressDays = r[9].int64.map(Int.init)
-        c.timezone = r[10].string
+    static func condition(_ values: [SQLiteValue]) throws -> ConditionDefinition {
+        let r = NamedRow<Column>(values)
+        let timing = ConditionDefinition.Timing(rawValue: r[.timing].string ?? "") ?? .IN
+        var c = ConditionDefinition(conditionId: r[.condition_id].int64 ?? 0, areaId: r[.area_id].string ?? "", timing: timing)
+        c.dwellSeconds = r[.dwell_s].int64
+        c.weekdays = try r[.weekdays].string.map(Weekdays.parse)
+        c.startMinute = try r[.start_time].string.map { try ConditionDefinition.parseTime($0, field: "start_time") }
+        c.endMinute = try r[.end_time].string.map { try ConditionDefinition.parseTime($0, field: "end_time") }
+        c.startDay = try r[.start_date].string.map { try ConditionDefinition.parseDate($0, field: "start_date") }
+        c.endDay = try r[.end_date].string.map { try ConditionDefinition.parseDate($0, field: "end_date") }
+        c.renotifySuppressDays = r[.renotify_suppress_days].int64.map(Int.init)
+        c.timezone = r[.timezone].string
         return c
     }
 }

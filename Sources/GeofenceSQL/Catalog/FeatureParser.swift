@@ -151,10 +151,3 @@ final class FeatureSource: @unchecked Sendable {
         } catch let e as InputError { throw e.located(file: path) }
     }
 }
-
-/// A value handed to another thread that only one thread uses at a time
-/// (the handoff orders the accesses).
-final class Box<T>: @unchecked Sendable {
-    var value: T
-    init(_ value: T) { self.value = value }
-}

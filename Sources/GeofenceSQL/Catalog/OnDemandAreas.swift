@@ -32,8 +32,9 @@ final class OnDemandAreas {
 
     /// The columns `AreaStore.area` reads, properties left out (a location
     /// does not read them).
-    private static let columns = AreaStore.columns.split(separator: ",").map { String($0).trimmingEdgeSpaces() }
-        .map { $0 == "properties" ? "NULL" : $0 }.joined(separator: ", ")
+    private static let columns = AreaStore.Column.list(reading: [.properties: "NULL"])
+
+    private enum ScanColumn: Int, NamedColumns { case id, area_id, kind, center_lat, center_lon, radius_m, geom }
 
     init(_ db: Connection) throws {
         defaultConfidence = Settings(db).defaultConfidence
@@ -41,17 +42,17 @@ final class OnDemandAreas {
         var items: [(String, BoundingBox)] = []
         var rowOf: [Int64] = []
         var early: [(Int64, AreaDefinition)] = []
-        let scan = try db.prepare("SELECT id, area_id, kind, center_lat, center_lon, radius_m, geom FROM gf_areas")
+        let scan = try db.prepare("SELECT \(ScanColumn.list) FROM gf_areas")
         while try scan.step() {
-            guard let row = scan.value(0).int64 else { continue }
-            let id = scan.value(1).string ?? ""
+            guard let row = scan.value(ScanColumn.id).int64 else { continue }
+            let id = scan.value(ScanColumn.area_id).string ?? ""
             let box: BoundingBox?
-            if scan.value(2).string == "circle" {
+            if scan.value(ScanColumn.kind).string == "circle" {
                 // As `AreaStore.area` makes it.
-                box = Circle(center: LonLat(lon: scan.value(4).double ?? 0, lat: scan.value(3).double ?? 0),
-                             radiusM: scan.value(5).double ?? 0).boundingBoxOfShape
+                box = Circle(center: LonLat(lon: scan.value(ScanColumn.center_lon).double ?? 0, lat: scan.value(ScanColumn.center_lat).double ?? 0),
+                             radiusM: scan.value(ScanColumn.radius_m).double ?? 0).boundingBoxOfShape
             } else {
-                box = scan.withBlob(6) { SpatiaLiteBlob.FlatView($0, maxVertices: Int.max)?.boundingBox }
+                box = scan.withBlob(ScanColumn.geom.rawValue) { SpatiaLiteBlob.FlatView($0, maxVertices: Int.max)?.boundingBox }
             }
             if let box {
                 items.append((id, box))

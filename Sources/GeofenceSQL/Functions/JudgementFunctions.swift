@@ -30,7 +30,7 @@ enum JudgementFunctions {
                         // would meet the rows its calls write, without end. The schema versions are the
                         // ones currentJudgement has just read, in this call's transaction.
                         try session.outputReaders.refuseReaders(schema: session.schema)
-                        let (_, notifications) = try judgement.check(row, recordRun: false, trustingLastSave: session.trustsState)
+                        let (_, notifications) = try judgement.check(row, recordRun: false, inSession: true, trustingLastSave: session.trustsState)
                         try session.settle()
                         return notifications
                     }

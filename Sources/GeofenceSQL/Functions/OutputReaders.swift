@@ -102,6 +102,9 @@ final class OutputReaders {
         return words.hasPrefix("EXPLAIN") && (words.count == 7 || !(words.dropFirst(7).first!.isLetter || words.dropFirst(7).first! == "_"))
     }
 
+    /// The columns of an EXPLAIN's program, as SQLite gives them.
+    private enum Program: Int, NamedColumns { case addr, opcode, p1, p2, p3, p4, p5, comment }
+
     /// Whether the program EXPLAIN gives for `sql` touches the b-tree of the
     /// table the calls write or of one of its indexes. An EXPLAIN statement
     /// itself runs no program (its EXPLAIN does not compile): it touches
@@ -111,15 +114,16 @@ final class OutputReaders {
         guard let (database, roots) = try writtenBTrees() else { return false }
         if Self.isExplain(sql) { return false }
         let program = try db.prepare("EXPLAIN " + sql)
-        // EXPLAIN's columns: addr, opcode, p1, p2, p3, p4, p5, comment. The cursor openers name
-        // the b-tree's root page in p2 and its database in p3 (0 is main, 1 temp); Clear names them in p1 and p2.
+        // The cursor openers name the b-tree's root page in p2 and its database
+        // in p3 (0 is main, 1 temp); Clear names them in p1 and p2.
         while try program.step() {
             let root: Int64?, opened: Int64?
-            switch program.value(1).string {
-            case "OpenRead", "ReopenIdx": (root, opened) = (program.value(3).int64, program.value(4).int64)
+            let (p1, p2, p3) = (program.value(Program.p1).int64, program.value(Program.p2).int64, program.value(Program.p3).int64)
+            switch program.value(Program.opcode).string {
+            case "OpenRead", "ReopenIdx": (root, opened) = (p2, p3)
             // An OpenWrite with p5's 0x10 (OPFLAG_P2ISREG) holds the root in a register: a table the statement creates.
-            case "OpenWrite" where (program.value(6).int64 ?? 0) & 0x10 == 0: (root, opened) = (program.value(3).int64, program.value(4).int64)
-            case "Clear": (root, opened) = (program.value(2).int64, program.value(3).int64)
+            case "OpenWrite" where (program.value(Program.p5).int64 ?? 0) & 0x10 == 0: (root, opened) = (p2, p3)
+            case "Clear": (root, opened) = (p1, p2)
             default: continue
             }
             if opened == database, let root, roots.contains(root) { return true }

@@ -79,7 +79,6 @@ final class Session {
                                 + "conditions or settings could go unnoticed: open the catalog once with the command-line tool "
                                 + "(e.g. `geofence settings DB`), which re-creates it")
         }
-        j.catalog.useWindows = true
         let tables = Self.writtenTables.map { "'\($0)'" }.joined(separator: ", ")
         let own = Self.ownTriggers.map { "'\($0)'" }.joined(separator: ", ")
         trustsState = try db.scalar("""

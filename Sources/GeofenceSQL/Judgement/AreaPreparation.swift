@@ -16,7 +16,7 @@ import GeofenceCore
 /// fixes are read and staged, which on two cores costs about as much as the
 /// reading alone. SQLite is used by one thread at a time: the preparation's
 /// thread until it has scanned, and the caller's thread waits for that
-/// (`waitUntilScanned`) before it touches the connection.
+/// (`waitUntilRead`) before it touches the connection.
 struct ScannedCatalog {
     var boxes: [(String, BoundingBox)]
     /// Every row of gf_areas, nil for one that cannot be read (`loadArea`
@@ -46,17 +46,17 @@ extension SQLCatalog {
         var definitions: [AreaDefinition?] = []
         var boxes: [(String, BoundingBox)] = []
         boxes.reserveCapacity(boxesByRow.count)
-        let geom = AreaStore.geomColumn
+        let geom = AreaStore.Column.geom.rawValue, rowId = AreaStore.Column.allCases.count
         while try areaRows.step() {
             // Each row made an area here, its geometry decoded straight from
             // SQLite's bytes: kept as rows of values and BLOBs until the
             // preparation's threads decoded them, they would be a second copy
             // of the catalog in fresh memory, freed right after. (A circle's
             // geom is only its enclosing polygon: not read.)
-            let decoded = areaRows.value(3).string == "circle" ? nil
+            let decoded = areaRows.value(AreaStore.Column.kind).string == "circle" ? nil
                 : try? areaRows.withBlob(geom) { $0.isEmpty ? nil : try SpatiaLiteBlob.decodeAreal($0).polygons }
             let row = (0..<areaRows.columnCount).map { $0 == geom && decoded != nil ? .null : areaRows.value($0) }
-            if let id = row[0].string, let r = row[row.count - 1].int64, let box = boxesByRow[r] { boxes.append((id, box)) }
+            if let id = row[AreaStore.Column.area_id.rawValue].string, let r = row[rowId].int64, let box = boxesByRow[r] { boxes.append((id, box)) }
             definitions.append(try? AreaStore.area(row, polygons: decoded))
         }
         var zoneOf: [String: TimeZone?] = [:]
@@ -143,9 +143,9 @@ extension SQLCatalog {
 }
 
 /// `scan` and `build` on a thread of their own (see above). The caller must
-/// not use the connection before `waitUntilScanned`, nor the catalog before
+/// not use the connection before `waitUntilRead`, nor the catalog before
 /// `finish`; dropping it unfinished waits for the thread.
-final class AreaPreparation {
+final class AreaPreparation: AllAreasPreparation {
     private let scanned = Handoff<Bool>(capacity: 1)
     private let gridMade = Handoff<CandidateGrid>(capacity: 1)
     private let failure = Box<Error?>(nil)
@@ -177,7 +177,7 @@ final class AreaPreparation {
     }
 
     /// Returns once the preparation no longer uses the connection.
-    func waitUntilScanned() {
+    func waitUntilRead() {
         guard !waited else { return }
         waited = true
         _ = scanned.take()
@@ -193,7 +193,7 @@ final class AreaPreparation {
     /// area ids judgement cannot tell apart). The thread may still be
     /// freeing what it scanned: `deinit` joins it.
     func finish() throws {
-        waitUntilScanned()
+        waitUntilRead()
         while scanned.take() != nil {}
         if let e = failure.value { throw e }
     }

@@ -4,7 +4,7 @@ import Glibc
 import GeofenceCore
 
 /// The catalog of a judgement batch that does not prepare every area first
-/// (a catalog larger than `Judgement.maxPreparedAreas`, or a batch with
+/// (a catalog larger than `BatchSettings.maxPreparedAreas`, or a batch with
 /// fewer fixes than areas): every area's id and index box are read at the
 /// start and the grid is built from them; before each chunk of fixes, the
 /// areas the chunk needs and that are not yet prepared are read in bulk
@@ -28,7 +28,7 @@ import GeofenceCore
 ///
 /// The boxes are the R*Tree's, as every other batch path reads them, so a
 /// fix meets the candidates it meets there and the output is the same.
-final class OnDemandCatalog {
+final class OnDemandCatalog: OnDemandPreparation {
     let planned: PlannedAreas
     var grid: CandidateGrid { planned.grid }
     /// By grid index (area_id order): the area's row in gf_areas.
@@ -45,9 +45,7 @@ final class OnDemandCatalog {
     /// The columns `AreaStore.area` reads, with neither the properties
     /// (judgement does not read them) nor a circle's geom (only its
     /// enclosing polygon, which `AreaStore.area` does not read).
-    private static let columns = AreaStore.columns.split(separator: ",").map { String($0).trimmingEdgeSpaces() }
-        .map { $0 == "properties" ? "NULL" : $0 == "geom" ? "CASE kind WHEN 'circle' THEN NULL ELSE geom END" : $0 }
-        .joined(separator: ", ")
+    private static let columns = AreaStore.Column.list(reading: [.properties: "NULL", .geom: "CASE kind WHEN 'circle' THEN NULL ELSE geom END"])
 
     init(_ catalog: SQLCatalog) throws {
         let db = catalog.db
@@ -198,7 +196,7 @@ final class OnDemandCatalog {
             defer { readArea.reset() }
             guard try readArea.step() else { throw CatalogError("area row \(rows[i]) vanished while the batch ran") }
             let row = readArea.row
-            let areaZone = try row[14].string.map { try zones.zone($0) } ?? defaultZone  // 14: timezone, in `AreaStore.columns`
+            let areaZone = try NamedRow<AreaStore.Column>(row)[.timezone].string.map { try zones.zone($0) } ?? defaultZone
             try readConditions.bind([.text(grid.ids[i])])
             defer { readConditions.reset() }
             var mine: [(ConditionDefinition, TimeZone)] = []

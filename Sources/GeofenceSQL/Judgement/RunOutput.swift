@@ -1,7 +1,8 @@
 import GeofenceCore
 
-/// Where a run's notifications and explanations go: gf_notifications and
-/// gf_explain, as few multi-row INSERTs as the rows allow (`RowBatches`).
+/// Where a run's notifications and explanations go (the engine's `RunSink`):
+/// gf_notifications and gf_explain, as few multi-row INSERTs as the rows
+/// allow (`RowBatches`), and a copy to the `NotificationTap` if there is one.
 ///
 /// A batch writes one notification row per transition that notifies (over a
 /// million for a day of a thousand subjects), and one gf_check call may
@@ -9,15 +10,48 @@ import GeofenceCore
 /// one, with no array of values built per row. The rows and their order are
 /// the same as one `INSERT … VALUES` per row; a user's triggers on the
 /// tables fire for each.
-final class RunOutput {
+final class RunOutput: RunSink {
+    private let db: Connection
     private let notifications, explanations: RowBatches
+    /// The run the rows belong to (gf_runs.run_id; 0 for gf_check's calls, which record no run).
+    var runId: Int64 = 0
+    /// A copy of the notifications for a caller that also writes them elsewhere.
+    var tap: NotificationTap?
+    /// A batch of at least this many valid fixes into an empty
+    /// gf_notifications builds its index at the end (`DeferredIndex`).
+    var deferIndexFixes = 10_000
+    private var deferredIndex: DeferredIndex?
 
     init(_ db: Connection) throws {
+        self.db = db
         notifications = try RowBatches(db, "INSERT INTO gf_notifications (run_id, subject_id, ts, area_id, condition_id, transition, lat, lon, accuracy_m) VALUES ",
                                        columns: 9)
         explanations = try RowBatches(db, "INSERT INTO gf_explain (run_id, subject_id, ts, area_id, condition_id, kind, reason, lat, lon) VALUES ",
                                       columns: 9)
     }
+
+    /// A requested interruption (a signal) stops a batch while its fixes are read.
+    func checkStillWanted() throws {
+        if Interruption.isRequested { throw Interruption.error(nil) }
+    }
+
+    func willStore(validFixes: Int) throws {
+        if validFixes >= deferIndexFixes { deferredIndex = try DeferredIndex.dropIfUnseen(db) }
+    }
+
+    func store(_ notifications: [Notification], encoded: [UInt8]?) throws {
+        try write(notifications, run: runId)
+        try tap?.write(notifications, encoded)
+    }
+
+    func store(_ explanations: [Explanation]) throws { try write(explanations, run: runId) }
+
+    func finish() throws {
+        try deferredIndex?.restore()
+        deferredIndex = nil
+    }
+
+    var encode: (@Sendable ([Notification]) -> [UInt8]?)? { tap?.encode }
 
     /// Writes `all` in order.
     func write(_ all: [Notification], run: Int64) throws {

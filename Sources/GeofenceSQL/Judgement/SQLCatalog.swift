@@ -1,17 +1,19 @@
 import GeofenceCore
 
-/// The catalog as judgement sees it, read from a geofence database: R*Tree
-/// candidates per point, and each area prepared once per run (with its
-/// conditions and their time zones resolved).
-public final class SQLCatalog: JudgeCatalog {
+/// The catalog as judgement sees it, read from a geofence database (the
+/// engine's `AreaSource`): R*Tree candidates per point, and each area
+/// prepared once per run (with its conditions and their time zones
+/// resolved); in bulk through AreaPreparation.swift and OnDemandCatalog.swift.
+public final class SQLCatalog: AreaSource {
     let db: Connection
-    private let candidates: Statement
-    private let windowQuery: Statement
-    /// Windows of the index around recent fixes, when `useWindows` (see `CandidateWindows`).
+    /// The R*Tree, asked for a point's candidates or a window's boxes.
+    private let rtree: RTreeBoxes
+    /// Windows of the index around recent fixes, with `.windows` (see `CandidateWindows`).
     private var windows = CandidateWindows()
-    /// Read the index a window at a time: for a catalog that lives across
-    /// many single checks (gf_check's session), dropped with it on any change.
-    public var useWindows = false
+    /// How a fix met without a grid finds its candidates: `.windows` for a
+    /// catalog that lives across many single checks (gf_check's session,
+    /// dropped with it on any change), else one R*Tree query per fix.
+    public var perFixStrategy = CandidateStrategy.rtreePerFix
     var areas: [String: JudgedArea?] = [:]
     let zones = TimeZoneCache()
     private let areaStore: AreaStore
@@ -23,14 +25,7 @@ public final class SQLCatalog: JudgeCatalog {
         self.db = db
         areaStore = AreaStore(db)
         conditionStore = ConditionStore(db)
-        candidates = try db.prepare("""
-            SELECT a.area_id FROM idx_gf_areas_geom AS r CROSS JOIN gf_areas AS a ON a.id = r.pkid
-            WHERE r.xmin <= ?1 AND r.xmax >= ?1 AND r.ymin <= ?2 AND r.ymax >= ?2
-            """)
-        windowQuery = try db.prepare("""
-            SELECT a.area_id, r.xmin, r.xmax, r.ymin, r.ymax FROM idx_gf_areas_geom AS r CROSS JOIN gf_areas AS a ON a.id = r.pkid
-            WHERE r.xmin <= ?3 AND r.xmax >= ?1 AND r.ymin <= ?4 AND r.ymax >= ?2
-            """)
+        rtree = try RTreeBoxes(db)
         let settings = Settings(db)
         defaultConfidence = settings.defaultConfidence
         let zoneName = try settings.get("default_timezone") ?? "UTC"
@@ -38,11 +33,15 @@ public final class SQLCatalog: JudgeCatalog {
     }
 
     /// The R*Tree's boxes in memory, for a batch large enough to repay reading them all.
-    var grid: CandidateGrid?
+    public internal(set) var grid: CandidateGrid?
 
     /// Every area by grid index, once all are prepared (`prepareAllAreas`):
     /// what judging with a `CandidatePlan` reads.
-    var plannedAreas: PlannedAreas?
+    public internal(set) var plannedAreas: PlannedAreas?
+
+    public func startPreparingAll() -> AllAreasPreparation { AreaPreparation(self) }
+
+    public func openOnDemand() throws -> OnDemandPreparation { try OnDemandCatalog(self) }
 
     /// Reads every area's index box into a `CandidateGrid`; later lookups make no query.
     /// The run's transaction keeps the catalog fixed while the grid is in use.
@@ -78,56 +77,42 @@ public final class SQLCatalog: JudgeCatalog {
 
     /// The R*Tree's boxes by gf_areas row id, in one scan of the index.
     func boxesByRow() throws -> BoxesByRow {
-        let index = try db.prepare("SELECT pkid, xmin, xmax, ymin, ymax FROM idx_gf_areas_geom")
+        let index = try db.prepare("SELECT pkid, \(RTreeBoxColumns.list()) FROM idx_gf_areas_geom")
         var rows: [Int64] = [], boxes: [BoundingBox] = []
         while try index.step() {
             guard let row = index.value(0).int64 else { continue }
             rows.append(row)
-            boxes.append(BoundingBox(minLon: index.value(1).double ?? 0, minLat: index.value(3).double ?? 0,
-                                     maxLon: index.value(2).double ?? 0, maxLat: index.value(4).double ?? 0))
+            boxes.append(index.rtreeBox(from: 1))
         }
         return BoxesByRow(rows, boxes)
     }
 
-    public var areaCount: Int { get throws { try areaStore.count } }
+    /// Counted through SQLite's cache: mapped, the count's pages stayed resident (`Connection.unmapped`).
+    public var areaCount: Int { get throws { try db.unmapped { try areaStore.count } } }
 
     /// Judgement threads share this catalog: the area cache and every statement
     /// are used under this lock; the grid is read-only once built.
-    let lock = Lock()
+    public let lock = Lock()
 
     public func candidateAreas(at p: LonLat) throws -> [String] {
         if let grid { return grid.candidates(at: p) }
-        if useWindows {
+        if perFixStrategy == .windows {
             try readIndexOnceMissesRepay()
             if let grid { return grid.candidates(at: p) }
-            return try lock.with {
-                try windows.candidates(at: p, fetchWindow: { w in
-                    try windowQuery.bind([.real(w.minLon), .real(w.minLat), .real(w.maxLon), .real(w.maxLat)])
-                    var items: [(String, BoundingBox)] = []
-                    while try windowQuery.step() {
-                        guard let id = windowQuery.value(0).string else { continue }
-                        items.append((id, BoundingBox(minLon: windowQuery.value(1).double ?? 0, minLat: windowQuery.value(3).double ?? 0,
-                                                      maxLon: windowQuery.value(2).double ?? 0, maxLat: windowQuery.value(4).double ?? 0)))
-                    }
-                    return items
-                }, pointQuery: pointQuery)
-            }
+            return try lock.with { try windows.candidates(at: p, in: rtree) }
         }
-        return try lock.with { try pointQuery(p) }
+        return try lock.with { try rtree.ids(holding: p) }
     }
 
     /// A session whose lookups keep missing its windows (many subjects
     /// checked in turn, moving faster than a window's width) reads the whole
-    /// index into memory once, as a batch does: a miss reads the index (a
-    /// window query, hundreds of boxes in a dense city), reading every box
-    /// costs about as much as a few dozen misses, so it pays once the misses
-    /// reach a fiftieth of the areas. A
-    /// catalog the in-memory index refuses (two area_ids that differ only in
-    /// normalization) keeps its windows, as before.
+    /// index into memory once, as a batch does, when
+    /// `CandidateStrategy.readsWholeIndex` says so. A catalog the in-memory
+    /// index refuses (two area_ids that differ only in normalization) keeps
+    /// its windows.
     private func readIndexOnceMissesRepay() throws {
-        guard grid == nil, !gridRefused, windows.misses > 0, windows.misses % 64 == 0 else { return }
-        if sessionAreaCount == nil { sessionAreaCount = try areaCount }
-        guard windows.misses * 50 >= sessionAreaCount ?? Int.max else { return }
+        guard grid == nil, !gridRefused else { return }
+        guard try CandidateStrategy.readsWholeIndex(misses: windows.misses, areas: sessionAreaCount) else { return }
         do {
             try lock.with { try loadIndexIntoMemory() }
         } catch is InputError {
@@ -135,20 +120,17 @@ public final class SQLCatalog: JudgeCatalog {
         }
     }
     private var gridRefused = false
-    private var sessionAreaCount: Int?
-
-    /// One R*Tree query; call under `lock`.
-    private func pointQuery(_ p: LonLat) throws -> [String] {
-        try candidates.bind([.real(p.lon), .real(p.lat)])
-        var ids: [String] = []
-        while try candidates.step() { if let id = candidates.value(0).string { ids.append(id) } }
-        // In area_id order, as the judge merges them (`utf8Precedes`).
-        return ids.sorted { $0.utf8Precedes($1) }
+    private var countedAreas: Int?
+    private func sessionAreaCount() throws -> Int {
+        if let countedAreas { return countedAreas }
+        let n = try areaCount
+        countedAreas = n
+        return n
     }
 
     /// Empties the catalog of its prepared areas and index and returns them
-    /// (`Judgement.leaveAreasToExit`).
-    func takeAreas() -> Any {
+    /// (`BatchEngine.leaveAreasToExit`).
+    public func takeAreas() -> Any {
         lock.with {
             defer { areas = [:]; grid = nil; plannedAreas = nil; generation += 1 }
             return (areas, grid as Any, plannedAreas as Any)
@@ -167,7 +149,7 @@ public final class SQLCatalog: JudgeCatalog {
     /// otherwise grow with every area the batch meets); returns the
     /// generation after. Safe at any time: a thread judging keeps the areas
     /// it holds alive until it lets go of them.
-    func boundAreas(to limit: Int) -> Int {
+    public func boundAreas(to limit: Int) -> Int {
         lock.with {
             if areas.count > limit { areas.removeAll(); plannedAreas = nil; generation += 1 }
             return generation
@@ -186,6 +168,41 @@ public final class SQLCatalog: JudgeCatalog {
         }
         areas[id] = judged
         return judged
+    }
+}
+
+/// The catalog's R*Tree as a `BoxIndex`: one query per point or window;
+/// used under `SQLCatalog.lock`.
+struct RTreeBoxes: BoxIndex {
+    private let point, window: Statement
+
+    init(_ db: Connection) throws {
+        point = try db.prepare("""
+            SELECT a.area_id FROM idx_gf_areas_geom AS r CROSS JOIN gf_areas AS a ON a.id = r.pkid
+            WHERE r.xmin <= ?1 AND r.xmax >= ?1 AND r.ymin <= ?2 AND r.ymax >= ?2
+            """)
+        window = try db.prepare("""
+            SELECT a.area_id, \(RTreeBoxColumns.list("r")) FROM idx_gf_areas_geom AS r CROSS JOIN gf_areas AS a ON a.id = r.pkid
+            WHERE r.xmin <= ?3 AND r.xmax >= ?1 AND r.ymin <= ?4 AND r.ymax >= ?2
+            """)
+    }
+
+    func ids(holding p: LonLat) throws -> [String] {
+        try point.bind([.real(p.lon), .real(p.lat)])
+        var ids: [String] = []
+        while try point.step() { if let id = point.value(0).string { ids.append(id) } }
+        // In area_id order, as the judge merges them (`utf8Precedes`).
+        return ids.sorted { $0.utf8Precedes($1) }
+    }
+
+    func boxes(meeting w: BoundingBox) throws -> [(String, BoundingBox)] {
+        try window.bind([.real(w.minLon), .real(w.minLat), .real(w.maxLon), .real(w.maxLat)])
+        var items: [(String, BoundingBox)] = []
+        while try window.step() {
+            guard let id = window.value(0).string else { continue }
+            items.append((id, window.rtreeBox(from: 1)))
+        }
+        return items
     }
 }
 

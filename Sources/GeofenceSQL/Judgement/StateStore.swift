@@ -1,8 +1,8 @@
 import GeofenceCore
 
 /// Subject state in gf_subjects, gf_stay_rows (read as the gf_stays view) and gf_last_notified: loaded and
-/// saved one subject at a time, the unit a distributed task would own.
-final class StateStore {
+/// saved one subject at a time, the unit a distributed task would own (the engine's `SubjectStateStore`).
+final class StateStore: SubjectStateStore {
     let db: Connection
     private let loadSubject, loadStays, loadNotified: Statement
     private let saveSubject, deleteStay, saveStreaks: Statement
@@ -10,10 +10,8 @@ final class StateStore {
 
     init(_ db: Connection) throws {
         self.db = db
-        loadSubject = try db.prepare("SELECT last_ts, last_lat, last_lon, last_accuracy_m, judged_fixes FROM gf_subjects WHERE subject_id = ?")
-        loadStays = try db.prepare("""
-            SELECT area_id, state, in_base, out_base, base_judged, entered_at, dwell_spent FROM gf_stay_rows WHERE subject_id = ?
-            """)
+        loadSubject = try db.prepare("SELECT \(SubjectColumn.list) FROM gf_subjects WHERE subject_id = ?")
+        loadStays = try db.prepare("SELECT \(StayColumn.list) FROM gf_stay_rows WHERE subject_id = ?")
         // Only the days a rule reads: those of conditions with a suppression
         // (behaviour §5). A subject notified by a thousand plain IN/OUT conditions
         // would otherwise read a thousand rows at every single check. Every
@@ -37,6 +35,9 @@ final class StateStore {
         suppresses = try db.prepare("SELECT renotify_suppress_days > 0 FROM gf_conditions WHERE condition_id = ?")
     }
 
+    private enum SubjectColumn: Int, NamedColumns { case last_ts, last_lat, last_lon, last_accuracy_m, judged_fixes }
+    private enum StayColumn: Int, NamedColumns { case area_id, state, in_base, out_base, base_judged, entered_at, dwell_spent }
+
     /// Whether a condition has a suppression (its notified day is then read by a rule).
     private let suppresses: Statement
     /// Its answers, by condition id. Asked only with `lastLoadTrusted`, whose
@@ -50,6 +51,11 @@ final class StateStore {
     private var saved: [String: SubjectState] = [:]
     private var lastLoadTrusted = false
     static let savedSubjects = 4_096
+
+    /// Whether `load` may reuse what this store saved last (`load(_:trustingLastSave:)`).
+    var trustsLastSave = false
+
+    func load(_ subject: String) throws -> SubjectState { try load(subject, trustingLastSave: trustsLastSave) }
 
     /// With `trustingLastSave`, a subject whose last fix in the database is
     /// the one this store saved last for it is not read again: one indexed
@@ -65,10 +71,11 @@ final class StateStore {
         // Reset at once: a statement left on its row holds a read lock (the statement is reused).
         defer { loadSubject.reset() }
         if try loadSubject.step() {
-            let ts = try Self.time(loadSubject.value(0), "gf_subjects.last_ts", of: subject)
-            s.lastFix = Fix(subjectId: subject, ts: ts, lat: loadSubject.value(1).double ?? 0,
-                            lon: loadSubject.value(2).double ?? 0, accuracy: loadSubject.value(3).double ?? 0)
-            s.judgedFixes = try Self.count(loadSubject.value(4), "gf_subjects.judged_fixes", of: subject)
+            let row = loadSubject
+            let ts = try Self.time(row.value(SubjectColumn.last_ts), "gf_subjects.last_ts", of: subject)
+            s.lastFix = Fix(subjectId: subject, ts: ts, lat: row.value(SubjectColumn.last_lat).double ?? 0,
+                            lon: row.value(SubjectColumn.last_lon).double ?? 0, accuracy: row.value(SubjectColumn.last_accuracy_m).double ?? 0)
+            s.judgedFixes = try Self.count(row.value(SubjectColumn.judged_fixes), "gf_subjects.judged_fixes", of: subject)
         }
         if trustingLastSave, let kept = saved[subject], kept.lastFix == s.lastFix, kept.judgedFixes == s.judgedFixes { return kept }
         try loadStays.bind([.text(subject)])
@@ -79,23 +86,25 @@ final class StateStore {
                                  + "edited by hand (`geofence reset DB --subject ID` clears them)")
             }
             var stored = StayState()
-            stored.phase = StayState.Phase(rawValue: loadStays.value(1).string ?? "") ?? .unknown
-            stored.inStreak = try Self.count(loadStays.value(2), "gf_stay_rows.in_base", of: subject)
-            stored.outStreak = try Self.count(loadStays.value(3), "gf_stay_rows.out_base", of: subject)
-            stored.enteredAt = loadStays.value(5).isNull ? nil : try Self.time(loadStays.value(5), "gf_stay_rows.entered_at", of: subject)
+            let row = loadStays
+            stored.phase = StayState.Phase(rawValue: row.value(StayColumn.state).string ?? "") ?? .unknown
+            stored.inStreak = try Self.count(row.value(StayColumn.in_base), "gf_stay_rows.in_base", of: subject)
+            stored.outStreak = try Self.count(row.value(StayColumn.out_base), "gf_stay_rows.out_base", of: subject)
+            let entered = row.value(StayColumn.entered_at)
+            stored.enteredAt = entered.isNull ? nil : try Self.time(entered, "gf_stay_rows.entered_at", of: subject)
             if let entered = stored.enteredAt, last < entered {
                 throw InputError("gf_stay_rows.entered_at of subject \(Echo.quoted(subject)) is \(entered.iso8601), after its last judged fix "
                                  + "(\(last.iso8601)): edited by hand (`geofence reset DB --subject ID` clears it)")
             }
-            stored.dwellSpent = (loadStays.value(6).string ?? "").split(separator: ",").compactMap { Int64($0) }
+            stored.dwellSpent = (row.value(StayColumn.dwell_spent).string ?? "").split(separator: ",").compactMap { Int64($0) }
             // The row holds the streaks as of its base_judged-th fix (the gf_stays view reads them the same way).
-            let base = try Self.count(loadStays.value(4), "gf_stay_rows.base_judged", of: subject)
+            let base = try Self.count(row.value(StayColumn.base_judged), "gf_stay_rows.base_judged", of: subject)
             // A stay's streaks are counted from a fix the subject has judged: a later one is no state this engine writes.
             guard base <= s.judgedFixes else {
                 throw InputError("gf_stay_rows.base_judged of subject \(Echo.quoted(subject)) is \(base), past the \(s.judgedFixes) fixes "
                                  + "gf_subjects says it has judged: the stay rows were edited by hand (`geofence reset DB --subject ID` clears them)")
             }
-            s.stays[loadStays.value(0).string ?? ""] = stored.continued(by: max(0, s.judgedFixes - base))
+            s.stays[row.value(StayColumn.area_id).string ?? ""] = stored.continued(by: max(0, s.judgedFixes - base))
         }
         try loadNotified.bind([.text(subject)])
         while try loadNotified.step() {

@@ -195,7 +195,7 @@ public final class NearestAreas {
     private func candidates(in b: BoundingBox) throws -> [(Int64, BoundingBox)] {
         if window == nil {
             window = try db.prepare("""
-                SELECT pkid, xmin, xmax, ymin, ymax FROM idx_gf_areas_geom WHERE xmax >= ?1 AND xmin <= ?2 AND ymax >= ?3 AND ymin <= ?4
+                SELECT pkid, \(RTreeBoxColumns.list()) FROM idx_gf_areas_geom WHERE xmax >= ?1 AND xmin <= ?2 AND ymax >= ?3 AND ymin <= ?4
                 """)
         }
         let s = window!
@@ -203,11 +203,12 @@ public final class NearestAreas {
         var out: [(Int64, BoundingBox)] = []
         while try s.step() {
             guard case .integer(let id) = s.value(0) else { continue }
-            out.append((id, BoundingBox(minLon: s.value(1).double ?? -180, minLat: s.value(3).double ?? -90,
-                                        maxLon: s.value(2).double ?? 180, maxLat: s.value(4).double ?? 90)))
+            out.append((id, s.rtreeBox(from: 1, missing: BoundingBox(minLon: -180, minLat: -90, maxLon: 180, maxLat: 90))))
         }
         return out
     }
+
+    private enum LoadColumn: Int, NamedColumns { case area_id, kind, center_lat, center_lon, radius_m, valid_from, valid_until, geom }
 
     private struct Loaded {
         var areaId: String
@@ -220,13 +221,15 @@ public final class NearestAreas {
         let s = try rowStatement()
         try s.bind([.integer(id)])
         defer { s.reset() }
-        guard try s.step(), let areaId = s.value(0).string else { return nil }
-        let from = try s.value(5).string.map(Timestamp.parse), until = try s.value(6).string.map(Timestamp.parse)
+        guard try s.step(), let areaId = s.value(LoadColumn.area_id).string else { return nil }
+        let from = try s.value(LoadColumn.valid_from).string.map(Timestamp.parse)
+        let until = try s.value(LoadColumn.valid_until).string.map(Timestamp.parse)
         if let t = time, (from.map { t < $0 } ?? false) || (until.map { t > $0 } ?? false) { return nil }
-        if s.value(1).string == "circle", let lat = s.value(2).double, let lon = s.value(3).double, let radius = s.value(4).double {
+        if s.value(LoadColumn.kind).string == "circle", let lat = s.value(LoadColumn.center_lat).double,
+           let lon = s.value(LoadColumn.center_lon).double, let radius = s.value(LoadColumn.radius_m).double {
             return Loaded(areaId: areaId, shape: .circle(Circle(center: LonLat(lon: lon, lat: lat), radiusM: radius)), validUntil: until)
         }
-        let polygons = try s.withBlob(7) { try SpatiaLiteBlob.decodeAreal($0).polygons }
+        let polygons = try s.withBlob(LoadColumn.geom.rawValue) { try SpatiaLiteBlob.decodeAreal($0).polygons }
         return Loaded(areaId: areaId, shape: .polygons(polygons), validUntil: until)
     }
 
@@ -249,7 +252,7 @@ public final class NearestAreas {
     private func rowStatement() throws -> Statement {
         if row == nil {
             row = try db.prepare("""
-                SELECT area_id, kind, center_lat, center_lon, radius_m, valid_from, valid_until, geom FROM gf_areas WHERE id = ?
+                SELECT \(LoadColumn.list) FROM gf_areas WHERE id = ?
                 """)
         }
         return row!

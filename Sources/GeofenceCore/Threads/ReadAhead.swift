@@ -12,14 +12,14 @@ import Glibc
 /// stops the thread and waits for it, so nothing reads the file after the
 /// caller has returned. With no thread to be had, `produce` runs on the
 /// caller's thread, one element at a time.
-final class ReadAhead<Element>: Sequence, IteratorProtocol {
+public final class ReadAhead<Element>: Sequence, IteratorProtocol {
     private let handoff = Handoff<[Element]>(capacity: 4)
     private var thread: pthread_t?
     private var inline: (() -> Element?)?
     private var batch: [Element] = []
     private var at = 0
 
-    init(batchSize: Int = 4096, _ produce: @escaping () -> Element?) {
+    public init(batchSize: Int = 4096, _ produce: @escaping () -> Element?) {
         let handoff = self.handoff
         thread = Parallel.spawn {
             defer { handoff.finish() }
@@ -42,7 +42,7 @@ final class ReadAhead<Element>: Sequence, IteratorProtocol {
         if let thread { Parallel.join(thread) }
     }
 
-    func next() -> Element? {
+    public func next() -> Element? {
         if let inline { return inline() }
         while at == batch.count {
             guard let b = handoff.take() else { return nil }

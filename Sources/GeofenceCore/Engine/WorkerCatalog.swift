@@ -1,12 +1,10 @@
-import GeofenceCore
-
 /// A judging thread's view of the shared catalog: areas it has seen are kept
 /// in its own cache, so threads meet at the shared (locked) catalog only for
 /// an area's first use. With the index in memory, candidates come as grid
 /// indices and the cache is an array by index: no string array and no
 /// dictionary lookup per candidate.
 final class WorkerCatalog: JudgeCatalog {
-    let shared: SQLCatalog
+    let shared: AreaSource
     /// Areas met by id (a stay's), kept alive by `held`.
     private var areas: [String: Unmanaged<JudgedArea>?] = [:]
 
@@ -19,14 +17,14 @@ final class WorkerCatalog: JudgeCatalog {
     private var held: [JudgedArea] = []
     private enum Seen { case unseen, gone, area(Unmanaged<JudgedArea>, lengthens: Bool) }
 
-    init(_ shared: SQLCatalog) { self.shared = shared }
+    init(_ shared: AreaSource) { self.shared = shared }
 
     func candidateAreas(at p: LonLat) throws -> [String] { try shared.candidateAreas(at: p) }
 
     func forget() { areas.removeAll(); byIndex = []; held = [] }
 
     /// Empties this cache and returns the areas it kept alive
-    /// (`Judgement.leaveAreasToExit`); `areas` and `byIndex` only point at them.
+    /// (`BatchEngine.leaveAreasToExit`); `areas` and `byIndex` only point at them.
     func takeAreas() -> Any {
         defer { areas = [:]; byIndex = []; held = [] }
         return held
@@ -35,7 +33,7 @@ final class WorkerCatalog: JudgeCatalog {
     /// The shared catalog's generation this cache was filled in.
     private var generation = 0
 
-    /// Prepared areas the shared catalog may hold (`Judgement.maxPreparedAreas`).
+    /// Prepared areas the shared catalog may hold (`BatchSettings.maxPreparedAreas`).
     var limit = Int.max
 
     /// Leave out candidates the grid's outside masks show the fix is outside

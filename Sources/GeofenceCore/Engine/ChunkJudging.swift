@@ -1,15 +1,13 @@
-import GeofenceCore
-
 /// A batch's judging threads (the rules they keep: Parallel.swift): the
 /// subjects of a chunk judged on every core while the calling thread writes
 /// each subject's result as soon as it is judged, and the chunk's plan
 /// worked out cell by cell on every core first.
-extension Judgement {
+extension BatchEngine {
     struct SubjectResult {
         var notifications: [Notification] = []
         var counters = JudgeCounters()
         var explanations: [Explanation] = []
-        /// The notifications as `notificationTap` encodes them (nil without a tap).
+        /// The notifications as the sink's `encode` made them (nil without one).
         var encoded: [UInt8]?
         var error: Error?
     }
@@ -28,11 +26,11 @@ extension Judgement {
                                  consume: (Int, SubjectResult, UnsafeMutableBufferPointer<SubjectState>) throws -> Void) throws {
         var results = [SubjectResult](repeating: SubjectResult(), count: subjects.count)
         let width = subjects.count > 1 ? min(Parallel.width, subjects.count) : 1
-        while workerCatalogs.count < width { workerCatalogs.append(WorkerCatalog(catalog)) }
-        for c in workerCatalogs { c.limit = maxPreparedAreas; c.skippingOutside = !explain }
-        let catalogs = workerCatalogs, explain = self.explain, filter = self.fixFilter, lock = catalog.lock
-        let encode = notificationTap?.encode
-        let planned = onDemand?.planned ?? catalog.plannedAreas
+        while workerCatalogs.count < width { workerCatalogs.append(WorkerCatalog(doors.areas)) }
+        for c in workerCatalogs { c.limit = settings.maxPreparedAreas; c.skippingOutside = !explain }
+        let catalogs = workerCatalogs, explain = self.explain, filter = self.fixFilter, lock = doors.areas.lock
+        let encode = doors.sink.encode
+        let planned = onDemand?.planned ?? doors.areas.plannedAreas
         let plan = planned.map { self.plan(fixes, $0, cellOrder: cellOrder) } ?? Plan(entries: [], spans: [])
         // Subject order, as they are written; but a subject that holds a
         // large share of the chunk first, or the chunk would end with one

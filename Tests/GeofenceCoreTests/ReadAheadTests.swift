@@ -1,5 +1,5 @@
 import XCTest
-@testable import GeofenceSQL
+@testable import GeofenceCore
 
 final class ReadAheadTests: XCTestCase {
     /// Everything the producer makes comes out, in order, across batches.

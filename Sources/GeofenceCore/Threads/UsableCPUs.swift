@@ -17,7 +17,7 @@ public enum UsableCPUs {
 
     /// The CPUs in the affinity mask, as the kernel lists them in
     /// /proc/self/status (`Cpus_allowed_list: 0-3,8`).
-    static var affinityCount: Int? {
+    public static var affinityCount: Int? {
         guard let status = readSmallFile("/proc/self/status") else { return nil }
         for line in status.split(separator: "\n") where line.hasPrefix("Cpus_allowed_list:") {
             var n = 0
@@ -33,7 +33,7 @@ public enum UsableCPUs {
     }
 
     /// The tightest CPU quota on the way from the process's cgroup to the root, in whole CPUs.
-    static var cgroupQuota: Int? {
+    public static var cgroupQuota: Int? {
         var best: Int?
         func take(_ quota: Int64, _ period: Int64) {
             guard quota > 0, period > 0 else { return }
@@ -65,7 +65,7 @@ public enum UsableCPUs {
     }
 
     /// A small text file (under 64 KiB), or nil if it cannot be read.
-    static func readSmallFile(_ path: String) -> String? {
+    public static func readSmallFile(_ path: String) -> String? {
         let fd = open(path, O_RDONLY | O_CLOEXEC)
         guard fd >= 0 else { return nil }
         defer { close(fd) }

@@ -6,7 +6,7 @@ import Glibc
 /// waiting, so a producer that runs ahead waits instead of filling memory.
 /// Either side may stop early: `cancel()` wakes and releases the producer,
 /// `finish()` tells the consumer nothing more comes.
-final class Handoff<Item>: @unchecked Sendable {
+public final class Handoff<Item>: @unchecked Sendable {
     private var items: [Item] = []
     private var head = 0
     private var finished = false, cancelled = false
@@ -14,7 +14,7 @@ final class Handoff<Item>: @unchecked Sendable {
     private let m = UnsafeMutablePointer<pthread_mutex_t>.allocate(capacity: 1)
     private let changed = UnsafeMutablePointer<pthread_cond_t>.allocate(capacity: 1)
 
-    init(capacity: Int) {
+    public init(capacity: Int) {
         self.capacity = capacity
         pthread_mutex_init(m, nil)
         pthread_cond_init(changed, nil)
@@ -25,7 +25,7 @@ final class Handoff<Item>: @unchecked Sendable {
     }
 
     /// Waits for room; false if the consumer has cancelled (stop producing).
-    func put(_ item: Item) -> Bool {
+    public func put(_ item: Item) -> Bool {
         pthread_mutex_lock(m)
         defer { pthread_mutex_unlock(m) }
         while items.count - head >= capacity && !cancelled { pthread_cond_wait(changed, m) }
@@ -36,7 +36,7 @@ final class Handoff<Item>: @unchecked Sendable {
     }
 
     /// Waits for the next item; nil once the producer has finished and all are taken.
-    func take() -> Item? {
+    public func take() -> Item? {
         pthread_mutex_lock(m)
         defer { pthread_mutex_unlock(m) }
         while head == items.count && !finished { pthread_cond_wait(changed, m) }
@@ -48,8 +48,8 @@ final class Handoff<Item>: @unchecked Sendable {
         return item
     }
 
-    func finish() { pthread_mutex_lock(m); finished = true; pthread_cond_broadcast(changed); pthread_mutex_unlock(m) }
+    public func finish() { pthread_mutex_lock(m); finished = true; pthread_cond_broadcast(changed); pthread_mutex_unlock(m) }
     /// For a producer that must run to the end before anyone takes (no thread to run it on).
-    func removeLimit() { pthread_mutex_lock(m); capacity = Int.max; pthread_mutex_unlock(m) }
-    func cancel() { pthread_mutex_lock(m); cancelled = true; pthread_cond_broadcast(changed); pthread_mutex_unlock(m) }
+    public func removeLimit() { pthread_mutex_lock(m); capacity = Int.max; pthread_mutex_unlock(m) }
+    public func cancel() { pthread_mutex_lock(m); cancelled = true; pthread_cond_broadcast(changed); pthread_mutex_unlock(m) }
 }

@@ -1,11 +1,10 @@
 import XCTest
-import GeofenceCore
-@testable import GeofenceSQL
+@testable import GeofenceCore
 
-/// `FixStaging.gather` moves fixes along the cycles of a permutation in
+/// `FixOrdering.gather` moves fixes along the cycles of a permutation in
 /// place: every kind of permutation must give what copying in order gives,
 /// with every id (long enough to live on the heap) intact exactly once.
-final class FixStagingTests: XCTestCase {
+final class FixOrderingTests: XCTestCase {
     func testGatherEqualsCopyingInOrder() {
         var seed: UInt64 = 7
         func next(_ n: Int) -> Int { seed = seed &* 6364136223846793005 &+ 1442695040888963407; return Int(seed >> 33) % n }
@@ -21,7 +20,7 @@ final class FixStagingTests: XCTestCase {
             for order in orders {
                 let original = fixes(n)
                 var moved = original
-                FixStaging.gather(&moved, order.map(Int32.init))
+                FixOrdering.gather(&moved, order.map(Int32.init))
                 XCTAssertEqual(moved, order.map { original[$0] }, "n = \(n)")
             }
         }

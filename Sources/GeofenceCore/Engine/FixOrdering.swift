@@ -1,12 +1,11 @@
-import GeofenceCore
-
 /// The valid fixes of a batch, handed back ordered by subject, time and input
 /// order: the order judgement needs (behaviour §4), whatever order they came in.
 ///
 /// Up to `inMemoryLimit` fixes are kept in memory (~52 bytes a fix) and
-/// ordered there; past that they spill to a temporary table and SQLite sorts
-/// them, so a batch never needs to fit in memory; in memory is the usual
-/// case because staging through SQLite is slow and all on one core.
+/// ordered there; past that they go to the doors' `FixSpill` (the SQL
+/// layer's: a temporary table that SQLite sorts), so a batch never needs to
+/// fit in memory; in memory is the usual case because a spill is slow and
+/// all on one core.
 ///
 /// In memory, fixes stay in one array in input order with their subject's
 /// number beside them, and are ordered once at the end by a counting sort
@@ -17,8 +16,8 @@ import GeofenceCore
 /// Subjects are told apart and ordered by their UTF-8 bytes, as SQLite's
 /// BINARY collation does, never by Swift's canonical equivalence: "é" and
 /// "e\u{301}" are two subjects, as they are two rows in `gf_stays`.
-final class FixStaging {
-    private let db: Connection
+final class FixOrdering {
+    private let spills: FixSpillOpener?
     private let inMemoryLimit: Int
     /// Every subject met, numbered in order of first appearance.
     private var subjects: [String] = []
@@ -26,31 +25,27 @@ final class FixStaging {
     /// The fixes held in memory, in input order, and their subjects' numbers.
     private var fixes: [Fix] = []
     private var subjectOf: [Int32] = []
-    private var spill: Statement?
+    private var spill: FixSpill?
 
-    /// Called before the first use of the connection (another thread may be
-    /// reading the catalog through it until then: `AreaPreparation`).
-    var beforeSQLite: (() -> Void)?
+    /// Waited for before a spill is opened (the areas being read through the
+    /// same connection until then: `AllAreasPreparation.waitUntilRead`).
+    var beforeSpill: AllAreasPreparation?
 
-    /// `expected`: how many fixes to make room for at once (at most the limit).
-    init(_ db: Connection, inMemoryLimit: Int, expected: Int = 0) {
-        self.db = db
-        self.inMemoryLimit = inMemoryLimit
+    /// `expected`: how many fixes to make room for at once (at most the
+    /// limit). Without `spills`, every batch is held in memory.
+    init(spills: FixSpillOpener?, inMemoryLimit: Int, expected: Int = 0) {
+        self.spills = spills
+        self.inMemoryLimit = spills == nil ? Int.max : inMemoryLimit
         let room = min(expected, inMemoryLimit + 1)
         fixes.reserveCapacity(room)
         subjectOf.reserveCapacity(room)
     }
 
-    deinit { if spill != nil { try? db.execute("DROP TABLE IF EXISTS temp.gf_batch") } }
-
     func add(_ f: Fix) throws {
-        if let spill {
-            try spill.run([.text(f.subjectId), .integer(f.ts.microseconds), .real(f.position.lat), .real(f.position.lon), .real(f.accuracy)])
-            return
-        }
+        if let spill { return try spill.add(f) }
         fixes.append(f)
         subjectOf.append(number(of: f.subjectId))
-        if fixes.count > inMemoryLimit { try spillToTable() }
+        if fixes.count > inMemoryLimit { try spillOut() }
     }
 
     /// The subject's number; a file that lists a subject's fixes together
@@ -68,21 +63,10 @@ final class FixStaging {
     /// Calls `body` with each fix in order; `newSubject` is true for the
     /// first fix of each subject.
     func forEachOrdered(_ body: (_ fix: Fix, _ newSubject: Bool) throws -> Void) throws {
-        guard spill != nil else {
-            let (order, runs) = inMemoryOrder()
-            for run in runs {
-                for k in run.fixes { try body(fixes[Int(order[k])], k == run.fixes.lowerBound) }
-            }
-            return
-        }
-        let ordered = try db.prepare("SELECT subject_id, ts_us, lat, lon, accuracy_m FROM temp.gf_batch ORDER BY subject_id, ts_us, seq")
-        var last: String?
-        while try ordered.step() {
-            let f = Fix(subjectId: ordered.value(0).string ?? "", ts: Timestamp(microseconds: ordered.value(1).int64 ?? 0),
-                        lat: ordered.value(2).double ?? 0, lon: ordered.value(3).double ?? 0, accuracy: ordered.value(4).double ?? 0)
-            let new = last.map { !$0.hasSameUTF8(as: f.subjectId) } ?? true
-            if new { last = f.subjectId }
-            try body(f, new)
+        if let spill { return try spill.forEachOrdered(body) }
+        let (order, runs) = inMemoryOrder()
+        for run in runs {
+            for k in run.fixes { try body(fixes[Int(order[k])], k == run.fixes.lowerBound) }
         }
     }
 
@@ -155,29 +139,25 @@ final class FixStaging {
         return (order, runs)
     }
 
-    /// Moves what is in memory to the table, in input order (the table's seq
-    /// keeps that order for equal times).
-    private func spillToTable() throws {
-        beforeSQLite?()
-        try db.execute("""
-            DROP TABLE IF EXISTS temp.gf_batch;
-            CREATE TEMP TABLE gf_batch (seq INTEGER PRIMARY KEY, subject_id TEXT, ts_us INTEGER, lat REAL, lon REAL, accuracy_m REAL);
-            """)
-        let insert = try db.prepare("INSERT INTO temp.gf_batch (subject_id, ts_us, lat, lon, accuracy_m) VALUES (?, ?, ?, ?, ?)")
-        spill = insert
+    /// Moves what is in memory to the spill, in input order (which the
+    /// spill keeps for equal times).
+    private func spillOut() throws {
+        guard let spills else { return }
+        beforeSpill?.waitUntilRead()
+        spill = try spills.openSpill()
         let held = fixes
         (fixes, subjectOf, subjects, numberOf) = ([], [], [], [:])
-        for f in held { try add(f) }
+        for f in held { try spill?.add(f) }
     }
 }
 
 /// A subject id compared, hashed and ordered by its UTF-8 bytes.
-struct SubjectKey: Hashable, Comparable {
-    let id: String
-    init(_ id: String) { self.id = id }
-    static func == (a: SubjectKey, b: SubjectKey) -> Bool { a.id.hasSameUTF8(as: b.id) }
-    static func < (a: SubjectKey, b: SubjectKey) -> Bool { a.id.utf8.lexicographicallyPrecedes(b.id.utf8) }
-    func hash(into h: inout Hasher) {
+public struct SubjectKey: Hashable, Comparable {
+    public let id: String
+    public init(_ id: String) { self.id = id }
+    public static func == (a: SubjectKey, b: SubjectKey) -> Bool { a.id.hasSameUTF8(as: b.id) }
+    public static func < (a: SubjectKey, b: SubjectKey) -> Bool { a.id.utf8.lexicographicallyPrecedes(b.id.utf8) }
+    public func hash(into h: inout Hasher) {
         if id.utf8.withContiguousStorageIfAvailable({ h.combine(bytes: UnsafeRawBufferPointer($0)) }) == nil {
             for byte in id.utf8 { h.combine(byte) }
         }

@@ -30,7 +30,7 @@ public enum Parallel {
     /// How many threads judgement, location and preparation use: `threads`
     /// when set (`geofence judge --threads`), else the CPUs this process may
     /// use (`UsableCPUs`), at most 8.
-    static var width: Int { threads.map { max(1, $0) } ?? usable }
+    public static var width: Int { threads.map { max(1, $0) } ?? usable }
     private static let usable = min(8, UsableCPUs.count)
 
     /// Set once by a command before its work starts; nil: `UsableCPUs`.
@@ -43,7 +43,7 @@ public enum Parallel {
 
     /// Runs `body(0)` … `body(n - 1)` on n threads (the caller's being one) and
     /// waits for all. A thread that cannot be made has its share run by the caller.
-    static func run(_ n: Int, _ body: @escaping (Int) -> Void) {
+    public static func run(_ n: Int, _ body: @escaping (Int) -> Void) {
         guard n > 1 else { if n == 1 { body(0) }; return }
         var threads: [pthread_t] = []
         for k in 1..<n {
@@ -57,7 +57,7 @@ public enum Parallel {
     /// each taking the next item as it finishes one, so a thread that drew
     /// cheap items is not left idle while another works through dear ones.
     /// Put the dearest items first: the last to finish is then a cheap one.
-    static func share(_ order: [Int], width: Int, _ body: @escaping (_ worker: Int, _ item: Int) -> Void) {
+    public static func share(_ order: [Int], width: Int, _ body: @escaping (_ worker: Int, _ item: Int) -> Void) {
         let lock = Lock()
         var next = 0
         run(min(width, order.count)) { w in
@@ -71,7 +71,7 @@ public enum Parallel {
 
     /// Starts `body` on a new thread, to be `join`ed; nil if no thread could
     /// be made, and the caller must then do the work itself.
-    static func spawn(_ body: @escaping () -> Void) -> pthread_t? {
+    public static func spawn(_ body: @escaping () -> Void) -> pthread_t? {
         let job = Unmanaged.passRetained(Job(body)).toOpaque()
         var t = pthread_t()
         let rc = pthread_create(&t, nil, { raw in
@@ -83,7 +83,7 @@ public enum Parallel {
         return t
     }
 
-    static func join(_ t: pthread_t) { pthread_join(t, nil) }
+    public static func join(_ t: pthread_t) { pthread_join(t, nil) }
 }
 
 extension Parallel {
@@ -96,7 +96,7 @@ extension Parallel {
     /// `consume` throws, the threads take no further item, are waited for,
     /// and the error is rethrown. With no thread to be had, the caller does
     /// all the work first, then consumes.
-    static func share(_ order: [Int], width: Int, consumingInOrder consume: (Int) throws -> Void,
+    public static func share(_ order: [Int], width: Int, consumingInOrder consume: (Int) throws -> Void,
                       _ body: @escaping (_ worker: Int, _ item: Int) -> Void) throws {
         let signal = Signal()
         let state = ShareState(count: order.count)
