@@ -24,12 +24,10 @@ extension BatchEngine {
     /// thread at a time.
     func judgeInParallel(_ fixes: [Fix], _ subjects: [Range<Int>], _ states: inout [SubjectState], cellOrder: [Int]? = nil,
                                  consume: (Int, SubjectResult, UnsafeMutableBufferPointer<SubjectState>) throws -> Void) throws {
-        var results = [SubjectResult](repeating: SubjectResult(), count: subjects.count)
         let width = subjects.count > 1 ? min(Parallel.width, subjects.count) : 1
         while workerCatalogs.count < width { workerCatalogs.append(WorkerCatalog(doors.areas)) }
         for c in workerCatalogs { c.limit = settings.maxPreparedAreas; c.skippingOutside = !explain }
-        let catalogs = workerCatalogs, explain = self.explain, filter = self.fixFilter, lock = doors.areas.lock
-        let encode = doors.sink.encode
+        let lock = doors.areas.lock
         let planned = onDemand?.planned ?? doors.areas.plannedAreas
         let plan = planned.map { self.plan(fixes, $0, cellOrder: cellOrder) } ?? Plan(entries: [], spans: [])
         // Subject order, as they are written; but a subject that holds a
@@ -40,40 +38,18 @@ extension BatchEngine {
         let order = heavy.sorted { subjects[$0].count > subjects[$1].count }
             + subjects.indices.filter { subjects[$0].count * 8 * width < total }
         var failure: Error?
+        // Only the buffers are taken here; the work is ChunkWork's.
         plan.withBuffers { shares, spans in
             fixes.withUnsafeBufferPointer { fixes in
-                states.withUnsafeMutableBufferPointer { st in
-                    results.withUnsafeMutableBufferPointer { out in
-                        let (stBox, out, fixes) = (UnsafeMutableBufferPointerBox(st), UnsafeMutableBufferPointerBox(out), UnsafeBufferPointerBox(fixes))
-                        do {
-                            try Parallel.share(order, width: width, consumingInOrder: { i in
-                                let r = out.buffer[i]
-                                out.buffer[i] = SubjectResult()  // its memory goes as soon as it is written
-                                try lock.with { try consume(i, r, stBox.buffer) }
-                            }) { w, i in
-                                var judge = SubjectJudge(catalog: catalogs[w], explain: explain, fixFilter: filter)
-                                var r = SubjectResult()
-                                do {
-                                    for k in subjects[i] {
-                                        if let planned {
-                                            let s = spans.buffer[k]
-                                            let entries = UnsafeBufferPointer(rebasing: shares[Int(s.share)].buffer[Int(s.start)..<Int(s.end)])
-                                            r.notifications += try judge.judge(fixes.buffer[k], &stBox.buffer[i], plan: SubjectJudge.PlannedFix(entries, planned))
-                                        } else {
-                                            r.notifications += try judge.judge(fixes.buffer[k], &stBox.buffer[i])
-                                        }
-                                    }
-                                } catch {
-                                    r.error = error
-                                }
-                                r.counters = judge.counters
-                                r.explanations = judge.explanations
-                                if let encode, r.error == nil { r.encoded = encode(r.notifications) }
-                                out.buffer[i] = r
-                            }
-                        } catch {
-                            failure = error
-                        }
+                states.withUnsafeMutableBufferPointer { states in
+                    let work = ChunkWork(engine: self, fixes: fixes, subjects: subjects, states: states,
+                                         plan: planned.map { ChunkWork.PlanBuffers(shares: shares, spans: spans, areas: $0) })
+                    do {
+                        try Parallel.share(order, width: width, consumingInOrder: { i in
+                            try lock.with { try consume(i, work.take(i), states) }
+                        }, work.judge)
+                    } catch {
+                        failure = error
                     }
                 }
             }
@@ -127,5 +103,74 @@ extension BatchEngine {
             }
         }
         return plan
+    }
+}
+
+/// One chunk on the judging threads: what every thread reads (the fixes,
+/// the plan) and what each writes apart (a subject's state and result, at
+/// the subject's index). `judge` is a judging thread's job for one subject;
+/// `take` hands a judged subject's result to the calling thread.
+final class ChunkWork: @unchecked Sendable {
+    struct PlanBuffers {
+        let shares: [UnsafeBufferPointerBox<UInt32>]
+        let spans: UnsafeBufferPointerBox<CandidatePlan.Span>
+        let areas: PlannedAreas
+    }
+
+    private let fixes: UnsafeBufferPointer<Fix>
+    private let subjects: [Range<Int>]
+    private let states: UnsafeMutableBufferPointer<SubjectState>
+    private let results: UnsafeMutableBufferPointer<BatchEngine.SubjectResult>
+    private let plan: PlanBuffers?
+    private let catalogs: [WorkerCatalog]
+    private let explain: Bool
+    private let filter: FixFilter?
+    private let encode: (@Sendable ([Notification]) -> [UInt8]?)?
+
+    init(engine: BatchEngine, fixes: UnsafeBufferPointer<Fix>, subjects: [Range<Int>],
+         states: UnsafeMutableBufferPointer<SubjectState>, plan: PlanBuffers?) {
+        self.fixes = fixes; self.subjects = subjects; self.states = states; self.plan = plan
+        results = .allocate(capacity: subjects.count)
+        results.initialize(repeating: BatchEngine.SubjectResult())
+        catalogs = engine.workerCatalogs
+        explain = engine.explain
+        filter = engine.fixFilter
+        encode = engine.doors.sink.encode
+    }
+
+    deinit { results.deinitialize().deallocate() }
+
+    /// Judges subject `i`'s fixes on judging thread `worker`, with that thread's catalog.
+    func judge(worker: Int, subject i: Int) {
+        var judge = SubjectJudge(catalog: catalogs[worker], explain: explain, fixFilter: filter)
+        var r = BatchEngine.SubjectResult()
+        // Read once per subject, not per fix: the plan's areas are shared by
+        // every thread, and a retain per fix would be a write to a cache line
+        // the other cores read.
+        let (fixes, states, plan) = (self.fixes, self.states, self.plan)
+        do {
+            for k in subjects[i] {
+                if let plan {
+                    let s = plan.spans.buffer[k]
+                    let entries = UnsafeBufferPointer(rebasing: plan.shares[Int(s.share)].buffer[Int(s.start)..<Int(s.end)])
+                    r.notifications += try judge.judge(fixes[k], &states[i], plan: SubjectJudge.PlannedFix(entries, plan.areas))
+                } else {
+                    r.notifications += try judge.judge(fixes[k], &states[i])
+                }
+            }
+        } catch {
+            r.error = error
+        }
+        r.counters = judge.counters
+        r.explanations = judge.explanations
+        if let encode, r.error == nil { r.encoded = encode(r.notifications) }
+        results[i] = r
+    }
+
+    /// Subject `i`'s result, once judged; its memory goes as soon as it is handed over.
+    func take(_ i: Int) -> BatchEngine.SubjectResult {
+        let r = results[i]
+        results[i] = BatchEngine.SubjectResult()
+        return r
     }
 }
