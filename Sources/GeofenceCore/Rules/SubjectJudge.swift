@@ -35,14 +35,22 @@ public struct SubjectJudge {
     }
 
     /// One fix on its way through the stages: the fix, its subject's state,
-    /// the notifications so far, and where the merge of candidates and stays
+    /// the notifications so far, where the merge of candidates and stays
     /// stands (stays before `next` are done; a stay is inserted or removed
-    /// only at `next`).
+    /// only at `next`), and the stay being counted.
+    ///
+    /// `stay` is apart from `state.stays` so that counting and notifying can
+    /// write the stay, the last-notified days and the notifications through
+    /// the one step: the stay at `next` is swapped out into it and back
+    /// (`count`), a move of its fields, never a copy of its DWELL list.
+    /// Between counts it is a new stay (`StayState()`), which is where a
+    /// stay the subject does not have yet starts.
     struct Step {
         let fix: Fix
         var state: SubjectState
         var out: [Notification] = []
         var next = 0
+        var stay = StayState()
     }
 
     /// Applies one fix to `state`; returns its notifications ordered by
@@ -197,36 +205,41 @@ public struct SubjectJudge {
 
     /// Counts a verdict in the stay at `step.next` (a new one if not
     /// `hasStay`), keeping the stay if it is not neutral, and moves past it.
-    /// The stay is counted in place: a subject inside a dozen areas updates
-    /// a dozen stays per fix, each without a copy out and back.
+    /// The stay is swapped into `step.stay`, counted there and swapped back:
+    /// a subject inside a dozen areas updates a dozen stays per fix, each
+    /// without a copy. A neutral stay is dropped, and `step.stay` is left a
+    /// new stay again.
     mutating func count(_ verdict: Verdict, _ area: Counted, hasStay: Bool, _ step: inout Step) {
-        if hasStay {
-            if countVerdict(verdict, area, &step.state.stays[at: step.next], step.fix, &step.state.lastNotifiedDay, &step.out) {
-                step.next += 1
-            } else {
-                step.state.stays.remove(at: step.next)
-            }
-            return
+        if hasStay { swap(&step.stay, &step.state.stays[at: step.next]) }
+        let keep = countVerdict(verdict, area, &step)
+        switch (hasStay, keep) {
+        case (true, true):
+            swap(&step.stay, &step.state.stays[at: step.next])
+            step.next += 1
+        case (true, false):
+            step.state.stays.remove(at: step.next)
+            step.stay = StayState()
+        case (false, true):
+            var made = StayState()
+            swap(&made, &step.stay)
+            step.state.stays.insert(area.id, made, at: step.next, orderKey: area.orderKey)
+            step.next += 1
+        case (false, false):
+            step.stay = StayState()
         }
-        var stay = StayState()
-        guard countVerdict(verdict, area, &stay, step.fix, &step.state.lastNotifiedDay, &step.out) else { return }
-        step.state.stays.insert(area.id, stay, at: step.next, orderKey: area.orderKey)
-        step.next += 1
     }
 
-    /// Counts a verdict in a stay, and notifies what it makes due; returns
-    /// whether the stay is to be kept (not neutral). Reads the area itself
-    /// only for its conditions or an explanation.
-    private mutating func countVerdict(_ verdict: Verdict, _ area: Counted, _ stay: inout StayState, _ fix: Fix,
-                                       _ lastNotifiedDay: inout [Int64: Int], _ out: inout [Notification]) -> Bool {
-        let transition = stay.apply(verdict, inConfirm: area.rules.inConfirm, outConfirm: area.rules.outConfirm, at: fix.ts)
-        if !area.rules.hasConditions && !explain {
-            if transition != nil { counters.transitions += 1 }
-            return !stay.isNeutral
+    /// Counts a verdict in `step.stay`, and notifies what it makes due;
+    /// returns whether the stay is to be kept (not neutral). Reads the area
+    /// itself only for its conditions or an explanation.
+    private mutating func countVerdict(_ verdict: Verdict, _ area: Counted, _ step: inout Step) -> Bool {
+        let transition = step.stay.apply(verdict, inConfirm: area.rules.inConfirm, outConfirm: area.rules.outConfirm, at: step.fix.ts)
+        if area.rules.hasConditions || explain {
+            area.lookup.area._withUnsafeGuaranteedRef { notify(verdict, transition, $0, id: area.id, &step) }
+        } else if transition != nil {
+            counters.transitions += 1
         }
-        return area.lookup.area._withUnsafeGuaranteedRef {
-            notify(fix, area.id, $0, verdict, transition, &stay, &lastNotifiedDay, &out)
-        }
+        return !step.stay.isNeutral
     }
 
     // MARK: Invalid fixes and explanations
