@@ -27,11 +27,7 @@ extension SubjectJudge {
         let verdict: Verdict
         switch code {
         case .outsideValidity:
-            if hasStay {
-                if explain { note(step.fix, areas.grid.ids[i], nil, "ignored", "outside the area's validity period") }
-                step.next += 1
-            }
-            return
+            return passOutsideValidity(hasStay: hasStay, id: areas.grid.ids[i], &step)
         case .insideLengthens:
             if lengthensInsideStreak(hasStay: hasStay, &step) { return }
             verdict = .inside
@@ -39,8 +35,7 @@ extension SubjectJudge {
         case .outside: verdict = .outside
         case .undecided: verdict = .undecided
         }
-        // Without a stay only an inside verdict counts; an undecided one is explained.
-        if !hasStay && verdict != .inside && !(explain && verdict == .undecided) { return }
+        guard counts(verdict, hasStay: hasStay) else { return }
         let rules = areas.rules(i, areas.counts[i])
         // The id is read only where it is used: a new stay's key, a notification or a reason.
         let id = !hasStay || rules.hasConditions || explain ? areas.grid.ids[i] : ""

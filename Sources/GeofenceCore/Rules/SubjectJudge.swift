@@ -157,6 +157,29 @@ public struct SubjectJudge {
         return true
     }
 
+    /// Which verdicts go on to be counted: every one in a stay the subject
+    /// has; without a stay only an inside one. Counting an outside verdict
+    /// from UNKNOWN leaves a neutral stay, which is not kept (behaviour §4),
+    /// and no condition can fire; an undecided one changes nothing, and is
+    /// counted only to be explained. Most candidates are without a stay and
+    /// not inside, so this is asked before anything else of the area is read.
+    @inline(__always)
+    func counts(_ verdict: Verdict, hasStay: Bool) -> Bool {
+        hasStay || verdict == .inside || (verdict == .undecided && explain)
+    }
+
+    /// A candidate outside its area's validity period (behaviour §4): the
+    /// fix is not judged against the area, so the subject's stay there, if
+    /// any, is left as it is (explained as ignored) and the merge moves past
+    /// it. `id` is read only for the explanation: a plan's ids are by area,
+    /// far apart in memory.
+    @inline(__always)
+    mutating func passOutsideValidity(hasStay: Bool, id: @autoclosure () -> String, _ step: inout Step) {
+        guard hasStay else { return }
+        if explain { note(step.fix, id(), nil, "ignored", "outside the area's validity period") }
+        step.next += 1
+    }
+
     /// One candidate area met through the catalog: its verdict, then the
     /// stay's count. `hasStay`: the stay at `step.next` is this area's (the
     /// merge knows, so the many candidates without a stay cost no search).
@@ -176,17 +199,8 @@ public struct SubjectJudge {
             area.isValid(at: fix.ts) ? area.rule.verdict(area.shape, at: fix.position, accuracy: fix.accuracy, knownInside: hint.inside,
                                                         knownOutside: hint.outside) : nil
         }
-        guard let verdict = judged else {
-            if hasStay {
-                note(fix, id, nil, "ignored", "outside the area's validity period")
-                step.next += 1
-            }
-            return
-        }
-        // Most candidates: no stay and not inside. Counting that verdict from
-        // UNKNOWN leaves a neutral stay, which is not kept (behaviour §4), and no
-        // condition can fire; only an undecided one may need explaining.
-        if !hasStay && (verdict == .outside || (verdict == .undecided && !explain)) { return }
+        guard let verdict = judged else { return passOutsideValidity(hasStay: hasStay, id: id, &step) }
+        guard counts(verdict, hasStay: hasStay) else { return }
         let area = Counted(id: id, lookup: .lent(lent), rules: lent._withUnsafeGuaranteedRef { CountingRules($0) })
         count(verdict, area, hasStay: hasStay, &step)
     }
