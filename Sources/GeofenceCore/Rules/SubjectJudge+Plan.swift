@@ -9,21 +9,28 @@
 /// `.order`: `StayMap.orderKey(at:)`, `CandidateGrid.orderKey`), integers,
 /// where the catalog's merge compares area_id strings.
 extension SubjectJudge {
-    mutating func judgePlanned(_ plan: PlannedFix, _ step: inout Step) throws {
+    /// The whole of a fix's plan: its candidates, in the plan's order (the
+    /// areas' order), merged with the subject's stays, each judged by
+    /// `judgePlannedCandidate`, and the stays between and after them judged
+    /// as left (`finishStays`). What `judge` does through the catalog.
+    mutating func judgePlan(_ plan: PlannedFix, _ step: inout Step) throws {
         let areas = plan.areas
         step.state.stays.fillOrderKeys { areas.grid.orderKey(of: $0) }
         for e in plan.entries {
             let (i, code) = CandidatePlan.decode(e)
             let hasStay = try finishStays(before: .order(2 * i + 1), planned: areas, &step)
-            judgePlanned(i, code, areas, hasStay: hasStay, &step)
+            judgePlannedCandidate(i, code, areas, hasStay: hasStay, &step)
         }
         _ = try finishStays(before: nil, planned: areas, &step)
     }
 
-    /// One planned candidate (grid index `i`). Its counts are read only
-    /// past the commonest case, an INSIDE stay only lengthened: they are by
-    /// area, far apart in memory.
-    private mutating func judgePlanned(_ i: Int, _ code: CandidatePlan.Code, _ areas: PlannedAreas, hasStay: Bool, _ step: inout Step) {
+    /// One candidate of a plan (grid index `i`, its verdict `code` worked
+    /// out ahead): what `judgeCandidate` does for a candidate met through
+    /// the catalog, with the same rules (`passOutsideValidity`, `counts`).
+    /// Its counts are read only past the commonest case, an INSIDE stay
+    /// only lengthened: they are by area, far apart in memory.
+    private mutating func judgePlannedCandidate(_ i: Int, _ code: CandidatePlan.Code, _ areas: PlannedAreas, hasStay: Bool,
+                                                _ step: inout Step) {
         let verdict: Verdict
         switch code {
         case .outsideValidity:

@@ -9,10 +9,15 @@
 ///
 /// | stage | type (its contract) | here |
 /// |---|---|---|
-/// | 1. candidates: the areas the fix may be inside, merged in area order with the subject's stays, so an exit is seen even far from the area | `JudgeCatalog` (`forEachCandidate`), or a `CandidatePlan` worked out ahead | `finishStays` (the merge, once for both kinds of key), `judgeCandidate`, `judgePlanned` |
-/// | 2. verdict: inside, outside or undecided, with the area's accuracy limits, confidence and validity | `VerdictRule`; `AreaTraits` says which short-circuit is safe | `lengthensInsideStreak` (a fix inside an INSIDE stay of an area whose inside fixes only lengthen it) |
-/// | 3. stay update: the verdict counted in the (subject, area) stay, confirming an ENTER or EXIT after its confirm count | `StayState.apply` | `count` |
-/// | 4. notify: the conditions the transition (or the stay's length) makes due, each unless a filter blocks it | `ConditionFilter.check` | `notify` (SubjectJudge+Conditions.swift) |
+/// | 1. candidates: the areas the fix may be inside, merged in area order with the subject's stays, so an exit is seen even far from the area | `JudgeCatalog` (`forEachCandidate`), or a `CandidatePlan` worked out ahead | `finishStays` (the merge, once for both kinds of key); one candidate: `judgeCandidate`, or `judgePlannedCandidate` within `judgePlan` (SubjectJudge+Plan.swift) |
+/// | 2. verdict: inside, outside or undecided, with the area's accuracy limits, confidence and validity | `VerdictRule`; `AreaTraits` says which short-circuit is safe | `lengthensInsideStreak` (a fix inside an INSIDE stay of an area whose inside fixes only lengthen it), `passOutsideValidity`, `counts` (which verdicts reach stage 3) |
+/// | 3. stay update: the verdict counted in the (subject, area) stay, confirming an ENTER or EXIT after its confirm count | `StayState.apply` | `count`, `countVerdict` (on `Step.stay`) |
+/// | 4. notify: the conditions the transition (or the stay's length) makes due, each unless a filter blocks it | `ConditionFilter.check` | `notify`, `notifyDue` (SubjectJudge+Conditions.swift) |
+///
+/// Every stage takes the `Step`, the fix's whole way so far, and only what
+/// is its own besides (the candidate, its verdict, its area): what a stage
+/// reads or writes of the fix, the subject's state or the notifications is
+/// in the step.
 public struct SubjectJudge {
     public let catalog: JudgeCatalog
     public let explain: Bool
@@ -65,7 +70,7 @@ public struct SubjectJudge {
         swap(&step.state, &state)
         defer { swap(&step.state, &state) }
         if let plan {
-            try judgePlanned(plan, &step)
+            try judgePlan(plan, &step)
         } else {
             try catalog.forEachCandidate(at: fix.position) { id, area, hint in
                 let hasStay = try finishStays(before: .areaId(id), &step)
