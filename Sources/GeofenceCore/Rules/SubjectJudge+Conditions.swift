@@ -2,13 +2,15 @@
 /// a stay's length, makes due, each notifying unless a filter blocks it;
 /// and the reasons `--explain` gives for a verdict that did not count.
 extension SubjectJudge {
-    /// `countVerdict`'s part that reads the area: explanations and conditions.
-    mutating func notify(_ fix: Fix, _ id: String, _ area: JudgedArea, _ verdict: Verdict, _ transition: StayState.Transition?,
-                         _ stay: inout StayState, _ lastNotifiedDay: inout [Int64: Int], _ out: inout [Notification]) -> Bool {
-        if explain { explainVerdict(fix, area, verdict, stay, transition) }
+    /// `countVerdict`'s part that reads the area (`id`, lent by the caller):
+    /// the reason for a verdict that did not confirm a transition (when
+    /// explaining), and the conditions that `transition` of `step.stay`, or
+    /// the stay's length, makes due. Counts the transition.
+    mutating func notify(_ verdict: Verdict, _ transition: StayState.Transition?, _ area: JudgedArea, id: String, _ step: inout Step) {
+        if explain { explainVerdict(verdict, transition, area, step) }
         if area.conditions.isEmpty {
             if transition != nil { counters.transitions += 1 }
-            return !stay.isNeutral
+            return
         }
         // Due conditions by their index in the area's list, not copied (a
         // condition's strings would be retained) until one notifies.
@@ -19,45 +21,50 @@ extension SubjectJudge {
             for k in transition == .enter ? area.inConditions : area.outConditions { due.append((k, timing)) }
         }
         // DWELL after the fix's own transition: at T = 0 it fires with the ENTER.
-        if !area.dwellConditions.isEmpty, stay.phase == .inside, let entered = stay.enteredAt {
-            for d in area.dwellConditions where !stay.dwellSpent.contains(d.conditionId) {
-                if let dwell = d.micros, fix.ts.microseconds - entered.microseconds >= dwell {
-                    stay.dwellSpent.append(d.conditionId)
+        if !area.dwellConditions.isEmpty, step.stay.phase == .inside, let entered = step.stay.enteredAt {
+            for d in area.dwellConditions where !step.stay.dwellSpent.contains(d.conditionId) {
+                if let dwell = d.micros, step.fix.ts.microseconds - entered.microseconds >= dwell {
+                    step.stay.dwellSpent.append(d.conditionId)
                     due.append((d.index, .DWELL))
                 }
             }
         }
-        if !due.isEmpty { notifyDue(fix, id, area.conditions, due, &lastNotifiedDay, &out) }
-        return !stay.isNeutral
+        if !due.isEmpty { notifyDue(due, of: area.conditions, id: id, &step) }
     }
 
-    /// The due conditions of one area, by condition_id: each notifies unless a filter blocks it.
-    private mutating func notifyDue(_ fix: Fix, _ id: String, _ conditions: [(ConditionDefinition, TimeZone)],
-                                    _ due: [(index: Int, timing: ConditionDefinition.Timing)],
-                                    _ lastNotifiedDay: inout [Int64: Int], _ out: inout [Notification]) {
+    /// The due conditions of one area (`due` indexes `conditions`, the
+    /// area's list), by condition_id: each notifies unless a filter blocks
+    /// it, against the subject's last-notified day for that condition.
+    private mutating func notifyDue(_ due: [(index: Int, timing: ConditionDefinition.Timing)],
+                                    of conditions: [(ConditionDefinition, TimeZone)], id: String, _ step: inout Step) {
         let ordered = due.count < 2 ? due : due.sorted { conditions[$0.index].0.conditionId < conditions[$1.index].0.conditionId }
         // One local time per zone: an area's conditions mostly share its zone.
         var zone: TimeZone?
         var local = LocalTime?.none
         for (k, timing) in ordered {
             let tz = conditions[k].1
-            if zone !== tz || local == nil { zone = tz; local = tz.local(fix.ts) }
+            if zone !== tz || local == nil { zone = tz; local = tz.local(step.fix.ts) }
             guard let local else { continue }
             let c = conditions[k].0
-            switch ConditionFilter.check(c, local: local, lastNotifiedDay: lastNotifiedDay[c.conditionId]) {
+            switch ConditionFilter.check(c, local: local, lastNotifiedDay: step.state.lastNotifiedDay[c.conditionId]) {
             case .pass:
-                lastNotifiedDay[c.conditionId] = local.day
+                step.state.lastNotifiedDay[c.conditionId] = local.day
                 counters.notifications += 1
-                out.append(Notification(subjectId: fix.subjectId, ts: fix.ts, areaId: id, conditionId: c.conditionId,
-                                        transition: timing, lat: fix.position.lat, lon: fix.position.lon, accuracy: fix.accuracy))
+                step.out.append(Notification(subjectId: step.fix.subjectId, ts: step.fix.ts, areaId: id, conditionId: c.conditionId, transition: timing,
+                                             lat: step.fix.position.lat, lon: step.fix.position.lon, accuracy: step.fix.accuracy))
             case .blocked(let why):
                 counters.filtered += 1
-                note(fix, id, c.conditionId, "not notified", "\(timing.rawValue): \(why)")
+                note(step.fix, id, c.conditionId, "not notified", "\(timing.rawValue): \(why)")
             }
         }
     }
 
-    private mutating func explainVerdict(_ fix: Fix, _ area: JudgedArea, _ v: Verdict, _ stay: StayState, _ t: StayState.Transition?) {
+    /// Why a verdict counted in `step.stay` did not (yet) change the stay's
+    /// phase: an undecided verdict (accuracy above the area's limit, or an
+    /// error circle across the boundary), or a streak still short of its
+    /// confirm count.
+    private mutating func explainVerdict(_ v: Verdict, _ t: StayState.Transition?, _ area: JudgedArea, _ step: Step) {
+        let fix = step.fix, stay = step.stay
         let id = area.definition.areaId
         switch v {
         case .undecided:

@@ -9,29 +9,32 @@
 /// `.order`: `StayMap.orderKey(at:)`, `CandidateGrid.orderKey`), integers,
 /// where the catalog's merge compares area_id strings.
 extension SubjectJudge {
-    mutating func judgePlanned(_ plan: PlannedFix, _ step: inout Step) throws {
+    /// The whole of a fix's plan: its candidates, in the plan's order (the
+    /// areas' order), merged with the subject's stays, each judged by
+    /// `judgePlannedCandidate`, and the stays between and after them judged
+    /// as left (`finishStays`). What `judge` does through the catalog.
+    mutating func judgePlan(_ plan: PlannedFix, _ step: inout Step) throws {
         let areas = plan.areas
         step.state.stays.fillOrderKeys { areas.grid.orderKey(of: $0) }
         for e in plan.entries {
             let (i, code) = CandidatePlan.decode(e)
             let hasStay = try finishStays(before: .order(2 * i + 1), planned: areas, &step)
-            judgePlanned(i, code, areas, hasStay: hasStay, &step)
+            judgePlannedCandidate(i, code, areas, hasStay: hasStay, &step)
         }
         _ = try finishStays(before: nil, planned: areas, &step)
     }
 
-    /// One planned candidate (grid index `i`). Its counts are read only
-    /// past the commonest case, an INSIDE stay only lengthened: they are by
-    /// area, far apart in memory.
-    private mutating func judgePlanned(_ i: Int, _ code: CandidatePlan.Code, _ areas: PlannedAreas, hasStay: Bool, _ step: inout Step) {
+    /// One candidate of a plan (grid index `i`, its verdict `code` worked
+    /// out ahead): what `judgeCandidate` does for a candidate met through
+    /// the catalog, with the same rules (`passOutsideValidity`, `counts`).
+    /// Its counts are read only past the commonest case, an INSIDE stay
+    /// only lengthened: they are by area, far apart in memory.
+    private mutating func judgePlannedCandidate(_ i: Int, _ code: CandidatePlan.Code, _ areas: PlannedAreas, hasStay: Bool,
+                                                _ step: inout Step) {
         let verdict: Verdict
         switch code {
         case .outsideValidity:
-            if hasStay {
-                if explain { note(step.fix, areas.grid.ids[i], nil, "ignored", "outside the area's validity period") }
-                step.next += 1
-            }
-            return
+            return passOutsideValidity(hasStay: hasStay, id: areas.grid.ids[i], &step)
         case .insideLengthens:
             if lengthensInsideStreak(hasStay: hasStay, &step) { return }
             verdict = .inside
@@ -39,8 +42,7 @@ extension SubjectJudge {
         case .outside: verdict = .outside
         case .undecided: verdict = .undecided
         }
-        // Without a stay only an inside verdict counts; an undecided one is explained.
-        if !hasStay && verdict != .inside && !(explain && verdict == .undecided) { return }
+        guard counts(verdict, hasStay: hasStay) else { return }
         let rules = areas.rules(i, areas.counts[i])
         // The id is read only where it is used: a new stay's key, a notification or a reason.
         let id = !hasStay || rules.hasConditions || explain ? areas.grid.ids[i] : ""

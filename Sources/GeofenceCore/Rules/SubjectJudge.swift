@@ -9,10 +9,15 @@
 ///
 /// | stage | type (its contract) | here |
 /// |---|---|---|
-/// | 1. candidates: the areas the fix may be inside, merged in area order with the subject's stays, so an exit is seen even far from the area | `JudgeCatalog` (`forEachCandidate`), or a `CandidatePlan` worked out ahead | `finishStays` (the merge, once for both kinds of key), `judgeCandidate`, `judgePlanned` |
-/// | 2. verdict: inside, outside or undecided, with the area's accuracy limits, confidence and validity | `VerdictRule`; `AreaTraits` says which short-circuit is safe | `lengthensInsideStreak` (a fix inside an INSIDE stay of an area whose inside fixes only lengthen it) |
-/// | 3. stay update: the verdict counted in the (subject, area) stay, confirming an ENTER or EXIT after its confirm count | `StayState.apply` | `count` |
-/// | 4. notify: the conditions the transition (or the stay's length) makes due, each unless a filter blocks it | `ConditionFilter.check` | `notify` (SubjectJudge+Conditions.swift) |
+/// | 1. candidates: the areas the fix may be inside, merged in area order with the subject's stays, so an exit is seen even far from the area | `JudgeCatalog` (`forEachCandidate`), or a `CandidatePlan` worked out ahead | `finishStays` (the merge, once for both kinds of key); one candidate: `judgeCandidate`, or `judgePlannedCandidate` within `judgePlan` (SubjectJudge+Plan.swift) |
+/// | 2. verdict: inside, outside or undecided, with the area's accuracy limits, confidence and validity | `VerdictRule`; `AreaTraits` says which short-circuit is safe | `lengthensInsideStreak` (a fix inside an INSIDE stay of an area whose inside fixes only lengthen it), `passOutsideValidity`, `counts` (which verdicts reach stage 3) |
+/// | 3. stay update: the verdict counted in the (subject, area) stay, confirming an ENTER or EXIT after its confirm count | `StayState.apply` | `count`, `countVerdict` (on `Step.stay`) |
+/// | 4. notify: the conditions the transition (or the stay's length) makes due, each unless a filter blocks it | `ConditionFilter.check` | `notify`, `notifyDue` (SubjectJudge+Conditions.swift) |
+///
+/// Every stage takes the `Step`, the fix's whole way so far, and only what
+/// is its own besides (the candidate, its verdict, its area): what a stage
+/// reads or writes of the fix, the subject's state or the notifications is
+/// in the step.
 public struct SubjectJudge {
     public let catalog: JudgeCatalog
     public let explain: Bool
@@ -35,14 +40,22 @@ public struct SubjectJudge {
     }
 
     /// One fix on its way through the stages: the fix, its subject's state,
-    /// the notifications so far, and where the merge of candidates and stays
+    /// the notifications so far, where the merge of candidates and stays
     /// stands (stays before `next` are done; a stay is inserted or removed
-    /// only at `next`).
+    /// only at `next`), and the stay being counted.
+    ///
+    /// `stay` is apart from `state.stays` so that counting and notifying can
+    /// write the stay, the last-notified days and the notifications through
+    /// the one step: the stay at `next` is swapped out into it and back
+    /// (`count`), a move of its fields, never a copy of its DWELL list.
+    /// Between counts it is a new stay (`StayState()`), which is where a
+    /// stay the subject does not have yet starts.
     struct Step {
         let fix: Fix
         var state: SubjectState
         var out: [Notification] = []
         var next = 0
+        var stay = StayState()
     }
 
     /// Applies one fix to `state`; returns its notifications ordered by
@@ -57,7 +70,7 @@ public struct SubjectJudge {
         swap(&step.state, &state)
         defer { swap(&step.state, &state) }
         if let plan {
-            try judgePlanned(plan, &step)
+            try judgePlan(plan, &step)
         } else {
             try catalog.forEachCandidate(at: fix.position) { id, area, hint in
                 let hasStay = try finishStays(before: .areaId(id), &step)
@@ -149,6 +162,29 @@ public struct SubjectJudge {
         return true
     }
 
+    /// Which verdicts go on to be counted: every one in a stay the subject
+    /// has; without a stay only an inside one. Counting an outside verdict
+    /// from UNKNOWN leaves a neutral stay, which is not kept (behaviour §4),
+    /// and no condition can fire; an undecided one changes nothing, and is
+    /// counted only to be explained. Most candidates are without a stay and
+    /// not inside, so this is asked before anything else of the area is read.
+    @inline(__always)
+    func counts(_ verdict: Verdict, hasStay: Bool) -> Bool {
+        hasStay || verdict == .inside || (verdict == .undecided && explain)
+    }
+
+    /// A candidate outside its area's validity period (behaviour §4): the
+    /// fix is not judged against the area, so the subject's stay there, if
+    /// any, is left as it is (explained as ignored) and the merge moves past
+    /// it. `id` is read only for the explanation: a plan's ids are by area,
+    /// far apart in memory.
+    @inline(__always)
+    mutating func passOutsideValidity(hasStay: Bool, id: @autoclosure () -> String, _ step: inout Step) {
+        guard hasStay else { return }
+        if explain { note(step.fix, id(), nil, "ignored", "outside the area's validity period") }
+        step.next += 1
+    }
+
     /// One candidate area met through the catalog: its verdict, then the
     /// stay's count. `hasStay`: the stay at `step.next` is this area's (the
     /// merge knows, so the many candidates without a stay cost no search).
@@ -168,17 +204,8 @@ public struct SubjectJudge {
             area.isValid(at: fix.ts) ? area.rule.verdict(area.shape, at: fix.position, accuracy: fix.accuracy, knownInside: hint.inside,
                                                         knownOutside: hint.outside) : nil
         }
-        guard let verdict = judged else {
-            if hasStay {
-                note(fix, id, nil, "ignored", "outside the area's validity period")
-                step.next += 1
-            }
-            return
-        }
-        // Most candidates: no stay and not inside. Counting that verdict from
-        // UNKNOWN leaves a neutral stay, which is not kept (behaviour §4), and no
-        // condition can fire; only an undecided one may need explaining.
-        if !hasStay && (verdict == .outside || (verdict == .undecided && !explain)) { return }
+        guard let verdict = judged else { return passOutsideValidity(hasStay: hasStay, id: id, &step) }
+        guard counts(verdict, hasStay: hasStay) else { return }
         let area = Counted(id: id, lookup: .lent(lent), rules: lent._withUnsafeGuaranteedRef { CountingRules($0) })
         count(verdict, area, hasStay: hasStay, &step)
     }
@@ -197,36 +224,41 @@ public struct SubjectJudge {
 
     /// Counts a verdict in the stay at `step.next` (a new one if not
     /// `hasStay`), keeping the stay if it is not neutral, and moves past it.
-    /// The stay is counted in place: a subject inside a dozen areas updates
-    /// a dozen stays per fix, each without a copy out and back.
+    /// The stay is swapped into `step.stay`, counted there and swapped back:
+    /// a subject inside a dozen areas updates a dozen stays per fix, each
+    /// without a copy. A neutral stay is dropped, and `step.stay` is left a
+    /// new stay again.
     mutating func count(_ verdict: Verdict, _ area: Counted, hasStay: Bool, _ step: inout Step) {
-        if hasStay {
-            if countVerdict(verdict, area, &step.state.stays[at: step.next], step.fix, &step.state.lastNotifiedDay, &step.out) {
-                step.next += 1
-            } else {
-                step.state.stays.remove(at: step.next)
-            }
-            return
+        if hasStay { swap(&step.stay, &step.state.stays[at: step.next]) }
+        let keep = countVerdict(verdict, area, &step)
+        switch (hasStay, keep) {
+        case (true, true):
+            swap(&step.stay, &step.state.stays[at: step.next])
+            step.next += 1
+        case (true, false):
+            step.state.stays.remove(at: step.next)
+            step.stay = StayState()
+        case (false, true):
+            var made = StayState()
+            swap(&made, &step.stay)
+            step.state.stays.insert(area.id, made, at: step.next, orderKey: area.orderKey)
+            step.next += 1
+        case (false, false):
+            step.stay = StayState()
         }
-        var stay = StayState()
-        guard countVerdict(verdict, area, &stay, step.fix, &step.state.lastNotifiedDay, &step.out) else { return }
-        step.state.stays.insert(area.id, stay, at: step.next, orderKey: area.orderKey)
-        step.next += 1
     }
 
-    /// Counts a verdict in a stay, and notifies what it makes due; returns
-    /// whether the stay is to be kept (not neutral). Reads the area itself
-    /// only for its conditions or an explanation.
-    private mutating func countVerdict(_ verdict: Verdict, _ area: Counted, _ stay: inout StayState, _ fix: Fix,
-                                       _ lastNotifiedDay: inout [Int64: Int], _ out: inout [Notification]) -> Bool {
-        let transition = stay.apply(verdict, inConfirm: area.rules.inConfirm, outConfirm: area.rules.outConfirm, at: fix.ts)
-        if !area.rules.hasConditions && !explain {
-            if transition != nil { counters.transitions += 1 }
-            return !stay.isNeutral
+    /// Counts a verdict in `step.stay`, and notifies what it makes due;
+    /// returns whether the stay is to be kept (not neutral). Reads the area
+    /// itself only for its conditions or an explanation.
+    private mutating func countVerdict(_ verdict: Verdict, _ area: Counted, _ step: inout Step) -> Bool {
+        let transition = step.stay.apply(verdict, inConfirm: area.rules.inConfirm, outConfirm: area.rules.outConfirm, at: step.fix.ts)
+        if area.rules.hasConditions || explain {
+            area.lookup.area._withUnsafeGuaranteedRef { notify(verdict, transition, $0, id: area.id, &step) }
+        } else if transition != nil {
+            counters.transitions += 1
         }
-        return area.lookup.area._withUnsafeGuaranteedRef {
-            notify(fix, area.id, $0, verdict, transition, &stay, &lastNotifiedDay, &out)
-        }
+        return !step.stay.isNeutral
     }
 
     // MARK: Invalid fixes and explanations
