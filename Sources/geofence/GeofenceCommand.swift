@@ -8,7 +8,7 @@ struct GeofenceCommand: ParsableCommand {
         commandName: "geofence",
         abstract: "A geofencing engine inside SQLite: fence catalogs, accuracy-aware containment, judgement.",
         discussion: """
-            Every command takes the database file first. The SQL functions are in docs/sql.md.
+            Every command takes the database file first (after the subcommand of a group: `geofence areas list DB`). The SQL functions are in docs/sql.md.
 
             Exit status: 0 done; 1 bad input (a file, record or option value: the message names it; \
             nothing was changed); 2 a database problem (missing, not a SQLite database, not a catalog, \

@@ -15,18 +15,19 @@
 /// | `RunSink` | where notifications and explanations go, in canonical order | as each subject is judged |
 /// | `FixSpill` | ordering a batch too large for memory | only past `BatchSettings.inMemoryFixes` |
 ///
-/// How the engine uses them, and the rule that keeps it simple: the
-/// judging threads touch only the `AreaSource` (under its `lock`, for an
-/// area met the first time); everything else is called from the thread
-/// that called `run`, in subject order, holding the same lock, so a door
-/// built over one database connection uses it one thread at a time.
+/// How the engine uses them, and the rule that keeps it simple: every door
+/// is called from the thread that called `run`, except that the judging
+/// threads ask the `AreaSource` for an area met the first time (under its
+/// `lock`). While they judge, the calling thread holds that lock for each
+/// hand-over (`save`, `store`); before and after, no judging thread runs.
+/// So a door built over one database connection uses it one thread at a time.
 
 /// Where areas come from: the catalog, read-only for the engine.
 /// `JudgeCatalog` answers per point; the rest lets a batch read and prepare
 /// the areas in bulk before judging, as its `CandidateStrategy` says.
 public protocol AreaSource: JudgeCatalog {
-    /// Held by the engine whenever it calls any door from the writing
-    /// thread, and by the source itself around its own reads.
+    /// Held by the engine around each hand-over while the judging threads
+    /// run, and by the source itself around its own reads.
     var lock: Lock { get }
     /// How many areas the catalog holds (what the strategy is chosen by).
     var areaCount: Int { get throws }

@@ -25,6 +25,12 @@ struct ScannedCatalog {
     var conditions: [String: [ConditionDefinition]]
     /// Every zone named by an area or a condition, nil for one that does not load.
     var zones: [String: TimeZone?]
+
+    /// A named zone as scanned; one that did not load is an error here.
+    func zone(_ name: String) throws -> TimeZone {
+        guard let z = zones[name] ?? nil else { throw CatalogError("time zone \(Echo.quoted(name)) did not load") }
+        return z
+    }
 }
 
 extension SQLCatalog {
@@ -80,18 +86,11 @@ extension SQLCatalog {
         var outside = [UInt64](repeating: 0, count: grid.entryCount), inside = outside
         var byIndex = [JudgedArea?](repeating: nil, count: grid.ids.count)
         let width = min(Parallel.width, max(1, definitions.count / 1000))
-        let (defaultZone, defaultConfidence) = (self.defaultZone, self.defaultConfidence)
+        let defaults = self.defaults
         // A zone that did not load leaves the area to `loadArea`, which reports it.
-        func zone(_ name: String?, else fallback: TimeZone) -> TimeZone? {
-            guard let name else { return fallback }
-            return s.zones[name] ?? nil
-        }
         func judged(_ definition: AreaDefinition?) -> JudgedArea? {
-            guard let a = definition, let areaZone = zone(a.timezone, else: defaultZone) else { return nil }
-            let conditions = s.conditions[a.areaId] ?? []
-            let conditionZones = conditions.compactMap { zone($0.timezone, else: areaZone) }
-            guard conditionZones.count == conditions.count else { return nil }
-            return JudgedArea(definition: a, defaultConfidence: defaultConfidence, conditions: Array(zip(conditions, conditionZones)))
+            guard let a = definition else { return nil }
+            return try? defaults.judgedArea(a, conditions: s.conditions[a.areaId] ?? [], load: s.zone)
         }
         prepared.withUnsafeMutableBufferPointer { out in
             byIndex.withUnsafeMutableBufferPointer { byIndexOut in

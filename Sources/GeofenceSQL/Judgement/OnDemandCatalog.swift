@@ -39,8 +39,7 @@ final class OnDemandCatalog: OnDemandPreparation {
     private let readConditions: Statement
     private let zones: TimeZoneCache
     private let db: Connection
-    private let defaultZone: TimeZone
-    private let defaultConfidence: Double
+    private let defaults: CatalogDefaults
 
     /// The columns `AreaStore.area` reads, with neither the properties
     /// (judgement does not read them) nor a circle's geom (only its
@@ -51,8 +50,7 @@ final class OnDemandCatalog: OnDemandPreparation {
         let db = catalog.db
         self.db = db
         zones = catalog.zones
-        defaultZone = catalog.defaultZone
-        defaultConfidence = catalog.defaultConfidence
+        defaults = catalog.defaults
         readArea = try db.prepare("SELECT \(Self.columns) FROM gf_areas WHERE id = ?1")
         readConditions = try db.prepare("SELECT \(ConditionStore.columns) FROM gf_conditions WHERE area_id = ?1 ORDER BY condition_id")
         // The index's boxes, and the ids with their row ids from the
@@ -165,7 +163,7 @@ final class OnDemandCatalog: OnDemandPreparation {
         let made = UnsafeMutableBufferPointer<Result<JudgedArea, Error>?>.allocate(capacity: wanted.count)
         made.initialize(repeating: nil)
         defer { made.deinitialize().deallocate() }
-        let confidence = defaultConfidence
+        let confidence = defaults.confidence
         let out = UnsafeMutableBufferPointerBox(made)
         // Each batch's results go to its own places in `made`: threads write apart.
         let prepare = {
@@ -196,13 +194,13 @@ final class OnDemandCatalog: OnDemandPreparation {
             defer { readArea.reset() }
             guard try readArea.step() else { throw CatalogError("area row \(rows[i]) vanished while the batch ran") }
             let row = readArea.row
-            let areaZone = try NamedRow<AreaStore.Column>(row)[.timezone].string.map { try zones.zone($0) } ?? defaultZone
+            let areaZone = try defaults.areaZone(NamedRow<AreaStore.Column>(row)[.timezone].string, load: zones.zone)
             try readConditions.bind([.text(grid.ids[i])])
             defer { readConditions.reset() }
             var mine: [(ConditionDefinition, TimeZone)] = []
             while try readConditions.step() {
                 let c = try ConditionStore.condition(readConditions.row)
-                mine.append((c, try c.timezone.map { try zones.zone($0) } ?? areaZone))
+                mine.append((c, try CatalogDefaults.conditionZone(c, areaZone: areaZone, load: zones.zone)))
             }
             batch.values.append(row)
             batch.conditions.append(mine)

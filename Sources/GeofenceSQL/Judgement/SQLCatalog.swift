@@ -18,8 +18,8 @@ public final class SQLCatalog: AreaSource {
     let zones = TimeZoneCache()
     private let areaStore: AreaStore
     private let conditionStore: ConditionStore
-    let defaultConfidence: Double
-    let defaultZone: TimeZone
+    /// The confidence and zone an area without its own takes.
+    let defaults: CatalogDefaults
 
     public init(_ db: Connection) throws {
         self.db = db
@@ -27,9 +27,8 @@ public final class SQLCatalog: AreaSource {
         conditionStore = ConditionStore(db)
         rtree = try RTreeBoxes(db)
         let settings = Settings(db)
-        defaultConfidence = settings.defaultConfidence
         let zoneName = try settings.get("default_timezone") ?? "UTC"
-        defaultZone = try zones.zone(zoneName)
+        defaults = CatalogDefaults(confidence: settings.defaultConfidence, zone: try zones.zone(zoneName))
     }
 
     /// The R*Tree's boxes in memory, for a batch large enough to repay reading them all.
@@ -160,11 +159,7 @@ public final class SQLCatalog: AreaSource {
         if let cached = areas[id] { return cached }
         var judged: JudgedArea?
         if let a = try areaStore.get(id) {
-            let areaZone = try a.timezone.map { try zones.zone($0) } ?? defaultZone
-            let conditions = try conditionStore.of(area: id).map { c in
-                (c, try c.timezone.map { try zones.zone($0) } ?? areaZone)
-            }
-            judged = JudgedArea(definition: a, defaultConfidence: defaultConfidence, conditions: conditions)
+            judged = try defaults.judgedArea(a, conditions: try conditionStore.of(area: id), load: zones.zone)
         }
         areas[id] = judged
         return judged
