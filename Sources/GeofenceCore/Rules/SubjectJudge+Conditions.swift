@@ -7,7 +7,7 @@ extension SubjectJudge {
     /// explaining), and the conditions that `transition` of `step.stay`, or
     /// the stay's length, makes due. Counts the transition.
     mutating func notify(_ verdict: Verdict, _ transition: StayState.Transition?, _ area: JudgedArea, id: String, _ step: inout Step) {
-        if explain { explainVerdict(verdict, transition, area, step) }
+        if explain { explainVerdict(verdict, transition, area, &step) }
         if area.conditions.isEmpty {
             if transition != nil { counters.transitions += 1 }
             return
@@ -62,8 +62,10 @@ extension SubjectJudge {
     /// Why a verdict counted in `step.stay` did not (yet) change the stay's
     /// phase: an undecided verdict (accuracy above the area's limit, or an
     /// error circle across the boundary), or a streak still short of its
-    /// confirm count.
-    private mutating func explainVerdict(_ v: Verdict, _ t: StayState.Transition?, _ area: JudgedArea, _ step: Step) {
+    /// confirm count. Reads the step only; it is `inout` so that it is not
+    /// copied: a step passed by value from within the closure that lends
+    /// the area is copied whole, at every explained count.
+    private mutating func explainVerdict(_ v: Verdict, _ t: StayState.Transition?, _ area: JudgedArea, _ step: inout Step) {
         let fix = step.fix, stay = step.stay
         let id = area.definition.areaId
         switch v {

@@ -10,9 +10,10 @@
 /// where the catalog's merge compares area_id strings.
 extension SubjectJudge {
     /// The whole of a fix's plan: its candidates, in the plan's order (the
-    /// areas' order), merged with the subject's stays, each judged by
-    /// `judgePlannedCandidate`, and the stays between and after them judged
-    /// as left (`finishStays`). What `judge` does through the catalog.
+    /// areas' order), merged with the subject's stays, each candidate judged
+    /// by `judgePlannedCandidate` and each stay that is not a candidate by
+    /// `judgePlannedStay` (through `finishStays`). What `judge` does through
+    /// the catalog.
     mutating func judgePlan(_ plan: PlannedFix, _ step: inout Step) throws {
         let areas = plan.areas
         step.state.stays.fillOrderKeys { areas.grid.orderKey(of: $0) }

@@ -14,10 +14,8 @@
 /// | 3. stay update: the verdict counted in the (subject, area) stay, confirming an ENTER or EXIT after its confirm count | `StayState.apply` | `count`, `countVerdict` (on `Step.stay`) |
 /// | 4. notify: the conditions the transition (or the stay's length) makes due, each unless a filter blocks it | `ConditionFilter.check` | `notify`, `notifyDue` (SubjectJudge+Conditions.swift) |
 ///
-/// Every stage takes the `Step`, the fix's whole way so far, and only what
-/// is its own besides (the candidate, its verdict, its area): what a stage
-/// reads or writes of the fix, the subject's state or the notifications is
-/// in the step.
+/// Every stage takes the `Step` (the fix, the subject's state, the
+/// notifications) and besides only what is its own: a candidate, a verdict.
 public struct SubjectJudge {
     public let catalog: JudgeCatalog
     public let explain: Bool
@@ -46,10 +44,12 @@ public struct SubjectJudge {
     ///
     /// `stay` is apart from `state.stays` so that counting and notifying can
     /// write the stay, the last-notified days and the notifications through
-    /// the one step: the stay at `next` is swapped out into it and back
-    /// (`count`), a move of its fields, never a copy of its DWELL list.
-    /// Between counts it is a new stay (`StayState()`), which is where a
-    /// stay the subject does not have yet starts.
+    /// the one step: while a stay inside `state.stays` is being written,
+    /// Swift's exclusivity rule lets nothing else reach the step. So the
+    /// stay at `next` is swapped out into `stay` and back (`count`), a move
+    /// of its fields, never a copy of its DWELL list. Between counts `stay`
+    /// is a new stay (`StayState()`), where a stay the subject does not
+    /// have yet starts.
     struct Step {
         let fix: Fix
         var state: SubjectState
@@ -225,9 +225,8 @@ public struct SubjectJudge {
     /// Counts a verdict in the stay at `step.next` (a new one if not
     /// `hasStay`), keeping the stay if it is not neutral, and moves past it.
     /// The stay is swapped into `step.stay`, counted there and swapped back:
-    /// a subject inside a dozen areas updates a dozen stays per fix, each
-    /// without a copy. A neutral stay is dropped, and `step.stay` is left a
-    /// new stay again.
+    /// a subject inside a dozen areas updates a dozen stays per fix, none
+    /// copied. `step.stay` is left a new stay again.
     mutating func count(_ verdict: Verdict, _ area: Counted, hasStay: Bool, _ step: inout Step) {
         if hasStay { swap(&step.stay, &step.state.stays[at: step.next]) }
         let keep = countVerdict(verdict, area, &step)
