@@ -244,7 +244,7 @@ def state_layouts(today_ddl):
     today_reads = {**STATE_READS, "gf_last_notified": NOTIFICATION_READS["gf_last_notified"], "inside A": TODAY_INSIDE}
     compact_reads = {**STATE_READS, "inside A": COMPACT_INSIDE}
     return [
-        Layout("today", "today: gf_subjects + gf_stay_rows + gf_last_notified rows", today, {1: writes, 2: writes},
+        Layout("today", "gf_subjects + gf_stay_rows + gf_last_notified rows", today, {1: writes, 2: writes},
                reads=today_reads),
         Layout("json_all", "a JSON record per subject (every notified day) + gf_inside", COMPACT_TABLES + COMPACT_VIEWS + COMPACT_DAYS_VIEW,
                compact_writes("json_all"), fill=fill_areas,
