@@ -4,7 +4,7 @@ gf_stays) the candidate has, as a table or a view over its new tables,
 compared with the judged catalog's, row for row, before any timing."""
 import sqlite3
 
-import layout_candidates as lc
+import layout_notifications as lc
 
 
 def same_rows(db, view, columns, reference):

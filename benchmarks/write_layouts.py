@@ -6,8 +6,8 @@ the way:
     python3 benchmarks/write_layouts.py JUDGED.db [--rounds 6] [--inside-subjects 1000000] [--work /tmp]
 
 The rows the run stored are laid out once in every shape the candidates
-take (layout_sources.py); each candidate (layout_candidates.py: notifications
-a, a2, b, c, d, e; state today, json_all, json, blob) is then written as the
+take (layout_sources.py); each candidate (layout_notifications.py: notifications
+a, a2, a3, b, c, d, e; layout_state.py: today, json_all, json, blob) is written as the
 engine would into an empty WAL catalog (run 1) and into a copy of the
 catalog holding that run (run 2: the same rows a day later), each write one
 transaction of INSERT … SELECT statements, timed from BEGIN through COMMIT
@@ -45,7 +45,8 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-import layout_candidates as lc  # noqa: E402
+import layout_notifications as lc  # noqa: E402
+import layout_state  # noqa: E402
 import layout_sources  # noqa: E402
 from layout_checks import verify  # noqa: E402
 from layout_report import markdown_reads, markdown_writes  # noqa: E402
@@ -66,7 +67,7 @@ def scaled_inside(bench, today_ddl, subjects, area_subjects, rounds):
     hot = bench_row(bench, f"""SELECT a.area_id, count(*) * {copies} FROM src.inside1 AS i JOIN src.areas AS a USING (area_key)
                               GROUP BY i.area_key ORDER BY abs(count(*) * {copies} - {area_subjects}), i.area_key LIMIT 1""")
     catalogs, built = {}, {}
-    for name, (schema, statements) in lc.scaled_state(today_ddl, copies).items():
+    for name, (schema, statements) in layout_state.scaled_state(today_ddl, copies).items():
         path = bench.work / f"scaled-{name}.db"
         db = bench.open(path)
         db.executescript(schema)
@@ -81,17 +82,17 @@ def scaled_inside(bench, today_ddl, subjects, area_subjects, rounds):
         catalogs[name] = path
         print(f"  built {name} state of {copies * base:,} subjects in {built[name]:.1f} s ({file_mib(path):.0f} MiB)", flush=True)
     answers = set()
-    for label, (name, sql) in lc.SCALED_INSIDE.items():
+    for label, (name, sql) in layout_state.SCALED_INSIDE.items():
         db = sqlite3.connect(str(catalogs[name]))
         answers.add(tuple(db.execute(sql, {"area": hot[0]}).fetchone()))
         db.close()
-    reads_of = {label: {label: sql} for label, (name, sql) in lc.SCALED_INSIDE.items()}
-    paths = {label: catalogs[name] for label, (name, sql) in lc.SCALED_INSIDE.items()}
+    reads_of = {label: {label: sql} for label, (name, sql) in layout_state.SCALED_INSIDE.items()}
+    paths = {label: catalogs[name] for label, (name, sql) in layout_state.SCALED_INSIDE.items()}
     times = read_phase(paths, reads_of, {"area": hot[0]}, rounds)
     return {"subjects": copies * base, "area": hot[0], "inside": hot[1], "same_answer": len(answers) == 1,
-            "build_s": built, "ms": {label: statistics.median(times[(label, label)]) * 1000 for label in lc.SCALED_INSIDE},
+            "build_s": built, "ms": {label: statistics.median(times[(label, label)]) * 1000 for label in layout_state.SCALED_INSIDE},
             "plans": {label: query_plans(paths[label], {label: sql}, {"area": hot[0]})[label]
-                      for label, (name, sql) in lc.SCALED_INSIDE.items()}}
+                      for label, (name, sql) in layout_state.SCALED_INSIDE.items()}}
 
 
 def bench_scalar(bench, sql):
@@ -148,7 +149,7 @@ def main():
         today_ddl = {name: sql for name, sql in db.execute("SELECT name, sql FROM sqlite_master WHERE name IN (%s)"
                                                            % ",".join("?" * len(TODAY_OBJECTS)), TODAY_OBJECTS)}
         db.close()
-        notes, states = lc.notification_layouts(today_ddl), lc.state_layouts(today_ddl)
+        notes, states = lc.notification_layouts(today_ddl), layout_state.state_layouts(today_ddl)
 
         print("notifications: writes", flush=True)
         note_rows, note_bases = write_phase(bench, notes, args.rounds, "a")
@@ -173,13 +174,13 @@ def main():
             report["scaled_inside"] = scaled_inside(bench, today_ddl, args.inside_subjects, args.inside_area_subjects, args.read_rounds)
         report["load_end"] = os.getloadavg()
 
-        note_base = {"gf_last_notified": ("state today", "gf_last_notified")}
+        note_base = {"gf_last_notified": ("state today", "gf_last_notified"), "all rows, stored integers": ("a", "all rows")}
         print(f"\n{facts['notifications']:,} notifications, {facts['subj']:,} subjects, {facts['stays1']:,} stays, "
               f"{facts['notified1']:,} last-notified rows; page size {facts['page_size']}, SQLite {sqlite3.sqlite_version}, "
               f"medians of {args.rounds} write rounds; load {report['load_start'][0]:.1f} → {report['load_end'][0]:.1f}\n")
         print(markdown_writes("notifications", notes, note_rows, "a"), "\n")
         print(markdown_writes("state", states, state_rows, "today"), "\n")
-        print(markdown_reads("reads (warm)", [n.key for n in notes], list(lc.NOTIFICATION_READS), read_values,
+        print(markdown_reads("reads (warm)", [n.key for n in notes], list(lc.NARROW_READS), read_values,
                              lambda name: note_base.get(name, ("a", name))), "\n")
         print(markdown_reads("state reads (warm)", [f"state {s.key}" for s in states if s.key != "blob"],
                              ["gf_subjects", "gf_stays", "gf_last_notified", "inside A"], read_values,
