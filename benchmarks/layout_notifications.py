@@ -15,7 +15,8 @@ Notifications (issue 38's (a)–(e)):
   a3  today's with its CHECK written without an IN list (SQLite 3.40 builds an
       ephemeral index per row for `CHECK (transition IN ('IN', 'OUT', 'DWELL'))`)
   b   narrow integer rows (subject and area dictionaries, ts in µs, transition
-      0/1/2) with a (subject_key, ts_us) index kept during the write
+      0/1/2, the local day gf_last_notified shows, so that it is a view in
+      plain SQL) with a (subject_key, ts_us) index kept during the write
   c   b with the index built at the end (a later run into a non-empty
       table is b again)
   d   b as a WITHOUT ROWID table keyed by (subject_key, ts_us, area_key,
@@ -61,12 +62,9 @@ class Layout:
 DICTIONARIES = """
 CREATE TABLE gf_subject_keys (subject_key INTEGER PRIMARY KEY, subject_id TEXT NOT NULL UNIQUE);
 CREATE TABLE gf_area_keys (area_key INTEGER PRIMARY KEY, area_id TEXT NOT NULL UNIQUE);
--- A stand-in for the zone function a derived gf_last_notified calls (layout_sources.zone_offsets).
-CREATE TABLE gf_zone_offsets (condition_id INTEGER PRIMARY KEY, offset_s INTEGER NOT NULL);
 """
 FILL_DICTIONARIES = """
 INSERT INTO gf_area_keys (area_key, area_id) SELECT area_key, area_id FROM src.areas;
-INSERT INTO gf_zone_offsets SELECT condition_id, offset_s FROM src.zone_offsets;
 """
 # A run adds the subjects it meets to the dictionary (timed with the notifications: the
 # state's own dictionary would serve, but today's layout has none to share).
@@ -76,44 +74,49 @@ NARROW_ROWS = """
 CREATE TABLE gf_notification_rows (
     id INTEGER PRIMARY KEY, run_id INTEGER NOT NULL, subject_key INTEGER NOT NULL, ts_us INTEGER NOT NULL,
     area_key INTEGER NOT NULL, condition_id INTEGER NOT NULL, transition INTEGER NOT NULL CHECK (transition BETWEEN 0 AND 2),
-    lat REAL NOT NULL, lon REAL NOT NULL, accuracy_m REAL NOT NULL);
+    lat REAL NOT NULL, lon REAL NOT NULL, accuracy_m REAL NOT NULL,
+    local_day INTEGER NOT NULL);  -- days since 1970-01-01 in the condition's zone: what gf_last_notified shows
 """
 NARROW_INDEX = "CREATE INDEX gf_notification_rows_by_subject ON gf_notification_rows (subject_key, ts_us)"
-NARROW_INSERT = """INSERT INTO gf_notification_rows (run_id, subject_key, ts_us, area_key, condition_id, transition, lat, lon, accuracy_m)
-    SELECT run_id, subject_key, ts_us, area_key, condition_id, transition, lat, lon, accuracy_m FROM src.narrow{run} ORDER BY rowid"""
+NARROW_INSERT = """INSERT INTO gf_notification_rows (run_id, subject_key, ts_us, area_key, condition_id, transition, lat, lon, accuracy_m,
+        local_day)
+    SELECT run_id, subject_key, ts_us, area_key, condition_id, transition, lat, lon, accuracy_m, local_day FROM src.narrow{run} ORDER BY rowid"""
 NARROW_VIEWS = f"""
 CREATE VIEW gf_notifications AS
 SELECT n.id, n.run_id, s.subject_id, {ts_text_sql('n.ts_us')} AS ts, a.area_id, n.condition_id, {TRANSITION_TEXT} AS transition,
        n.lat, n.lon, n.accuracy_m
 FROM gf_notification_rows AS n JOIN gf_subject_keys AS s ON s.subject_key = n.subject_key JOIN gf_area_keys AS a ON a.area_key = n.area_key;
 CREATE VIEW gf_last_notified AS
-SELECT s.subject_id, g.condition_id, date(g.last_us / 1000000 + z.offset_s, 'unixepoch') AS local_date
-FROM (SELECT subject_key, condition_id, max(ts_us) AS last_us FROM gf_notification_rows GROUP BY subject_key, condition_id) AS g
-JOIN gf_subject_keys AS s ON s.subject_key = g.subject_key JOIN gf_zone_offsets AS z ON z.condition_id = g.condition_id;
+SELECT s.subject_id, g.condition_id, date(g.day * 86400, 'unixepoch') AS local_date
+FROM (SELECT subject_key, condition_id, max(local_day) AS day FROM gf_notification_rows GROUP BY subject_key, condition_id) AS g
+JOIN gf_subject_keys AS s ON s.subject_key = g.subject_key;
 """
 
 WITHOUT_ROWID_ROWS = """
 CREATE TABLE gf_notification_rows (
     subject_key INTEGER NOT NULL, ts_us INTEGER NOT NULL, area_key INTEGER NOT NULL, condition_id INTEGER NOT NULL,
     id INTEGER NOT NULL, run_id INTEGER NOT NULL, transition INTEGER NOT NULL CHECK (transition BETWEEN 0 AND 2),
-    lat REAL NOT NULL, lon REAL NOT NULL, accuracy_m REAL NOT NULL,
+    lat REAL NOT NULL, lon REAL NOT NULL, accuracy_m REAL NOT NULL, local_day INTEGER NOT NULL,
     PRIMARY KEY (subject_key, ts_us, area_key, condition_id)) WITHOUT ROWID;
 """
-WITHOUT_ROWID_INSERT = """INSERT INTO gf_notification_rows (subject_key, ts_us, area_key, condition_id, id, run_id, transition, lat, lon, accuracy_m)
-    SELECT subject_key, ts_us, area_key, condition_id, :base + rowid, run_id, transition, lat, lon, accuracy_m FROM src.narrow{run} ORDER BY rowid"""
+WITHOUT_ROWID_INSERT = """INSERT INTO gf_notification_rows (subject_key, ts_us, area_key, condition_id, id, run_id, transition, lat, lon,
+        accuracy_m, local_day)
+    SELECT subject_key, ts_us, area_key, condition_id, :base + rowid, run_id, transition, lat, lon, accuracy_m, local_day
+    FROM src.narrow{run} ORDER BY rowid"""
 
 SPAN_TABLES = """
 CREATE TABLE gf_notification_rows (
     id INTEGER PRIMARY KEY, ts_us INTEGER NOT NULL, area_key INTEGER NOT NULL, condition_id INTEGER NOT NULL,
-    transition INTEGER NOT NULL CHECK (transition BETWEEN 0 AND 2), lat REAL NOT NULL, lon REAL NOT NULL, accuracy_m REAL NOT NULL);
+    transition INTEGER NOT NULL CHECK (transition BETWEEN 0 AND 2), lat REAL NOT NULL, lon REAL NOT NULL, accuracy_m REAL NOT NULL,
+    local_day INTEGER NOT NULL);
 -- One row per subject and run (per gf_check call that notifies): its rows are ids first_id..last_id.
 CREATE TABLE gf_notification_spans (
     subject_key INTEGER NOT NULL, first_id INTEGER NOT NULL, last_id INTEGER NOT NULL, run_id INTEGER NOT NULL,
     PRIMARY KEY (subject_key, first_id)) WITHOUT ROWID;
 """
 SPAN_INSERTS = [
-    """INSERT INTO gf_notification_rows (id, ts_us, area_key, condition_id, transition, lat, lon, accuracy_m)
-       SELECT :base + rowid, ts_us, area_key, condition_id, transition, lat, lon, accuracy_m FROM src.narrow{run} ORDER BY rowid""",
+    """INSERT INTO gf_notification_rows (id, ts_us, area_key, condition_id, transition, lat, lon, accuracy_m, local_day)
+       SELECT :base + rowid, ts_us, area_key, condition_id, transition, lat, lon, accuracy_m, local_day FROM src.narrow{run} ORDER BY rowid""",
     """INSERT INTO gf_notification_spans (subject_key, first_id, last_id, run_id)
        SELECT subject_key, :base + first, :base + last, run_id + :run - 1 FROM src.spans1 ORDER BY subject_key""",
 ]
@@ -125,9 +128,9 @@ SELECT n.id, p.run_id, s.subject_id, {ts_text_sql('n.ts_us')} AS ts, a.area_id, 
 FROM gf_subject_keys AS s JOIN gf_notification_spans AS p ON p.subject_key = s.subject_key
 JOIN gf_notification_rows AS n ON n.id BETWEEN p.first_id AND p.last_id JOIN gf_area_keys AS a ON a.area_key = n.area_key;
 CREATE VIEW gf_last_notified AS
-SELECT s.subject_id, g.condition_id, date(g.last_us / 1000000 + z.offset_s, 'unixepoch') AS local_date
-FROM (SELECT p.subject_key, n.condition_id, max(n.ts_us) AS last_us FROM {SPAN_ROWS} GROUP BY p.subject_key, n.condition_id) AS g
-JOIN gf_subject_keys AS s ON s.subject_key = g.subject_key JOIN gf_zone_offsets AS z ON z.condition_id = g.condition_id;
+SELECT s.subject_id, g.condition_id, date(g.day * 86400, 'unixepoch') AS local_date
+FROM (SELECT p.subject_key, n.condition_id, max(n.local_day) AS day FROM {SPAN_ROWS} GROUP BY p.subject_key, n.condition_id) AS g
+JOIN gf_subject_keys AS s ON s.subject_key = g.subject_key;
 """
 
 RAW_READ = ("SELECT count(*), total(id + ts_us + area_key + condition_id + transition + lat + lon + accuracy_m) "

@@ -10,13 +10,13 @@ on a catalog that already holds a run. The tables:
 | table | rows | for |
 |---|---|---|
 | `subj`, `areas` | the subject and area dictionaries (`subject_key` in subject_id's byte order; `area_key` = gf_areas.id) | every integer-keyed layout |
-| `zone_offsets` | each condition's UTC offset in seconds | a stand-in for the zone function a derived gf_last_notified needs |
+| `zone_offsets` | each condition's UTC offset in seconds | each narrow row's `local_day` (the engine computes it with its zone rules) |
 | `wide1`, `wide2` | gf_notifications' columns, in id order | today's layout |
-| `narrow1`, `narrow2` | the same rows with integer keys, `ts_us`, transition 0/1/2 | the narrow layouts |
+| `narrow1`, `narrow2` | the same rows with integer keys, `ts_us`, transition 0/1/2, the local day | the narrow layouts |
 | `spans1` | each subject's first and last row (in `narrow1`'s rowids) | the span layout |
 | `subjects1/2`, `stays1/2`, `notified1/2` | gf_subjects, gf_stay_rows, gf_last_notified | today's state |
 | `records1/2` | one compact record per subject: JSON (all days, or only days a suppression reads) and a packed BLOB | the compact state |
-| `inside1` | (area_key, subject_key) of every INSIDE stay | "who is inside A now" beside the records |
+| `inside1` | (area_key, subject_key, subject_id) of every INSIDE stay | "who is inside A now" beside the records |
 """
 import datetime
 import json
@@ -94,9 +94,10 @@ def _dictionaries(db):
 def _zone_offsets(db):
     """Each condition's offset from UTC at the run's first notification, in
     seconds: the condition's zone, else its area's, else the catalog's
-    default (behaviour §5). A fixed offset per condition is right for zones
+    default (behaviour §5), for the local day of each notification (the day
+    gf_last_notified shows). A fixed offset per condition is right for zones
     without a change during the run (the workloads' UTC and Asia/Tokyo); the
-    engine would compute the local day with its own zone rules instead."""
+    engine, which computes every notification's day already, uses its zone rules."""
     default = db.execute("SELECT value FROM cat.gf_settings WHERE key = 'default_timezone'").fetchone()
     default = (default[0] if default else None) or "UTC"
     first = db.execute("SELECT min(ts) FROM cat.gf_notifications").fetchone()[0]
@@ -121,11 +122,13 @@ def _notifications(db):
         CREATE TABLE wide2 AS SELECT run_id + 1 AS run_id, subject_id, {shifted_text_sql('ts')} AS ts, area_id, condition_id,
             transition, lat, lon, accuracy_m FROM wide1 ORDER BY rowid;
         CREATE TABLE narrow1 AS SELECT w.run_id, s.subject_key, {ts_us_sql('w.ts')} AS ts_us, a.area_key, w.condition_id,
-            CASE w.transition WHEN 'IN' THEN 0 WHEN 'OUT' THEN 1 ELSE 2 END AS transition, w.lat, w.lon, w.accuracy_m
+            CASE w.transition WHEN 'IN' THEN 0 WHEN 'OUT' THEN 1 ELSE 2 END AS transition, w.lat, w.lon, w.accuracy_m,
+            CAST(floor(({ts_us_sql('w.ts')} / 1000000.0 + coalesce(z.offset_s, 0)) / 86400) AS INTEGER) AS local_day
             FROM wide1 AS w JOIN subj AS s ON s.subject_id = w.subject_id JOIN areas AS a ON a.area_id = w.area_id
+            LEFT JOIN zone_offsets AS z ON z.condition_id = w.condition_id
             ORDER BY w.rowid;
         CREATE TABLE narrow2 AS SELECT run_id + 1 AS run_id, subject_key, ts_us + {DAY_US} AS ts_us, area_key, condition_id,
-            transition, lat, lon, accuracy_m FROM narrow1 ORDER BY rowid;
+            transition, lat, lon, accuracy_m, local_day + 1 AS local_day FROM narrow1 ORDER BY rowid;
         CREATE TABLE spans1 AS SELECT subject_key, min(rowid) AS first, max(rowid) AS last, min(run_id) AS run_id
             FROM narrow1 GROUP BY subject_key ORDER BY first;
     """)
@@ -146,9 +149,9 @@ def _state_rows(db):
             FROM stays1 AS r JOIN subjects1 AS s ON s.subject_id = r.subject_id ORDER BY r.rowid;
         CREATE TABLE notified1 AS SELECT subject_id, condition_id, local_date FROM cat.gf_last_notified ORDER BY subject_id, condition_id;
         CREATE TABLE notified2 AS SELECT subject_id, condition_id, date(local_date, '+1 day') AS local_date FROM notified1 ORDER BY rowid;
-        CREATE TABLE inside1 AS SELECT a.area_key, s.subject_key FROM cat.gf_stay_rows AS r
+        CREATE TABLE inside1 AS SELECT a.area_key, s.subject_key, s.subject_id FROM cat.gf_stay_rows AS r
             JOIN subj AS s ON s.subject_id = r.subject_id JOIN areas AS a ON a.area_id = r.area_id
-            WHERE r.state = 'INSIDE' ORDER BY a.area_key, s.subject_key;
+            WHERE r.state = 'INSIDE' ORDER BY a.area_key, s.subject_id;
     """)
 
 

@@ -7,7 +7,7 @@ State:
   today    gf_subjects + gf_stay_rows + gf_last_notified, the engine's upserts
   json_all one JSON record per subject holding every last-notified day, the
            subject dictionary (shared with the notifications), and gf_inside
-           (area_key, subject_key) of INSIDE stays
+           (area_key, subject_id) of INSIDE stays
   json     the same holding only the days a suppression reads (gf_last_notified
            then derived from the notifications, as b–e's views do)
   blob     the json record packed as a BLOB (no view can read it in plain SQL)
@@ -22,7 +22,10 @@ STATE_READS = {
                 "+ coalesce(length(entered_at), 0) + coalesce(length(dwell_spent), 0)) FROM gf_stays",
 }
 TODAY_INSIDE = "SELECT count(*), total(length(subject_id)) FROM gf_stays WHERE area_id = :area AND state = 'INSIDE'"
-COMPACT_INSIDE = """SELECT count(*), total(length(s.subject_id)) FROM gf_inside AS i JOIN gf_subject_keys AS s ON s.subject_key = i.subject_key
+COMPACT_INSIDE = """SELECT count(*), total(length(subject_id)) FROM gf_inside
+    WHERE area_key = (SELECT area_key FROM gf_area_keys WHERE area_id = :area)"""
+# The same through subject keys and the dictionary: a lookup per subject inside.
+KEYED_INSIDE = """SELECT count(*), total(length(s.subject_id)) FROM gf_inside_keys AS i JOIN gf_subject_keys AS s ON s.subject_key = i.subject_key
     WHERE i.area_key = (SELECT area_key FROM gf_area_keys WHERE area_id = :area)"""
 
 COMPACT_TABLES = """
@@ -31,8 +34,8 @@ CREATE TABLE gf_area_keys (area_key INTEGER PRIMARY KEY, area_id TEXT NOT NULL U
 CREATE TABLE gf_subject_keys (subject_key INTEGER PRIMARY KEY, subject_id TEXT NOT NULL UNIQUE);
 -- One record per subject.
 CREATE TABLE gf_subject_state (subject_key INTEGER PRIMARY KEY, record NOT NULL);
--- "Who is inside area A now": the INSIDE stays alone, by area.
-CREATE TABLE gf_inside (area_key INTEGER NOT NULL, subject_key INTEGER NOT NULL, PRIMARY KEY (area_key, subject_key)) WITHOUT ROWID;
+-- "Who is inside area A now": the INSIDE stays alone, by area, with the subject's id (the answer read in place).
+CREATE TABLE gf_inside (area_key INTEGER NOT NULL, subject_id TEXT NOT NULL, PRIMARY KEY (area_key, subject_id)) WITHOUT ROWID;
 """
 COMPACT_VIEWS = f"""
 CREATE VIEW gf_subjects AS
@@ -65,8 +68,8 @@ def compact_writes(column):
     record = f"""INSERT INTO gf_subject_state (subject_key, record)
         SELECT subject_key, {column} FROM src.records{{run}} WHERE true
         ON CONFLICT (subject_key) DO UPDATE SET record = excluded.record"""
-    inside = "INSERT INTO gf_inside (area_key, subject_key) SELECT area_key, subject_key FROM src.inside1 ORDER BY rowid"
-    again = "DELETE FROM gf_inside WHERE (area_key, subject_key) IN (SELECT area_key, subject_key FROM src.inside1)"
+    inside = "INSERT INTO gf_inside (area_key, subject_id) SELECT area_key, subject_id FROM src.inside1 ORDER BY rowid"
+    again = "DELETE FROM gf_inside WHERE (area_key, subject_id) IN (SELECT area_key, subject_id FROM src.inside1)"
     return {1: [ADD_SUBJECTS, record, inside], 2: [ADD_SUBJECTS, record, again, inside]}
 
 
@@ -125,7 +128,10 @@ def scaled_state(today_ddl, copies):
             SELECT k * {span} + subject_key, printf('%05d/', k) || subject_id FROM k CROSS JOIN src.records1""",
         f"""{copies_cte} INSERT INTO gf_subject_state (subject_key, record)
             SELECT k * {span} + subject_key, json FROM k CROSS JOIN src.records1""",
-        f"""{copies_cte} INSERT INTO gf_inside (area_key, subject_key)
+        f"""{copies_cte} INSERT INTO gf_inside (area_key, subject_id)
+            SELECT area_key, printf('%05d/', k) || subject_id FROM src.inside1 CROSS JOIN k""",
+        "CREATE TABLE gf_inside_keys (area_key INTEGER NOT NULL, subject_key INTEGER NOT NULL, PRIMARY KEY (area_key, subject_key)) WITHOUT ROWID",
+        f"""{copies_cte} INSERT INTO gf_inside_keys (area_key, subject_key)
             SELECT area_key, k * {span} + subject_key FROM src.inside1 CROSS JOIN k""",
     ])
     return {"today": today, "compact": compact}
@@ -134,6 +140,7 @@ def scaled_state(today_ddl, copies):
 SCALED_INSIDE = {
     "today, gf_stays view": ("today", TODAY_INSIDE),
     "today, gf_stay_rows": ("today", "SELECT count(*), total(length(subject_id)) FROM gf_stay_rows WHERE area_id = :area AND state = 'INSIDE'"),
-    "compact, gf_inside": ("compact", COMPACT_INSIDE),
+    "compact, gf_inside (area_key, subject_id)": ("compact", COMPACT_INSIDE),
+    "compact, (area_key, subject_key) + dictionary": ("compact", KEYED_INSIDE),
     "compact, gf_stays view over the records": ("compact", TODAY_INSIDE),
 }
