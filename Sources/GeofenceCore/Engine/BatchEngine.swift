@@ -54,7 +54,8 @@ public final class BatchEngine {
         return try run.finish()
     }
 
-    /// What one fix gave: its notifications, its counts and (with `explain`) its reasons.
+    /// What one fix gave: its notifications and its counts (its reasons, with
+    /// `explain`, went to the sink).
     public struct OneFix {
         public var notifications: [Notification] = []
         public var counters = JudgeCounters()

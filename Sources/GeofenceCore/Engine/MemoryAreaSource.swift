@@ -24,9 +24,7 @@ public final class MemoryAreaSource: AreaSource {
         for a in areas { byId[a.definition.areaId] = a }
         self.byId = byId
         index = CandidateGrid(areas.map { ($0.definition.areaId, $0.shape.boundingBox) })
-        if let (a, b) = index.ambiguousIds {
-            throw InputError("area_ids \(Echo.quoted(a)) and \(Echo.quoted(b)) differ only in Unicode normalization: rename one")
-        }
+        try CandidateGrid.requireDistinctIds(index.ambiguousIds)
     }
 
     public var areaCount: Int { byId.count }

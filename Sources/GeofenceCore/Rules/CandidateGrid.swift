@@ -88,7 +88,7 @@ public final class CandidateGrid: Sendable {
     /// equivalent: "é" as one code point and as "e" and a combining accent)
     /// while their bytes differ. SQLite's UNIQUE lets both in, but judgement
     /// keys areas by String and would merge them, so the catalog refuses to
-    /// judge such a pair (`SQLCatalog.requireDistinctIds`). Both of such a
+    /// judge such a pair (`requireDistinctIds`). Both of such a
     /// pair hold a byte above 0x7F (ASCII text has one form), so only those
     /// ids are looked up, by Swift's equality.
     public var ambiguousIds: (String, String)? {
@@ -98,6 +98,14 @@ public final class CandidateGrid: Sendable {
             seen[id] = id
         }
         return nil
+    }
+
+    /// Fails for two area ids that judgement would take for one
+    /// (`ambiguousIds`), naming both with their bytes.
+    public static func requireDistinctIds(_ pair: (String, String)?) throws {
+        guard let (a, b) = pair else { return }
+        throw InputError("area_ids \(Echo.quoted(a)) (bytes \(Echo.hex(a.utf8))) and \(Echo.quoted(b)) (bytes \(Echo.hex(b.utf8))) differ only in Unicode normalization; "
+                         + "judgement would take them for one area: rename one (keep area_ids in NFC, or ASCII)")
     }
 
     /// The index of area `id`, by binary search of the sorted ids. Ids are

@@ -189,7 +189,7 @@ public final class AreaStore {
         var seen: [String: String] = [:]
         while try s.step() {
             guard let id = s.value(0).string else { continue }
-            if let first = seen[id], !first.hasSameUTF8(as: id) { try SQLCatalog.requireDistinctIds((first, id)) }
+            if let first = seen[id], !first.hasSameUTF8(as: id) { try CandidateGrid.requireDistinctIds((first, id)) }
             seen[id] = id
         }
     }

@@ -70,7 +70,7 @@ final class OnDemandAreas {
         rows = order.map { rowOf[$0] }
         prepared = [JudgedArea?](repeating: nil, count: rows.count)
         handles = [Unmanaged<JudgedArea>?](repeating: nil, count: rows.count)
-        try SQLCatalog.requireDistinctIds(grid.ambiguousIds)
+        try CandidateGrid.requireDistinctIds(grid.ambiguousIds)
         if !early.isEmpty {
             let at = Dictionary(rows.enumerated().map { ($1, $0) }, uniquingKeysWith: { a, _ in a })
             for (row, definition) in early {

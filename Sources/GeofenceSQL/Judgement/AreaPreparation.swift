@@ -80,7 +80,7 @@ extension SQLCatalog {
     func build(_ s: ScannedCatalog, madeGrid: (CandidateGrid) -> Void = { _ in }) throws {
         let definitions = s.definitions
         let grid = CandidateGrid(s.boxes)
-        try Self.requireDistinctIds(grid.ambiguousIds)
+        try CandidateGrid.requireDistinctIds(grid.ambiguousIds)
         madeGrid(grid)
         var prepared = [JudgedArea?](repeating: nil, count: definitions.count)
         var outside = [UInt64](repeating: 0, count: grid.entryCount), inside = outside

@@ -71,7 +71,7 @@ final class OnDemandCatalog: OnDemandPreparation {
         // The grid sorts the areas by area_id; the row ids follow the same order.
         let order = items.indices.sorted { items[$0].0.utf8Precedes(items[$1].0) }
         let grid = CandidateGrid(order.map { items[$0] })
-        try SQLCatalog.requireDistinctIds(grid.ambiguousIds)
+        try CandidateGrid.requireDistinctIds(grid.ambiguousIds)
         rows = order.map { rowOf[$0] }
         planned = PlannedAreas(grid: grid)
     }

@@ -40,11 +40,11 @@ final class RunOutput: RunSink {
     }
 
     func store(_ notifications: [Notification], encoded: [UInt8]?) throws {
-        try write(notifications, run: runId)
+        try write(notifications)
         try tap?.write(notifications, encoded)
     }
 
-    func store(_ explanations: [Explanation]) throws { try write(explanations, run: runId) }
+    func store(_ explanations: [Explanation]) throws { try write(explanations) }
 
     func finish() throws {
         try deferredIndex?.restore()
@@ -54,10 +54,10 @@ final class RunOutput: RunSink {
     var encode: (@Sendable ([Notification]) -> [UInt8]?)? { tap?.encode }
 
     /// Writes `all` in order.
-    func write(_ all: [Notification], run: Int64) throws {
+    private func write(_ all: [Notification]) throws {
         try notifications.write(count: all.count) { s, i, p in
             let row = all[i]
-            try s.bind(integer: run, at: p + 1)
+            try s.bind(integer: runId, at: p + 1)
             try s.bind(text: row.subjectId, at: p + 2)
             try s.bind(text: row.ts.storageText, at: p + 3)
             try s.bind(text: row.areaId, at: p + 4)
@@ -72,10 +72,10 @@ final class RunOutput: RunSink {
     private static let transitions: [ConditionDefinition.Timing: StaticString] = [.IN: "IN", .OUT: "OUT", .DWELL: "DWELL"]
 
     /// Writes `all` in order, each with its fix's position (NULL where it has none).
-    func write(_ all: [Explanation], run: Int64) throws {
+    private func write(_ all: [Explanation]) throws {
         try explanations.write(count: all.count) { s, i, p in
             let e = all[i]
-            try s.bind(integer: run, at: p + 1)
+            try s.bind(integer: runId, at: p + 1)
             try s.bind(text: e.subjectId, at: p + 2)
             if e.ts.microseconds == 0 { try s.bindNull(at: p + 3) } else { try s.bind(text: e.ts.storageText, at: p + 3) }
             if let a = e.areaId { try s.bind(text: a, at: p + 4) } else { try s.bindNull(at: p + 4) }

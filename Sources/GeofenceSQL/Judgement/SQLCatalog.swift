@@ -46,17 +46,9 @@ public final class SQLCatalog: AreaSource {
     /// The run's transaction keeps the catalog fixed while the grid is in use.
     public func loadIndexIntoMemory() throws {
         let g = CandidateGrid(try indexBoxes())
-        try Self.requireDistinctIds(g.ambiguousIds)
+        try CandidateGrid.requireDistinctIds(g.ambiguousIds)
         grid = g
         plannedAreas = nil
-    }
-
-    /// Fails for two area ids that judgement would take for one
-    /// (`CandidateGrid.ambiguousIds`), naming both with their bytes.
-    static func requireDistinctIds(_ pair: (String, String)?) throws {
-        guard let (a, b) = pair else { return }
-        throw InputError("area_ids \(Echo.quoted(a)) (bytes \(Echo.hex(a.utf8))) and \(Echo.quoted(b)) (bytes \(Echo.hex(b.utf8))) differ only in Unicode normalization; "
-                         + "judgement would take them for one area: rename one (keep area_ids in NFC, or ASCII)")
     }
 
     /// Every area's box in the R*Tree.

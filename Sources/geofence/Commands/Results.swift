@@ -37,9 +37,12 @@ struct Notifications: ParsableCommand {
 struct State: ParsableCommand {
     /// A stored cell as people read it: the times (last_ts, entered_at) in
     /// their short form, as every listing shows them (`EventColumns.field`).
+    static let columns = ["subject_id", "last_ts", "last_lat", "last_lon", "last_accuracy_m", "area_id", "state",
+                          "in_streak", "out_streak", "entered_at"]
+    static let times: Set = ["last_ts", "entered_at"]
     static func field(_ i: Int, _ v: SQLiteValue) -> String? {
         guard !v.isNull else { return nil }
-        return i == 1 || i == 9 ? v.string.flatMap { try? Timestamp.parse($0).iso8601 } : v.string
+        return times.contains(columns[i]) ? v.string.flatMap { try? Timestamp.parse($0).iso8601 } : v.string
     }
 
     static let configuration = CommandConfiguration(
@@ -58,8 +61,7 @@ struct State: ParsableCommand {
                 \(subject == nil ? "" : "WHERE s.subject_id = ?1")
                 ORDER BY s.subject_id, t.area_id
                 """, subject.map { [.text($0)] } ?? []).map { row in row.indices.map { Self.field($0, row[$0]) } }
-            output.print(columns: ["subject_id", "last_ts", "last_lat", "last_lon", "last_accuracy_m", "area_id", "state",
-                                   "in_streak", "out_streak", "entered_at"], rows: rows,
+            output.print(columns: Self.columns, rows: rows,
                          numeric: ["last_lat", "last_lon", "last_accuracy_m", "in_streak", "out_streak"])
         }
     }
