@@ -95,9 +95,6 @@ final class JudgementSQLTests: DatabaseTestCase {
             batchJudgement.chunkFixes = 100
             batchJudgement.maxPreparedAreas = budget
             batchJudgement.inMemoryFixes = inMemory
-            // Into an empty gf_notifications: the index is built at the end
-            // (or, while a spilled batch is being read, kept up to date).
-            batchJudgement.deferIndexFixes = 1
             let report = try batch.transaction { try batchJudgement.run(rows, source: "test") }
             XCTAssertEqual(report.counters.judged, rows.count)
             XCTAssertGreaterThan(report.counters.notifications, 100)
@@ -108,8 +105,8 @@ final class JudgementSQLTests: DatabaseTestCase {
                 XCTAssertEqual(try batch.query(reasons), try single.query(reasons), name)
                 XCTAssertGreaterThan(try batch.scalar("SELECT count(*) FROM gf_explain").int64 ?? 0, 100, name)
             }
-            XCTAssertEqual(try batch.scalar("SELECT sql FROM sqlite_master WHERE name = 'gf_notifications_by_subject'").string,
-                           "CREATE INDEX gf_notifications_by_subject ON gf_notifications (subject_id, ts)", name)
+            XCTAssertEqual(try batch.scalar("SELECT sql FROM sqlite_master WHERE name = 'gf_notification_rows_by_subject'").string,
+                           "CREATE INDEX gf_notification_rows_by_subject ON gf_notification_rows (subject_key, ts_us)", name)
         }
     }
 

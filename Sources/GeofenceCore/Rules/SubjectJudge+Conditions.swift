@@ -51,7 +51,8 @@ extension SubjectJudge {
                 step.state.lastNotifiedDay[c.conditionId] = local.day
                 counters.notifications += 1
                 step.out.append(Notification(subjectId: step.fix.subjectId, ts: step.fix.ts, areaId: id, conditionId: c.conditionId, transition: timing,
-                                             lat: step.fix.position.lat, lon: step.fix.position.lon, accuracy: step.fix.accuracy))
+                                             lat: step.fix.position.lat, lon: step.fix.position.lon, accuracy: step.fix.accuracy,
+                                             localDay: local.day))
             case .blocked(let why):
                 counters.filtered += 1
                 note(step.fix, id, c.conditionId, "not notified", "\(timing.rawValue): \(why)")

@@ -22,6 +22,10 @@ public struct Notification: Equatable, Sendable {
     public var lat: Double
     public var lon: Double
     public var accuracy: Double
+    /// The notification's local date in its condition's zone, as days since
+    /// 1970-01-01 (the day a suppression counts from, `lastNotifiedDay`):
+    /// stored with it, so that gf_last_notified is read from the notifications.
+    public var localDay: Int
 }
 
 /// Why a fix did not count, or a transition did not notify (`--explain`).

@@ -10,7 +10,7 @@ import GeofenceCore
 /// |---|---|
 /// | `AreaSource` | `SQLCatalog` (with AreaPreparation.swift, OnDemandCatalog.swift) |
 /// | `SubjectStateStore` | `StateStore`: gf_subjects, gf_stay_rows, gf_last_notified |
-/// | `RunSink` | `RunOutput`: gf_notifications, gf_explain, and a `NotificationTap` |
+/// | `RunSink` | `RunOutput`: gf_notification_rows (the gf_notifications view), gf_explain, and a `NotificationTap` |
 /// | `FixSpill` | `SpilledFixes`: a temporary table SQLite sorts |
 ///
 /// Notifications are stored in canonical order, so their ids order them by
@@ -59,6 +59,14 @@ public final class Judgement {
         set { engine.feed = newValue }
     }
 
+    /// False: the notifications go to `notificationTap` only, none is stored
+    /// (stream-only: `judge --out FILE --no-store-notifications`); the run
+    /// is recorded with its counts and the state is stored as always.
+    public var storesNotifications: Bool {
+        get { output.storesNotifications }
+        set { output.storesNotifications = newValue }
+    }
+
     /// A batch's notifications handed on as they are stored (`NotificationTap`).
     public var notificationTap: NotificationTap? {
         get { output.tap }
@@ -71,7 +79,7 @@ public final class Judgement {
     public func run(_ rows: some Sequence<Row>, source: String?, expectedFixes: Int? = nil,
                     progress: ((Int, Int) -> Void)? = nil) throws -> Report {
         var report = Report(runId: try startRun(kind: "judge", source: source), notificationsAfter: try lastNotificationId())
-        output.runId = report.runId
+        output.begin(runId: report.runId)
         report.batch = try engine.run(rows, expectedFixes: expectedFixes, progress: progress)
         try finishRun(report)
         return report
@@ -88,7 +96,7 @@ public final class Judgement {
                       trustingLastSave: Bool = false) throws -> (Report, [Notification]) {
         var report = Report(runId: recordRun ? try startRun(kind: "check", source: nil) : 0,
                             notificationsAfter: recordRun ? try lastNotificationId() : 0)
-        output.runId = report.runId
+        output.begin(runId: report.runId)
         state.trustsLastSave = trustingLastSave
         let one = try engine.judgeOne(row, strategy: .forOneFix(inSession: inSession))
         report.fixes = 1
@@ -107,9 +115,6 @@ public final class Judgement {
     public var plannedChunkFixes: Int { get { engine.settings.plannedChunkFixes } set { engine.settings.plannedChunkFixes = newValue } }
     public var onDemandChunkFixes: Int { get { engine.settings.onDemandChunkFixes } set { engine.settings.onDemandChunkFixes = newValue } }
     public var inMemoryFixes: Int { get { engine.settings.inMemoryFixes } set { engine.settings.inMemoryFixes = newValue } }
-    /// A batch of at least this many valid fixes into an empty
-    /// gf_notifications builds its index at the end (`DeferredIndex`).
-    public var deferIndexFixes: Int { get { output.deferIndexFixes } set { output.deferIndexFixes = newValue } }
 
     // MARK: The run's record in gf_runs
 
@@ -119,9 +124,10 @@ public final class Judgement {
         return try db.scalar("SELECT last_insert_rowid()").int64 ?? 0
     }
 
-    /// Read inside the run's transaction: no other writer can insert before its rows.
+    /// Read inside the run's transaction: no other writer can insert before
+    /// its rows, and ids are never handed out twice (AUTOINCREMENT).
     func lastNotificationId() throws -> Int64 {
-        try db.scalar("SELECT coalesce(max(id), 0) FROM gf_notifications").int64 ?? 0
+        try db.scalar("SELECT coalesce(max(id), 0) FROM gf_notification_rows").int64 ?? 0
     }
 
     func finishRun(_ r: Report) throws {

@@ -1,33 +1,45 @@
 import GeofenceCore
 
 /// Where a run's notifications and explanations go (the engine's `RunSink`):
-/// gf_notifications and gf_explain, as few multi-row INSERTs as the rows
-/// allow (`RowBatches`), and a copy to the `NotificationTap` if there is one.
+/// gf_notification_rows (read as the gf_notifications view) and gf_explain,
+/// as few multi-row INSERTs as the rows allow (`RowBatches`), and a copy to
+/// the `NotificationTap` if there is one.
 ///
 /// A batch writes one notification row per transition that notifies (over a
 /// million for a day of a thousand subjects), and one gf_check call may
-/// write dozens, so the row's cost is SQLite's own: values are bound one by
-/// one, with no array of values built per row. The rows and their order are
-/// the same as one `INSERT … VALUES` per row; a user's triggers on the
-/// tables fire for each.
+/// write dozens, so the row's cost is SQLite's own: narrow integer rows
+/// (subject and area by key, `OutputKeys`; the time in microseconds; the
+/// transition 0/1/2), values bound one by one, with no array of values built
+/// per row. The rows and their order are the same as one `INSERT … VALUES`
+/// per row.
 final class RunOutput: RunSink {
     private let db: Connection
     private let notifications, explanations: RowBatches
+    private let subjectKeys, areaKeys: OutputKeys
     /// The run the rows belong to (gf_runs.run_id; 0 for gf_check's calls, which record no run).
-    var runId: Int64 = 0
+    private(set) var runId: Int64 = 0
     /// A copy of the notifications for a caller that also writes them elsewhere.
     var tap: NotificationTap?
-    /// A batch of at least this many valid fixes into an empty
-    /// gf_notifications builds its index at the end (`DeferredIndex`).
-    var deferIndexFixes = 10_000
-    private var deferredIndex: DeferredIndex?
+    /// False: notifications go to the tap only (a pipeline's stream-only
+    /// mode); the run's counts and the state are stored all the same.
+    var storesNotifications = true
 
     init(_ db: Connection) throws {
         self.db = db
-        notifications = try RowBatches(db, "INSERT INTO gf_notifications (run_id, subject_id, ts, area_id, condition_id, transition, lat, lon, accuracy_m) VALUES ",
-                                       columns: 9)
+        notifications = try RowBatches(db, "INSERT INTO gf_notification_rows (run_id, subject_key, ts_us, area_key, condition_id, "
+                                       + "transition, lat, lon, accuracy_m, local_day) VALUES ", columns: 10)
         explanations = try RowBatches(db, "INSERT INTO gf_explain (run_id, subject_id, ts, area_id, condition_id, kind, reason, lat, lon) VALUES ",
                                       columns: 9)
+        subjectKeys = try OutputKeys(db, table: "gf_subject_keys", key: "subject_key", id: "subject_id")
+        areaKeys = try OutputKeys(db, table: "gf_area_keys", key: "area_key", id: "area_id")
+    }
+
+    /// Starts a run or a gf_check call writing as `runId`, in a transaction
+    /// of its own: keys remembered from an earlier one may have been rolled back.
+    func begin(runId: Int64) {
+        self.runId = runId
+        subjectKeys.forget()
+        areaKeys.forget()
     }
 
     /// A requested interruption (a signal) stops a batch while its fixes are read.
@@ -35,41 +47,47 @@ final class RunOutput: RunSink {
         if Interruption.isRequested { throw Interruption.error(nil) }
     }
 
-    func willStore(validFixes: Int) throws {
-        if validFixes >= deferIndexFixes { deferredIndex = try DeferredIndex.dropIfUnseen(db) }
-    }
+    func willStore(validFixes: Int) throws {}
 
     func store(_ notifications: [Notification], encoded: [UInt8]?) throws {
-        try write(notifications)
+        if storesNotifications { try write(notifications) }
         try tap?.write(notifications, encoded)
     }
 
     func store(_ explanations: [Explanation]) throws { try write(explanations) }
 
-    func finish() throws {
-        try deferredIndex?.restore()
-        deferredIndex = nil
-    }
+    func finish() throws {}
 
     var encode: (@Sendable ([Notification]) -> [UInt8]?)? { tap?.encode }
 
-    /// Writes `all` in order.
+    /// Writes `all` in order, their subjects' and areas' keys found (or given) first.
     private func write(_ all: [Notification]) throws {
+        var keys: [(subject: Int64, area: Int64)] = []
+        keys.reserveCapacity(all.count)
+        for row in all { keys.append((try subjectKeys.key(of: row.subjectId), try areaKeys.key(of: row.areaId))) }
         try notifications.write(count: all.count) { s, i, p in
             let row = all[i]
             try s.bind(integer: runId, at: p + 1)
-            try s.bind(text: row.subjectId, at: p + 2)
-            try s.bind(text: row.ts.storageText, at: p + 3)
-            try s.bind(text: row.areaId, at: p + 4)
+            try s.bind(integer: keys[i].subject, at: p + 2)
+            try s.bind(integer: row.ts.microseconds, at: p + 3)
+            try s.bind(integer: keys[i].area, at: p + 4)
             try s.bind(integer: row.conditionId, at: p + 5)
-            try s.bind(staticText: Self.transitions[row.transition], at: p + 6)
+            try s.bind(integer: Self.transitionCode(row.transition), at: p + 6)
             try s.bind(real: row.lat, at: p + 7)
             try s.bind(real: row.lon, at: p + 8)
             try s.bind(real: row.accuracy, at: p + 9)
+            try s.bind(integer: Int64(row.localDay), at: p + 10)
         }
     }
 
-    private static let transitions: [ConditionDefinition.Timing: StaticString] = [.IN: "IN", .OUT: "OUT", .DWELL: "DWELL"]
+    /// gf_notification_rows.transition: 0 IN, 1 OUT, 2 DWELL (the gf_notifications view turns them back into text).
+    static func transitionCode(_ t: ConditionDefinition.Timing) -> Int64 {
+        switch t {
+        case .IN: 0
+        case .OUT: 1
+        case .DWELL: 2
+        }
+    }
 
     /// Writes `all` in order, each with its fix's position (NULL where it has none).
     private func write(_ all: [Explanation]) throws {
