@@ -4,11 +4,11 @@ import CSQLite
 #endif
 
 /// Refuses a gf_check call made while a statement that reads or writes
-/// gf_notifications, the table each call adds its notifications to, is
-/// stepping on the connection.
+/// gf_notifications (the view of gf_notification_rows, the table each call
+/// adds its notifications to) is stepping on the connection.
 ///
 ///     SELECT gf_check(subject_id, ts, lat, lon, accuracy_m) FROM gf_notifications;   -- refused
-///     UPDATE gf_notifications SET lat = lat WHERE gf_check(…) IS NOT NULL;            -- refused
+///     DELETE FROM gf_notifications WHERE gf_check(…) IS NOT NULL;                     -- refused
 ///     CREATE TEMP TABLE again AS SELECT * FROM gf_notifications;                     -- copy first,
 ///     SELECT gf_check(subject_id, ts, lat, lon, accuracy_m) FROM again;              -- then judge the copy
 ///
@@ -22,7 +22,7 @@ import CSQLite
 /// How: each statement still stepping on the connection (the one calling,
 /// and any other left unfinished, which would see the new rows too) is
 /// compiled once with EXPLAIN. It is refused when its program touches the
-/// b-tree of gf_notifications (main's, or a TEMP table of that name, which
+/// b-tree of gf_notification_rows (main's, or a TEMP table of that name, which
 /// would take the calls' rows) or of one of its indexes:
 /// opens it to read (OpenRead, ReopenIdx) or to write (OpenWrite: UPDATE and
 /// DELETE scan the table through it, INSERT appends through it), or empties
@@ -71,10 +71,10 @@ final class OutputReaders {
             if api.stmt_busy!(stmt) != 0, let sql = api.sql!(stmt) {
                 if try touches(stmt, sql, schema: schema) {
                     throw FunctionError("\(function): this statement reads gf_notifications or writes it (SELECT, UPDATE, "
-                                        + "DELETE or INSERT over \(table), a view, subquery or trigger of it), where each "
+                                        + "DELETE or INSERT over it, its rows \(table), a view, subquery or trigger of them), where each "
                                         + "\(function) call adds its notifications, so it would meet the rows its own calls "
                                         + "write and never end; copy the rows first and judge the copy: CREATE TEMP TABLE "
-                                        + "fixes AS SELECT … FROM \(table); SELECT \(function)(…) FROM fixes")
+                                        + "fixes AS SELECT … FROM gf_notifications; SELECT \(function)(…) FROM fixes")
                 }
             }
             s = api.next_stmt!(db.handle, stmt)

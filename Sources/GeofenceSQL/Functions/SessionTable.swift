@@ -26,7 +26,7 @@ import GeofenceCore
 /// its temporary schema: a trigger added, say).
 ///
 /// A trigger of the user's on a table gf_check writes (a queue fed from
-/// gf_notifications, say) may change the state or the catalog during the
+/// gf_notification_rows, say) may change the state or the catalog during the
 /// call itself, which the counts would take for gf_check's own writes. So
 /// while such a trigger exists the session keeps no subject state between
 /// calls (`trustsState`), and a catalog stamp that moved during a call drops
@@ -55,13 +55,13 @@ final class Session {
     /// The tables gf_check writes (lower case: a trigger's table is matched
     /// as SQLite matches names, without regard to case), and the engine's
     /// own triggers on them.
-    static let writtenTables = ["gf_notifications", "gf_explain", "gf_subjects", "gf_stay_rows", "gf_last_notified", "gf_runs"]
+    static let writtenTables = ["gf_notification_rows", "gf_subject_keys", "gf_area_keys", "gf_explain", "gf_subjects", "gf_stay_rows", "gf_runs"]
     static let ownTriggers = ["gf_subjects_remove_stays"]
 
     /// Each gf_check call's transaction (or savepoint).
     private(set) lazy var transaction = CallTransaction(db, function: "gf_check")
     /// Refuses a call from a statement that reads the notifications the calls write.
-    private(set) lazy var outputReaders = OutputReaders(db, function: "gf_check", table: "gf_notifications")
+    private(set) lazy var outputReaders = OutputReaders(db, function: "gf_check", table: "gf_notification_rows")
 
     init(_ db: Connection) { self.db = db }
 

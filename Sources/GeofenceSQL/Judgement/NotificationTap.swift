@@ -2,7 +2,7 @@ import GeofenceCore
 
 /// A copy of a batch's notifications for a caller that also writes them
 /// elsewhere (`judge --out`), taken while the run stores them instead of
-/// read back from gf_notifications once it is done.
+/// read back from the gf_notifications view once it is done.
 ///
 ///     judgement.notificationTap = NotificationTap(encode: { rows in bytes(rows) },
 ///                                                 write: { rows, bytes in try file.write(bytes) })
@@ -28,32 +28,43 @@ public struct NotificationTap {
         self.write = write
     }
 
-    /// Whether a trigger (a user's, in the database or a temporary one)
-    /// names gf_notifications: one on it, or one on any table whose body
-    /// changes or reads it (a retention trigger on gf_runs, say; a chain
-    /// of triggers ends in one that names it). Such a trigger may change or
-    /// remove rows while the run stores them, or reads them as they are
-    /// stored: the index cannot be left until the end, and a tap's copy may
-    /// not be what was stored. Names are matched as SQLite matches them,
-    /// without regard to case; the engine's own triggers never name it.
+    /// Whether a trigger of the user's (in the database or a temporary one)
+    /// may touch the stored notifications while a run writes them: one on
+    /// gf_notification_rows or its dictionaries, or one on any table whose
+    /// body changes or reads them (a retention trigger on gf_runs deleting
+    /// from the gf_notifications view, say; a chain of triggers ends in one
+    /// that names them). A tap's copy may then not be what was stored.
+    /// Names are matched as SQLite matches them, without regard to case; the
+    /// engine's own triggers (known by name and text) are not counted.
     public static func notificationsHaveTriggers(_ db: Connection) throws -> Bool {
-        try db.scalar("""
-            SELECT EXISTS (SELECT 1 FROM sqlite_master WHERE type = 'trigger' AND sql LIKE '%gf_notifications%')
-                OR EXISTS (SELECT 1 FROM sqlite_temp_master WHERE type = 'trigger' AND sql LIKE '%gf_notifications%')
-            """).int64 != 0
+        let rows = try db.query("""
+            SELECT name, sql FROM sqlite_master WHERE type = 'trigger'
+                AND (sql LIKE '%gf_notification%' OR sql LIKE '%gf_subject_keys%' OR sql LIKE '%gf_area_keys%')
+            UNION ALL
+            SELECT name, sql FROM sqlite_temp_master WHERE type = 'trigger'
+                AND (sql LIKE '%gf_notification%' OR sql LIKE '%gf_subject_keys%' OR sql LIKE '%gf_area_keys%')
+            """)
+        return rows.contains { row in
+            guard let name = row[0].string else { return true }
+            return Connection.engineTriggers[name] != row[1].string
+        }
     }
 
-    /// Whether gf_notifications keeps and orders what the engine writes as
-    /// written, so that a tap's copy is what reading it back gives: no
-    /// trigger names it (`notificationsHaveTriggers`), and its columns have
-    /// the types the engine made them with and no collation (a table rebuilt
-    /// by hand with `accuracy_m INTEGER` stores 5.0 as 5; with `subject_id
-    /// COLLATE NOCASE` it orders "B" before "a").
+    /// Whether reading gf_notifications gives back what the engine wrote, as
+    /// written, so that a tap's copy stands for it: no trigger of the user's
+    /// touches the rows (`notificationsHaveTriggers`), the stored rows'
+    /// columns have the types the engine made them with, and no collation
+    /// reorders them (a table rebuilt by hand with `accuracy_m INTEGER`
+    /// stores 5.0 as 5; a dictionary with `subject_id COLLATE NOCASE` orders
+    /// "B" before "a").
     public static func storedAsWritten(_ db: Connection) throws -> Bool {
         guard try !notificationsHaveTriggers(db) else { return false }
-        let types = try db.query("SELECT upper(type) FROM pragma_table_info('gf_notifications') ORDER BY cid").map { $0.first?.string ?? "" }
-        let sql = try db.scalar("SELECT sql FROM sqlite_master WHERE type = 'table' AND name = 'gf_notifications'").string ?? ""
-        return types == ["INTEGER", "INTEGER", "TEXT", "TEXT", "TEXT", "INTEGER", "TEXT", "REAL", "REAL", "REAL"]
-            && !sql.uppercased().contains("COLLATE")
+        let types = try db.query("SELECT upper(type) FROM pragma_table_info('gf_notification_rows') ORDER BY cid").map { $0.first?.string ?? "" }
+        let collated = try db.scalar("""
+            SELECT EXISTS (SELECT 1 FROM sqlite_master WHERE upper(sql) LIKE '%COLLATE%'
+                           AND name IN ('gf_notifications', 'gf_notification_rows', 'gf_subject_keys', 'gf_area_keys'))
+            """).int64 != 0
+        return types == ["INTEGER", "INTEGER", "INTEGER", "INTEGER", "INTEGER", "INTEGER", "INTEGER", "REAL", "REAL", "REAL", "INTEGER"]
+            && !collated
     }
 }

@@ -1,26 +1,33 @@
 import GeofenceCore
 
-/// Subject state in gf_subjects, gf_stay_rows (read as the gf_stays view) and gf_last_notified: loaded and
+/// Subject state in gf_subjects, gf_stay_rows (read as the gf_stays view) and the notifications' local days: loaded and
 /// saved one subject at a time, the unit a distributed task would own (the engine's `SubjectStateStore`).
 final class StateStore: SubjectStateStore {
     let db: Connection
     private let loadSubject, loadStays, loadNotified: Statement
     private let saveSubject, deleteStay, saveStreaks: Statement
-    private let saveStays, saveNotified: RowBatches
+    private let saveStays: RowBatches
+    /// Whether any condition has a suppression: asked once per store (a
+    /// judgement's life, which ends whenever the catalog changes); without
+    /// one no day is read.
+    private let anySuppression: Statement
+    private var readsDays: Bool?
 
     init(_ db: Connection) throws {
         self.db = db
         loadSubject = try db.prepare("SELECT \(SubjectColumn.list) FROM gf_subjects WHERE subject_id = ?")
         loadStays = try db.prepare("SELECT \(StayColumn.list) FROM gf_stay_rows WHERE subject_id = ?")
         // Only the days a rule reads: those of conditions with a suppression
-        // (behaviour §5). A subject notified by a thousand plain IN/OUT conditions
-        // would otherwise read a thousand rows at every single check. Every
-        // notification still records its day, which then rewrites the row
-        // with the same or a later day, as before.
+        // (behaviour §5), each the day of the condition's latest notification
+        // of the subject (what the gf_last_notified view shows), read from the
+        // subject's rows through their (subject_key, ts_us) index.
         loadNotified = try db.prepare("""
-            SELECT n.condition_id, n.local_date FROM gf_last_notified AS n JOIN gf_conditions AS c ON c.condition_id = n.condition_id
-            WHERE n.subject_id = ? AND c.renotify_suppress_days > 0
+            SELECT n.condition_id, n.local_day, max(n.ts_us) FROM gf_notification_rows AS n
+            JOIN gf_conditions AS c ON c.condition_id = n.condition_id AND c.renotify_suppress_days > 0
+            WHERE n.subject_key = (SELECT subject_key FROM gf_subject_keys WHERE subject_id = ?)
+            GROUP BY n.condition_id
             """)
+        anySuppression = try db.prepare("SELECT EXISTS (SELECT 1 FROM gf_conditions WHERE renotify_suppress_days > 0)")
         saveSubject = try db.prepare("""
             INSERT INTO gf_subjects (subject_id, last_ts, last_lat, last_lon, last_accuracy_m, judged_fixes) VALUES (?, ?, ?, ?, ?, ?)
             ON CONFLICT(subject_id) DO UPDATE SET last_ts = excluded.last_ts, last_lat = excluded.last_lat,
@@ -30,8 +37,6 @@ final class StateStore: SubjectStateStore {
         saveStays = try RowBatches(db, "INSERT OR REPLACE INTO gf_stay_rows (subject_id, area_id, state, in_base, out_base, base_judged, entered_at, dwell_spent) VALUES ",
                                    columns: 8)
         saveStreaks = try db.prepare("UPDATE gf_stay_rows SET in_base = ?3, out_base = ?4, base_judged = ?5 WHERE subject_id = ?1 AND area_id = ?2")
-        saveNotified = try RowBatches(db, "INSERT INTO gf_last_notified (subject_id, condition_id, local_date) VALUES ", columns: 3,
-                                      tail: " ON CONFLICT(subject_id, condition_id) DO UPDATE SET local_date = excluded.local_date")
         suppresses = try db.prepare("SELECT renotify_suppress_days > 0 FROM gf_conditions WHERE condition_id = ?")
     }
 
@@ -106,11 +111,16 @@ final class StateStore: SubjectStateStore {
             }
             s.stays[row.value(StayColumn.area_id).string ?? ""] = stored.continued(by: max(0, s.judgedFixes - base))
         }
+        if readsDays == nil {
+            try anySuppression.bind([])
+            defer { anySuppression.reset() }
+            readsDays = try anySuppression.step() && anySuppression.value(0).int64 == 1
+        }
+        guard readsDays == true else { return s }
         try loadNotified.bind([.text(subject)])
+        defer { loadNotified.reset() }
         while try loadNotified.step() {
-            if let id = loadNotified.value(0).int64, let day = CivilDate.parseStored(loadNotified.value(1).string ?? "") {
-                s.lastNotifiedDay[id] = day
-            }
+            if let id = loadNotified.value(0).int64, let day = loadNotified.value(1).int64 { s.lastNotifiedDay[id] = Int(day) }
         }
         return s
     }
@@ -171,15 +181,7 @@ final class StateStore: SubjectStateStore {
             if let t = stay.enteredAt { try st.bind(text: t.storageText, at: p + 7) } else { try st.bindNull(at: p + 7) }
             if stay.dwellSpent.isEmpty { try st.bindNull(at: p + 8) } else { try st.bind(text: stay.dwellSpent.map(String.init).joined(separator: ","), at: p + 8) }
         }
-        // In key order: the rows of a new subject then go in at the end of
-        // the table's B-tree, one after the other, not at random inside it.
-        let changed = s.lastNotifiedDay.filter { before.lastNotifiedDay[$0.key] != $0.value }.sorted { $0.key < $1.key }
-        try saveNotified.write(count: changed.count) { st, i, p in
-            let (id, day) = changed[i]
-            try st.bind(text: s.subjectId, at: p + 1)
-            try st.bind(integer: id, at: p + 2)
-            try st.bind(text: ConditionDefinition.formatDate(day), at: p + 3)
-        }
+        // The days notified are stored with the notifications (gf_notification_rows.local_day).
         guard lastLoadTrusted else { return }
         // Kept as `load` would read it back: only the days a rule reads, those
         // loaded (of conditions with a suppression) and the new ones of such

@@ -16,7 +16,7 @@ struct Notifications: ParsableCommand {
         try reporting {
             let conn = try openCatalog(db)
             let sinceText = try since.map { try parseTimeOrDate($0, field: "--since", catalog: conn).storageText }
-            try refuseMissingRun(runId, in: conn, db: db, rowsIn: "gf_notifications")
+            try refuseMissingRun(runId, in: conn, db: db, rowsIn: "gf_notification_rows")
             let listing = NotificationListing(run: runId, subject: subject, since: sinceText)
             if let format, !seed {
                 let out = try OutputFile(nil, database: conn)
@@ -70,7 +70,7 @@ struct State: ParsableCommand {
 struct Reset: ParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Clear stay and notification state, for one subject or all (the seed's resetGeoFenceStatus).",
-        discussion: "Removes last known fixes, stays and last-notified dates; the notification log stays unless --notifications.")
+        discussion: "Removes last known fixes and stays; the notification log (and gf_last_notified, read from it) stays unless --notifications.")
     @Argument(help: "The database file.") var db: String
     @Option(help: "Only this subject.") var subject: String?
     @Flag(help: "Also delete the notification log (and explanations).") var notifications = false
@@ -83,8 +83,14 @@ struct Reset: ParsableCommand {
                 let v: [SQLiteValue] = subject.map { [.text($0)] } ?? []
                 let filter = subject == nil ? "" : " WHERE subject_id = ?1"
                 let count = Int(try conn.scalar("SELECT count(*) FROM gf_subjects" + filter, v).int64 ?? 0)
-                for table in ["gf_subjects", "gf_stay_rows", "gf_last_notified"] + (notifications ? ["gf_notifications", "gf_explain"] : []) {
+                for table in ["gf_subjects", "gf_stay_rows"] + (notifications ? ["gf_explain"] : []) {
                     try conn.query("DELETE FROM \(table)" + filter, v)
+                }
+                // The stored rows, by the subject's key (gf_last_notified, a view of them, goes with them).
+                // Their ids are not handed out again (AUTOINCREMENT): a consumer's cursor stays valid.
+                if notifications {
+                    try conn.query("DELETE FROM gf_notification_rows"
+                                   + (subject == nil ? "" : " WHERE subject_key = (SELECT subject_key FROM gf_subject_keys WHERE subject_id = ?1)"), v)
                 }
                 return count
             }

@@ -3,7 +3,7 @@ import GeofenceSQL
 
 /// Refuses `--run N` naming a run that is not in the catalog at `db`: a
 /// script asking for the wrong run must know, not get an empty listing.
-/// A run with rows in `table` (gf_notifications, gf_explain) but no gf_runs
+/// A run with rows in `table` (gf_notification_rows, gf_explain) but no gf_runs
 /// row (written or pruned by hand) is there.
 func refuseMissingRun(_ run: Int64?, in conn: Connection, db: String, rowsIn table: String) throws {
     guard let run, try conn.scalar("""
