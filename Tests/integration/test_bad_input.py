@@ -156,7 +156,7 @@ def test_a_legacy_crs_member_must_be_lon_lat(catalog, tmp_path, name, accepted):
 
 def test_an_error_from_a_users_trigger_is_one_line_and_changes_nothing(catalog):
     from conftest import run
-    run("sqlite3", catalog, "CREATE TRIGGER boom BEFORE INSERT ON gf_notifications BEGIN SELECT RAISE(ABORT, 'vetoed'); END;")
+    run("sqlite3", catalog, "CREATE TRIGGER boom BEFORE INSERT ON gf_notification_rows BEGIN SELECT RAISE(ABORT, 'vetoed'); END;")
     p = gf("judge", catalog, "--fixes", SAMPLES_FIXES, check=False)
     assert p.returncode == 2 and "vetoed" in p.stderr
     assert p.stderr.count("\n") == 1, p.stderr
@@ -165,20 +165,21 @@ def test_an_error_from_a_users_trigger_is_one_line_and_changes_nothing(catalog):
 
 def test_a_failing_users_trigger_is_named(catalog):
     """From a new-user trial: a UNIQUE constraint that failed in a user's
-    trigger on gf_notifications was reported as the INSERT's error, without
-    the trigger's name; with several triggers, which one refused the run was
-    anyone's guess. The run is rolled back, as before."""
+    trigger on the stored notifications was reported as the INSERT's error,
+    without the trigger's name; with several triggers, which one refused the
+    run was anyone's guess. The run is rolled back, as before."""
     from conftest import run
     run("sqlite3", catalog, "CREATE TABLE once (area_id TEXT UNIQUE); INSERT INTO once VALUES ('G#AREA_ID_001');"
-        "CREATE TRIGGER to_queue AFTER INSERT ON gf_notifications BEGIN INSERT INTO once VALUES (new.area_id); END;"
-        "CREATE TRIGGER gf_audit AFTER INSERT ON gf_notifications BEGIN SELECT 1; END;")  # yours, though named gf_
+        "CREATE TRIGGER to_queue AFTER INSERT ON gf_notification_rows BEGIN "
+        "INSERT INTO once SELECT area_id FROM gf_area_keys WHERE area_key = new.area_key; END;"
+        "CREATE TRIGGER gf_audit AFTER INSERT ON gf_notification_rows BEGIN SELECT 1; END;")  # yours, though named gf_
     before = snapshot(catalog)
     p = gf("judge", catalog, "--fixes", SAMPLES_FIXES, check=False)
-    assert p.returncode == 2 and "UNIQUE constraint failed: once.area_id; gf_notifications has triggers of yours, " \
+    assert p.returncode == 2 and "UNIQUE constraint failed: once.area_id; gf_notification_rows has triggers of yours, " \
         "which ran in this statement: gf_audit, to_queue (SQLite 2067" in p.stderr, p.stderr
     assert snapshot(catalog) == before
     p = sql(catalog, "SELECT gf_check('s', '2026-11-20T09:05:00+09:00', 35.7098, 139.774, 15);", check=False)
-    assert p.returncode != 0 and "gf_check: UNIQUE constraint failed: once.area_id; gf_notifications has triggers of yours" in p.stderr, p.stderr
+    assert p.returncode != 0 and "gf_check: UNIQUE constraint failed: once.area_id; gf_notification_rows has triggers of yours" in p.stderr, p.stderr
     assert snapshot(catalog) == before
 
 

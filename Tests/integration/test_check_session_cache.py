@@ -71,22 +71,25 @@ def test_interleaved_subjects_with_undone_calls_match_fresh_connections(tmp_path
     assert state_of(cached) == state_of(fresh)
 
 
+# On the stored notification rows (transition 0 is IN), which gf_check writes.
+SUBJECT = "(SELECT subject_id FROM gf_subject_keys WHERE subject_key = NEW.subject_key)"
 TRIGGERS = {
-    "a stay deleted on IN": "CREATE TRIGGER ut AFTER INSERT ON gf_notifications WHEN NEW.transition = 'IN' AND NEW.id % 3 = 0 "
-                            "BEGIN DELETE FROM gf_stay_rows WHERE subject_id = NEW.subject_id AND area_id = NEW.area_id; END;",
+    "a stay deleted on IN": "CREATE TRIGGER ut AFTER INSERT ON gf_notification_rows WHEN NEW.transition = 0 AND NEW.id % 3 = 0 "
+                            f"BEGIN DELETE FROM gf_stay_rows WHERE subject_id = {SUBJECT} "
+                            "AND area_id = (SELECT area_id FROM gf_area_keys WHERE area_key = NEW.area_key); END;",
     # SQLite matches a trigger's table without regard to case (found by a new-user trial).
-    "a stay deleted on IN, the table spelled otherwise": "CREATE TRIGGER ut AFTER INSERT ON GF_Notifications WHEN NEW.transition = 'IN' "
-                                                          "BEGIN DELETE FROM gf_stay_rows WHERE subject_id = NEW.subject_id; END;",
-    "notified days cleared": "CREATE TRIGGER ut AFTER INSERT ON gf_notifications WHEN NEW.id % 2 = 0 "
-                             "BEGIN DELETE FROM gf_last_notified WHERE subject_id = NEW.subject_id; END;",
-    "a condition changed": "CREATE TRIGGER ut AFTER INSERT ON gf_notifications WHEN NEW.transition = 'IN' AND NEW.id % 7 = 0 "
+    "a stay deleted on IN, the table spelled otherwise": "CREATE TRIGGER ut AFTER INSERT ON GF_Notification_Rows WHEN NEW.transition = 0 "
+                                                          f"BEGIN DELETE FROM gf_stay_rows WHERE subject_id = {SUBJECT}; END;",
+    "notified days cleared": "CREATE TRIGGER ut AFTER INSERT ON gf_notification_rows WHEN NEW.id % 2 = 0 "
+                             "BEGIN DELETE FROM gf_notification_rows WHERE subject_key = NEW.subject_key AND id < NEW.id; END;",
+    "a condition changed": "CREATE TRIGGER ut AFTER INSERT ON gf_notification_rows WHEN NEW.transition = 0 AND NEW.id % 7 = 0 "
                            "BEGIN UPDATE gf_conditions SET renotify_suppress_days = coalesce(renotify_suppress_days, 0) + 1 "
                            "WHERE condition_id = NEW.condition_id + 1; END;",
 }
 
 
 def test_a_users_trigger_that_changes_state_or_catalog_is_seen_by_the_next_call(tmp_path):
-    """A trigger on gf_notifications may change the subjects' state or the
+    """A trigger on the stored notifications may change the subjects' state or the
     catalog during a call: the next call on the same connection must see it,
     as a call on a fresh connection does."""
     db, _, rows = scenario(tmp_path, subjects=4, per_subject=50, seed=9)
@@ -117,8 +120,8 @@ def test_a_temp_trigger_made_between_calls_on_the_same_connection_is_seen(tmp_pa
     session must see it as it sees one in the database (new-user trial)."""
     db, _, rows = scenario(tmp_path, subjects=3, per_subject=40, seed=5)
     fixes = [[s, iso(t), lat, lon, acc] for s, t, lat, lon, acc in rows]
-    trigger = ("CREATE TEMP TRIGGER ut AFTER INSERT ON gf_notifications WHEN NEW.transition = 'IN' "
-               "BEGIN DELETE FROM gf_stay_rows WHERE subject_id = NEW.subject_id; END")
+    trigger = ("CREATE TEMP TRIGGER ut AFTER INSERT ON gf_notification_rows WHEN NEW.transition = 0 "
+               f"BEGIN DELETE FROM gf_stay_rows WHERE subject_id = {SUBJECT}; END")
     outcomes = []
     for fresh in (False, True):
         copy = tmp_path / f"{'fresh' if fresh else 'kept'}.db"

@@ -105,8 +105,8 @@ def test_killed_at_every_commit_of_gf_check_loses_no_notification(tmp_path):
 
 
 FAILING_TRIGGER = """
-CREATE TRIGGER full_disk BEFORE INSERT ON gf_notifications
-WHEN (SELECT count(*) FROM gf_notifications) % 3 = 2
+CREATE TRIGGER full_disk BEFORE INSERT ON gf_notification_rows
+WHEN (SELECT count(*) FROM gf_notification_rows) % 3 = 2
 BEGIN SELECT RAISE(ABORT, 'disk full (simulated)'); END;
 """
 
@@ -244,7 +244,7 @@ def test_busy_inside_a_read_snapshot_is_an_error_to_retry_and_no_connection_stay
     a.execute("COMMIT")
     ref = tmp_path / "ref.db"
     shutil.copy(db, ref)
-    run("sqlite3", ref, "DELETE FROM gf_notifications; DELETE FROM gf_subjects; DELETE FROM gf_last_notified;")
+    run("sqlite3", ref, "DELETE FROM gf_notifications; DELETE FROM gf_subjects;")
     c = connect(ref)
     check_all(c, [["b", "2026-11-20T09:00:00Z", *INSIDE, 5]] + [list(w) for w in walk])
     assert sorted(notifications(db)) == sorted(notifications(ref))
@@ -366,7 +366,7 @@ def test_two_writers_of_one_subject_are_serialised(tmp_path):
     # Replayed alone in commit order, the same calls give the same notifications.
     ref = tmp_path / "replay.db"
     shutil.copy(db, ref)
-    run("sqlite3", ref, "DELETE FROM gf_notifications; DELETE FROM gf_subjects; DELETE FROM gf_last_notified;")
+    run("sqlite3", ref, "DELETE FROM gf_notifications; DELETE FROM gf_subjects;")
     c = connect(ref)
     check_all(c, calls)
     c.close()
@@ -387,7 +387,7 @@ def test_a_trigger_that_rolls_back_the_callers_transaction_says_so(tmp_path):
     expected = reference(tmp_path, db, fixes)
     c = connect(db)
     c.execute("CREATE TABLE mine (x)")
-    c.execute("CREATE TRIGGER veto BEFORE INSERT ON gf_notifications BEGIN SELECT RAISE(ROLLBACK, 'vetoed'); END")
+    c.execute("CREATE TRIGGER veto BEFORE INSERT ON gf_notification_rows BEGIN SELECT RAISE(ROLLBACK, 'vetoed'); END")
     c.execute("BEGIN IMMEDIATE")
     c.execute("INSERT INTO mine VALUES (1)")
     with pytest.raises(sqlite3.DatabaseError) as e:

@@ -37,23 +37,25 @@ def bounded_shell(db, script):
                           timeout=DEADLINE_S)
 
 
+ROWS = "run_id, subject_key, ts_us, area_key, condition_id, transition, lat, lon, accuracy_m, local_day"
+# Through the gf_notifications view, or on the rows it reads (gf_notification_rows), which the calls write.
 REFUSED = {
-    "UPDATE scanning it": f"UPDATE gf_notifications SET lat = lat WHERE {AGAIN} IS NOT NULL;",
+    "UPDATE scanning it": f"UPDATE gf_notification_rows SET lat = lat WHERE {AGAIN} IS NOT NULL;",
     "DELETE scanning it": f"DELETE FROM gf_notifications WHERE {AGAIN} = 'never';",
-    "INSERT … SELECT from it": f"INSERT INTO gf_notifications ({COLUMNS}) SELECT run_id, subject_id, ts, area_id, condition_id, "
-                               f"{AGAIN}, lat, lon, accuracy_m FROM gf_notifications;",
-    "INSERT … VALUES into it": f"INSERT INTO gf_notifications ({COLUMNS}) VALUES (0, 'x', '2026-11-20T10:30:00Z', "
-                               "gf_check('x', '2026-11-20T10:30:00Z', 35.659, 139.745, 60), 1, 'IN', 35.659, 139.745, 60);",
+    "INSERT … SELECT from it": f"INSERT INTO gf_notification_rows ({ROWS}) SELECT run_id, subject_key, ts_us, area_key, condition_id, "
+                               f"transition, lat, lon, accuracy_m, length({AGAIN}) FROM gf_notification_rows;",
+    "INSERT … VALUES into it": f"INSERT INTO gf_notification_rows ({ROWS}) VALUES (0, 1, 0, 1, 1, 0, 35.659, 139.745, 60, "
+                               "length(gf_check('x', '2026-11-20T10:30:00Z', 35.659, 139.745, 60)));",
     "a CTE of it": f"WITH c AS (SELECT * FROM gf_notifications) SELECT count({AGAIN}) FROM c;",
     "a copy sorted first": f"SELECT count({AGAIN}) FROM (SELECT * FROM gf_notifications ORDER BY lat + 0);",
     "a subquery in another table's WHERE": "CREATE TEMP TABLE one (a); INSERT INTO one VALUES (1);\n"
                                            "SELECT gf_check('x', '2026-11-20T10:30:00Z', 35.659, 139.745, 60) FROM one "
                                            "WHERE EXISTS (SELECT 1 FROM gf_notifications);",
-    "a TEMP table of its name, which takes the calls' rows": "CREATE TEMP TABLE gf_notifications AS SELECT * FROM main.gf_notifications;\n"
-                                                             f"SELECT count({AGAIN}) FROM temp.gf_notifications;",
+    "a TEMP table of its name, which takes the calls' rows": "CREATE TEMP TABLE gf_notification_rows AS SELECT * FROM main.gf_notification_rows;\n"
+                                                             f"SELECT count({AGAIN}) FROM temp.gf_notification_rows;",
     "a TEMP trigger updating it": "CREATE TEMP TABLE poke (a);\n"
                                   "CREATE TEMP TRIGGER again AFTER INSERT ON poke BEGIN "
-                                  f"UPDATE gf_notifications SET lat = lat WHERE {AGAIN} IS NOT NULL; END;\n"
+                                  f"UPDATE gf_notification_rows SET lat = lat WHERE {AGAIN} IS NOT NULL; END;\n"
                                   "INSERT INTO poke VALUES (1);",
 }
 

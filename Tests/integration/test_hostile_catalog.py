@@ -28,9 +28,9 @@ def test_import_never_runs_sql_stored_in_the_catalog(tmp_path, tampered):
     db = tmp_path / "hostile.db"
     gf("init", db)
     # A user's own trigger, which must keep working.
-    run("sqlite3", db, "CREATE TABLE audit (area_id TEXT, transition TEXT);"
-        "CREATE TRIGGER audit_notifications AFTER INSERT ON gf_notifications "
-        "BEGIN INSERT INTO audit VALUES (NEW.area_id, NEW.transition); END;")
+    run("sqlite3", db, "CREATE TABLE audit (area_key INTEGER, transition INTEGER);"
+        "CREATE TRIGGER audit_notifications AFTER INSERT ON gf_notification_rows "
+        "BEGIN INSERT INTO audit VALUES (NEW.area_key, NEW.transition); END;")
     payload = f"; ATTACH '{other}' AS o; DROP TABLE o.precious; CREATE TABLE o.pwned (x);"
     run("sqlite3", db, ".dbconfig defensive off", "PRAGMA writable_schema = ON;"
         f"UPDATE sqlite_master SET sql = sql || '{payload.replace(chr(39), chr(39) * 2)}' WHERE name = '{tampered}';")

@@ -98,8 +98,9 @@ def test_a_trigger_that_changes_stored_rows_is_seen_in_the_file(tmp_path):
     db = catalog(tmp_path, ["A", "B"])
     con = sqlite3.connect(db)
     con.executescript("""
-        CREATE TRIGGER mine AFTER INSERT ON gf_notifications
-        BEGIN UPDATE gf_notifications SET accuracy_m = 1234.5 WHERE id = NEW.id AND NEW.area_id = 'B'; END;""")
+        CREATE TRIGGER mine AFTER INSERT ON gf_notification_rows
+        BEGIN UPDATE gf_notification_rows SET accuracy_m = 1234.5
+              WHERE id = NEW.id AND NEW.area_key = (SELECT area_key FROM gf_area_keys WHERE area_id = 'B'); END;""")
     con.close()
     out = tmp_path / "out.csv"
     gf("judge", db, "--fixes", fixes(tmp_path, WALK), "--out", out)
@@ -150,12 +151,12 @@ def judged_with(tmp_path, script, fmt="csv"):
 @pytest.mark.parametrize("script", [
     # A retention trigger on another table the run writes.
     "CREATE TRIGGER keep_in AFTER UPDATE ON gf_runs BEGIN DELETE FROM gf_notifications WHERE run_id = NEW.run_id AND transition = 'OUT'; END;",
-    # A chain: gf_last_notified feeds a table whose trigger changes the rows.
-    "CREATE TABLE seen (n); CREATE TRIGGER t1 AFTER INSERT ON gf_last_notified BEGIN INSERT INTO seen VALUES (1); END;"
-    "CREATE TRIGGER t2 AFTER INSERT ON seen BEGIN UPDATE gf_notifications SET accuracy_m = 77.5; END;",
+    # A chain: gf_subjects feeds a table whose trigger changes the rows.
+    "CREATE TABLE seen (n); CREATE TRIGGER t1 AFTER INSERT ON gf_subjects BEGIN INSERT INTO seen VALUES (1); END;"
+    "CREATE TRIGGER t2 AFTER INSERT ON seen BEGIN UPDATE gf_notification_rows SET accuracy_m = 77.5; END;",
     # The table's name in another case, as SQLite allows.
-    "CREATE TRIGGER upd AFTER INSERT ON GF_Notifications BEGIN UPDATE gf_notifications SET area_id = 'UPD' WHERE id = NEW.id; END;",
-    "CREATE TEMP TRIGGER upd AFTER INSERT ON main.GF_NOTIFICATIONS BEGIN UPDATE gf_notifications SET area_id = 'UPD' WHERE id = NEW.id; END;",
+    "CREATE TRIGGER upd AFTER INSERT ON GF_Notification_Rows BEGIN UPDATE gf_notification_rows SET lat = 1.5 WHERE id = NEW.id; END;",
+    "CREATE TEMP TRIGGER upd AFTER INSERT ON main.GF_NOTIFICATION_ROWS BEGIN UPDATE gf_notification_rows SET lat = 1.5 WHERE id = NEW.id; END;",
 ], ids=["gf_runs", "chain", "case", "temp"])
 def test_a_trigger_anywhere_that_changes_notifications_is_seen_in_the_file(tmp_path, script):
     streamed, stored = judged_with(tmp_path, script)
@@ -164,12 +165,13 @@ def test_a_trigger_anywhere_that_changes_notifications_is_seen_in_the_file(tmp_p
 
 def test_a_table_rebuilt_with_a_collation_and_other_types_is_read_back(tmp_path):
     script = """
-        ALTER TABLE gf_notifications RENAME TO old_n;
-        CREATE TABLE gf_notifications (id INTEGER PRIMARY KEY, run_id INTEGER NOT NULL, subject_id TEXT NOT NULL COLLATE NOCASE,
-            ts TEXT NOT NULL, area_id TEXT NOT NULL, condition_id INTEGER NOT NULL, transition TEXT NOT NULL,
-            lat REAL NOT NULL, lon REAL NOT NULL, accuracy_m INTEGER NOT NULL);
-        DROP TABLE old_n;
-        CREATE INDEX gf_notifications_by_subject ON gf_notifications (subject_id, ts);"""
+        PRAGMA legacy_alter_table = ON;
+        DROP TABLE gf_notification_rows;
+        CREATE TABLE gf_notification_rows (id INTEGER PRIMARY KEY AUTOINCREMENT, run_id INTEGER NOT NULL, subject_key INTEGER NOT NULL,
+            ts_us INTEGER NOT NULL, area_key INTEGER NOT NULL, condition_id INTEGER NOT NULL, transition INTEGER NOT NULL,
+            lat REAL NOT NULL, lon REAL NOT NULL, accuracy_m INTEGER NOT NULL, local_day INTEGER NOT NULL);
+        DROP TABLE gf_subject_keys;
+        CREATE TABLE gf_subject_keys (subject_key INTEGER PRIMARY KEY, subject_id TEXT UNIQUE NOT NULL COLLATE NOCASE);"""
     db = catalog(tmp_path, ["A", "B1"])
     con = sqlite3.connect(db)
     con.executescript(script)

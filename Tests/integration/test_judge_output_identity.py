@@ -9,8 +9,11 @@ speed (the hashes below were taken from that build): a change that alters
 one byte of a notification, an explanation, a row's id or the --out file
 fails here.
 
-A user's AFTER INSERT trigger on gf_notifications feeds a queue table in
-every run: it must see every row, in id order."""
+A user's queue table is fed after every run by the documented cursor read
+(`SELECT … FROM gf_notifications WHERE id > :last_seen ORDER BY id`, its
+last_seen kept in the same transaction): it must get every row once, in id
+order, the rows an AFTER INSERT trigger on the old gf_notifications table
+fed it (the queue's hashes are the trigger's)."""
 import csv
 import datetime
 import hashlib
@@ -128,18 +131,32 @@ def workload(tmp_path, seed=2121):
 
 
 def add_queue(db):
-    """A user's own AFTER INSERT trigger on gf_notifications."""
+    """A user's queue of notifications, and where its cursor stands."""
     con = sqlite3.connect(db)
     con.executescript("""
         CREATE TABLE my_queue (n INTEGER PRIMARY KEY, notification_id INTEGER, subject_id TEXT, ts TEXT, area_id TEXT, transition TEXT);
-        CREATE TRIGGER my_queue_feed AFTER INSERT ON gf_notifications
-        BEGIN
-            INSERT INTO my_queue (notification_id, subject_id, ts, area_id, transition)
-            VALUES (NEW.id, NEW.subject_id, NEW.ts, NEW.area_id, NEW.transition);
-        END;
+        CREATE TABLE my_cursor (last_seen INTEGER NOT NULL);
+        INSERT INTO my_cursor VALUES (0);
     """)
     con.commit()
     con.close()
+
+
+def feed_queue(db):
+    """The documented cursor read (docs/sql.md): the notifications after
+    last_seen, in id order, into the queue, and last_seen moved past them,
+    in one transaction."""
+    con = sqlite3.connect(db, isolation_level=None)
+    try:
+        con.execute("BEGIN IMMEDIATE")
+        con.execute("""
+            INSERT INTO my_queue (notification_id, subject_id, ts, area_id, transition)
+            SELECT id, subject_id, ts, area_id, transition FROM gf_notifications
+            WHERE id > (SELECT last_seen FROM my_cursor) ORDER BY id""")
+        con.execute("UPDATE my_cursor SET last_seen = coalesce((SELECT max(notification_id) FROM my_queue), last_seen)")
+        con.execute("COMMIT")
+    finally:
+        con.close()
 
 
 def rows_of(db, query):
@@ -188,12 +205,14 @@ def test_every_way_of_judging_writes_the_same_bytes_as_before(tmp_path):
     # One batch, with --explain and --out; then the invalid and stale rows.
     out = tmp_path / "out.csv"
     summary = gf("judge", dbs["batch_explain"], "--fixes", fixes, "--explain", "--out", out).stdout
+    feed_queue(dbs["batch_explain"])
     # The offset-less time of `bad` stays invalid only while the catalog names
     # no zone for such times (behaviour §6; Asia/Tokyo would read it as local
     # time, test_feeds.py): UTC, a new catalog's value, for this run only (it
     # judges no fix, so no condition's window depends on the zone).
     gf("settings", dbs["batch_explain"], "default_timezone", "UTC")
     gf("judge", dbs["batch_explain"], "--fixes", bad, "--explain")
+    feed_queue(dbs["batch_explain"])
     gf("settings", dbs["batch_explain"], "default_timezone", "Asia/Tokyo")
     got["batch_explain.notifications"] = rows_of(dbs["batch_explain"], NOTIFICATIONS)
     got["batch_explain.explain"] = rows_of(dbs["batch_explain"], EXPLANATIONS)
@@ -210,8 +229,8 @@ def test_every_way_of_judging_writes_the_same_bytes_as_before(tmp_path):
     assert len(got["batch_explain.explain"]) > 100
     assert {r[5] for r in got["batch_explain.explain"]} >= {"invalid", "stale"}
 
-    # One batch, no explanations (judged by a plan). No trigger here: --out
-    # is written as the rows are stored, and must be the same file.
+    # One batch, no explanations (judged by a plan): --out is written as the
+    # rows are stored, and must be the same file.
     batch_out = tmp_path / "batch-out.csv"
     gf("judge", dbs["batch"], "--fixes", fixes, "--out", batch_out)
     assert batch_out.read_text() == got["batch_explain.out_csv"]
@@ -231,6 +250,7 @@ def test_every_way_of_judging_writes_the_same_bytes_as_before(tmp_path):
             for r in rows[k:k + size]:
                 w.writerow([r[0], iso(r[1], 9), r[2], r[3], r[4]])
         gf("judge", dbs["chunks"], "--fixes", part, *(["--explain"] if n % 3 == 1 else []))
+        feed_queue(dbs["chunks"])
         k += size
         n += 1
     got["chunks.notifications"] = rows_of(dbs["chunks"], NOTIFICATIONS)
@@ -265,16 +285,17 @@ COMMIT;
     for k in ("batch", "chunks", "check"):
         for part in ("subjects", "stays", "last_notified"):
             assert got[f"{k}.state"][part] == got["batch_explain.state"][part], (k, part)
-    # A user's trigger saw every row, in id order, and the index is there.
+    # The cursor read gave every row once, in id order.
     for k in ("batch_explain", "chunks"):
         assert [q[1:] for q in got[f"{k}.queue"]] == [(n[0], n[2], n[3], n[4], n[6]) for n in got[f"{k}.notifications"]]
-    # Every database has the index, as defined, and uses it.
+    # Every database has the stored rows' index, as defined, and a subject's notifications are read through it.
     for k, db in dbs.items():
-        assert rows_of(db, "SELECT name, sql FROM sqlite_master WHERE type = 'index' AND tbl_name = 'gf_notifications'") \
-            == rows_of(base, "SELECT name, sql FROM sqlite_master WHERE type = 'index' AND tbl_name = 'gf_notifications'") \
-            == [("gf_notifications_by_subject", "CREATE INDEX gf_notifications_by_subject ON gf_notifications (subject_id, ts)")], k
+        assert rows_of(db, "SELECT name, sql FROM sqlite_master WHERE type = 'index' AND tbl_name = 'gf_notification_rows'") \
+            == rows_of(base, "SELECT name, sql FROM sqlite_master WHERE type = 'index' AND tbl_name = 'gf_notification_rows'") \
+            == [("gf_notification_rows_by_subject",
+                 "CREATE INDEX gf_notification_rows_by_subject ON gf_notification_rows (subject_key, ts_us)")], k
         plan = rows_of(db, "EXPLAIN QUERY PLAN SELECT * FROM gf_notifications WHERE subject_id = 'dev-1' AND ts > '2026'")
-        assert "gf_notifications_by_subject" in str(plan), (k, plan)
+        assert "gf_notification_rows_by_subject" in str(plan), (k, plan)
         assert rows_of(db, "PRAGMA integrity_check") == [("ok",)], k
 
     # Every reason carries the exact position of the fix it is about; only

@@ -20,6 +20,10 @@ struct Judge: ParsableCommand {
             Features with those fields as properties, geojsonseq the same Features one per line. --out - writes them to standard \
             output and the summary to standard error; --fixes - reads standard input (CSV, or \
             NDJSON with --fixes-format ndjson).
+
+            --no-store-notifications (with --out), for pipelines: the notifications go to --out only \
+            and are not stored in the catalog; the run is still recorded in gf_runs with its counts, \
+            and the subjects' state is stored as always.
             """)
 
     @Argument(help: "The database file.") var db: String
@@ -40,6 +44,8 @@ struct Judge: ParsableCommand {
     @Flag(help: "Record why fixes did not count and transitions did not notify (table gf_explain).") var explain = false
     @Flag(help: "Drop the fixes a phone with the stored positioning settings would not have reported: worse than the accuracy tier, or closer than the distance filter to the subject's last fix.")
     var deviceFilter = false
+    @Flag(help: "With --out: write the notifications to --out only, not to the catalog (stream-only); the run's counts and the state are stored.")
+    var noStoreNotifications = false
     @Flag(help: "Print only the summary line.") var quiet = false
     @Option(help: ArgumentHelp("Judging threads (1–256). Default: the CPUs this process may use (its affinity mask and cgroup CPU quota), at most 8.",
                                valueName: "N"))
@@ -51,10 +57,17 @@ struct Judge: ParsableCommand {
         }
         try requireOutputName(out)
         _ = try Self.outNames.resolve(out: out, given: format)
+        if noStoreNotifications && out == nil {
+            throw ValidationError("--no-store-notifications needs --out FILE (or --out - for standard output): the notifications would go nowhere")
+        }
     }
 
-    /// The command that lists run `run`'s notifications as --out has them.
-    func listCommand(_ run: Int64) -> String { "`geofence notifications \(Echo.shellWord(db)) --run \(run) --format \(outFormat.rawValue)`" }
+    /// The command that lists run `run`'s notifications as --out has them
+    /// (with --no-store-notifications, that they are nowhere else).
+    func listCommand(_ run: Int64) -> String {
+        if noStoreNotifications { return "no command (they were not stored: --no-store-notifications)" }
+        return "`geofence notifications \(Echo.shellWord(db)) --run \(run) --format \(outFormat.rawValue)`"
+    }
 
     func run() throws {
         HugePages.adviseForThisProcess()
@@ -84,8 +97,9 @@ struct Judge: ParsableCommand {
                 let judgement = try Judgement(conn, explain: explain, fixFilter: filter)
                 judgement.feed = feed
                 // Written as the run stores its rows, where that gives what reading them back would.
-                let events = try output.map { try RunEvents($0, format: outFormat, database: conn) }
+                let events = try output.map { try RunEvents($0, format: outFormat, database: conn, streamOnly: noStoreNotifications) }
                 judgement.notificationTap = events?.tap
+                judgement.storesNotifications = !noStoreNotifications
                 // This process ends after the run: its areas need not be freed.
                 defer { judgement.leaveAreasToExit() }
                 let report = try judgement.run(rows, source: fixes ?? table, expectedFixes: try fixes.flatMap { try ($0 == standardStream && spooled == nil) ? nil : FixSources.estimatedRows(spooled ?? $0) },

@@ -35,11 +35,16 @@ final class RunEvents {
     private var last: Notification?
     /// Whether a notification has been streamed (the first one goes without `format.separator`).
     private var streamedAny = false
+    /// The notifications are not stored: there is no reading back.
+    private let streamOnly: Bool
 
-    init(_ output: OutputFile, format: EventFormat, database: Connection) throws {
+    init(_ output: OutputFile, format: EventFormat, database: Connection, streamOnly: Bool = false) throws {
         self.output = output
         self.format = format
-        if try !NotificationTap.storedAsWritten(database) {
+        self.streamOnly = streamOnly
+        if streamOnly {
+            target = output.canRewind ? output : try OutputFile.spool()
+        } else if try !NotificationTap.storedAsWritten(database) {
             target = nil
         } else {
             // No room for a spool: read back, as before spools.
@@ -69,7 +74,11 @@ final class RunEvents {
 
     private func write(_ rows: [Notification], _ bytes: [UInt8]?) throws {
         guard inOrder, let target, let first = rows.first else { return }
-        guard let bytes, last.map({ Self.precedes($0, first) }) ?? true else { inOrder = false; return }
+        guard let bytes, last.map({ Self.precedes($0, first) }) ?? true else {
+            if streamOnly { throw InputError("the notifications came out of canonical order, and with --no-store-notifications they cannot be read back in order: the run was not stored") }
+            inOrder = false
+            return
+        }
         last = rows.last
         // Each subject's text was made on its own thread, every notification after a separator; the run's first has none.
         let text = streamedAny ? bytes : Array(bytes.dropFirst(format.separator.count))
@@ -78,7 +87,11 @@ final class RunEvents {
         // A spool that cannot be written (a full temporary directory) is
         // given up, not the run: the run is read back instead, as it was
         // before spools, needing no temporary room.
-        do { try target.write(bytes: text) } catch { inOrder = false; target.discard() }
+        do { try target.write(bytes: text) } catch {
+            if streamOnly { throw error }
+            inOrder = false
+            target.discard()
+        }
     }
 
     /// One subject's lines, or nil if its notifications are not in canonical order.
