@@ -80,8 +80,9 @@ TRIGGERS = {
     # SQLite matches a trigger's table without regard to case (found by a new-user trial).
     "a stay deleted on IN, the table spelled otherwise": "CREATE TRIGGER ut AFTER INSERT ON GF_Notification_Rows WHEN NEW.transition = 0 "
                                                           f"BEGIN DELETE FROM gf_stay_rows WHERE subject_id = {SUBJECT}; END;",
+    # The days a suppression counts from are the notifications' own: moved a thousand days back, they no longer suppress.
     "notified days cleared": "CREATE TRIGGER ut AFTER INSERT ON gf_notification_rows WHEN NEW.id % 2 = 0 "
-                             "BEGIN DELETE FROM gf_notification_rows WHERE subject_key = NEW.subject_key AND id < NEW.id; END;",
+                             "BEGIN UPDATE gf_notification_rows SET local_day = local_day - 1000 WHERE subject_key = NEW.subject_key; END;",
     "a condition changed": "CREATE TRIGGER ut AFTER INSERT ON gf_notification_rows WHEN NEW.transition = 0 AND NEW.id % 7 = 0 "
                            "BEGIN UPDATE gf_conditions SET renotify_suppress_days = coalesce(renotify_suppress_days, 0) + 1 "
                            "WHERE condition_id = NEW.condition_id + 1; END;",

@@ -22,6 +22,8 @@ from test_defects_35 import judged, notification_count  # noqa: F401 (judged is 
 DEADLINE_S = 120
 # Each fix gf_notifications holds, judged for a new subject: most are a first fix inside an area, so a notification.
 AGAIN = "gf_check(subject_id || '-again', ts, lat, lon, accuracy_m)"
+# The same over the stored rows, whose columns are integers.
+AGAIN_ROWS = "gf_check('again-' || subject_key, ts_us / 1000000, lat, lon, accuracy_m)"
 COLUMNS = "run_id, subject_id, ts, area_id, condition_id, transition, lat, lon, accuracy_m"
 # The refusal's opening, the same before this check also looked at writes.
 REFUSAL = "gf_check: this statement reads gf_notifications"
@@ -40,10 +42,10 @@ def bounded_shell(db, script):
 ROWS = "run_id, subject_key, ts_us, area_key, condition_id, transition, lat, lon, accuracy_m, local_day"
 # Through the gf_notifications view, or on the rows it reads (gf_notification_rows), which the calls write.
 REFUSED = {
-    "UPDATE scanning it": f"UPDATE gf_notification_rows SET lat = lat WHERE {AGAIN} IS NOT NULL;",
+    "UPDATE scanning it": f"UPDATE gf_notification_rows SET lat = lat WHERE {AGAIN_ROWS} IS NOT NULL;",
     "DELETE scanning it": f"DELETE FROM gf_notifications WHERE {AGAIN} = 'never';",
     "INSERT … SELECT from it": f"INSERT INTO gf_notification_rows ({ROWS}) SELECT run_id, subject_key, ts_us, area_key, condition_id, "
-                               f"transition, lat, lon, accuracy_m, length({AGAIN}) FROM gf_notification_rows;",
+                               f"transition, lat, lon, accuracy_m, length({AGAIN_ROWS}) FROM gf_notification_rows;",
     "INSERT … VALUES into it": f"INSERT INTO gf_notification_rows ({ROWS}) VALUES (0, 1, 0, 1, 1, 0, 35.659, 139.745, 60, "
                                "length(gf_check('x', '2026-11-20T10:30:00Z', 35.659, 139.745, 60)));",
     "a CTE of it": f"WITH c AS (SELECT * FROM gf_notifications) SELECT count({AGAIN}) FROM c;",
@@ -52,10 +54,10 @@ REFUSED = {
                                            "SELECT gf_check('x', '2026-11-20T10:30:00Z', 35.659, 139.745, 60) FROM one "
                                            "WHERE EXISTS (SELECT 1 FROM gf_notifications);",
     "a TEMP table of its name, which takes the calls' rows": "CREATE TEMP TABLE gf_notification_rows AS SELECT * FROM main.gf_notification_rows;\n"
-                                                             f"SELECT count({AGAIN}) FROM temp.gf_notification_rows;",
+                                                             f"SELECT count({AGAIN_ROWS}) FROM temp.gf_notification_rows;",
     "a TEMP trigger updating it": "CREATE TEMP TABLE poke (a);\n"
                                   "CREATE TEMP TRIGGER again AFTER INSERT ON poke BEGIN "
-                                  f"UPDATE gf_notification_rows SET lat = lat WHERE {AGAIN} IS NOT NULL; END;\n"
+                                  f"UPDATE gf_notification_rows SET lat = lat WHERE {AGAIN_ROWS} IS NOT NULL; END;\n"
                                   "INSERT INTO poke VALUES (1);",
 }
 

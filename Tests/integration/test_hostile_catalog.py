@@ -125,15 +125,30 @@ def test_lost_or_altered_stamp_triggers_are_refused_by_gf_check_and_repaired_by_
     assert '"transition":"IN"' in p.stdout.splitlines()[-1]
 
 
+# The notification tables as versions 2 to 6 had them (version 7 made them views).
+VERSION_6_NOTIFICATIONS = [
+    "DROP VIEW gf_notifications;", "DROP VIEW gf_last_notified;", "DROP TABLE gf_notification_rows;",
+    "DROP TABLE gf_subject_keys;", "DROP TABLE gf_area_keys;",
+    "CREATE TABLE gf_last_notified (subject_id TEXT NOT NULL, condition_id INTEGER NOT NULL, local_date TEXT NOT NULL, "
+    "PRIMARY KEY (subject_id, condition_id)) WITHOUT ROWID;",
+    "CREATE TABLE gf_notifications (id INTEGER PRIMARY KEY, run_id INTEGER NOT NULL, subject_id TEXT NOT NULL, ts TEXT NOT NULL, "
+    "area_id TEXT NOT NULL, condition_id INTEGER NOT NULL, transition TEXT NOT NULL CHECK (transition IN ('IN', 'OUT', 'DWELL')), "
+    "lat REAL NOT NULL, lon REAL NOT NULL, accuracy_m REAL NOT NULL);",
+    "CREATE INDEX gf_notifications_by_subject ON gf_notifications (subject_id, ts);",
+]
+
+
 def test_an_upgrade_replaces_stamp_triggers_a_file_already_carries(tmp_path):
     db = tmp_path / "v4.db"
     gf("init", db)
     run("sqlite3", db, "DROP TRIGGER gf_areas_stamp_insert;",
         "CREATE TRIGGER gf_areas_stamp_insert AFTER INSERT ON gf_areas BEGIN SELECT 1; END;",
+        *VERSION_6_NOTIFICATIONS,
         "ALTER TABLE gf_explain DROP COLUMN lat;", "ALTER TABLE gf_explain DROP COLUMN lon;",  # as version 4 had it
         "UPDATE gf_meta SET value = '4' WHERE key = 'schema_version';")
     gf("settings", db)
     fresh = tmp_path / "fresh.db"
     gf("init", fresh)
     assert run("sqlite3", db, STAMP_QUERY).stdout == run("sqlite3", fresh, STAMP_QUERY).stdout
-    assert run("sqlite3", db, "SELECT value FROM gf_meta WHERE key = 'schema_version';").stdout.strip() == "6"
+    assert run("sqlite3", db, "SELECT value FROM gf_meta WHERE key = 'schema_version';").stdout \
+        == run("sqlite3", fresh, "SELECT value FROM gf_meta WHERE key = 'schema_version';").stdout

@@ -11,10 +11,13 @@ import GeofenceCore
 /// Keys found are remembered only until `forget`, which the writer calls
 /// at the start of every run and gf_check call: a key given in a
 /// transaction that was then rolled back is gone from the table, and must
-/// not be used again from memory.
+/// not be used again from memory. Ids are told apart by their bytes, as
+/// SQLite tells them: Swift's `==` takes "é" and "e\u{301}" for one string,
+/// so a remembered key is used only for the very bytes it was found for.
 final class OutputKeys {
     private let find, give: Statement
-    private var known: [String: Int64] = [:]
+    /// By id: the id's bytes as found, and its key.
+    private var known: [String: (id: String, key: Int64)] = [:]
 
     /// `table` maps its TEXT column `id` (UNIQUE) to its INTEGER PRIMARY KEY `key`.
     init(_ db: Connection, table: String, key: String, id: String) throws {
@@ -24,10 +27,12 @@ final class OutputKeys {
 
     /// The key of `id`, given now if it has none.
     func key(of id: String) throws -> Int64 {
-        if let k = known[id] { return k }
+        let remembered = known[id]
+        if let remembered, remembered.id.utf8.elementsEqual(id.utf8) { return remembered.key }
         let k = try Self.first(find, id) ?? Self.first(give, id)
         guard let k else { throw CatalogError("no key could be given to \(Echo.quoted(id)) in its dictionary") }
-        known[id] = k
+        // One of two ids Swift takes for equal keeps its place: the other is looked up each time.
+        if remembered == nil { known[id] = (id, k) }
         return k
     }
 
