@@ -45,6 +45,22 @@ class small_tmpfs:
         subprocess.run(["umount", str(self.folder)], capture_output=True)
 
 
+def notifications_as_a_table(con):
+    """Replaces the gf_notifications view (schema version 7) with a table of
+    its columns holding its rows, as versions 2 to 6 had it and as a user may
+    rebuild it by hand: for a test that writes rows of its own, values no
+    judging writes included (text in a number's column), which the stored
+    integer rows cannot hold."""
+    con.executescript("""
+        CREATE TABLE gf_notifications_copy AS SELECT * FROM gf_notifications;
+        DROP VIEW gf_notifications;
+        CREATE TABLE gf_notifications (id INTEGER PRIMARY KEY, run_id INTEGER NOT NULL, subject_id TEXT NOT NULL, ts TEXT NOT NULL,
+            area_id TEXT NOT NULL, condition_id INTEGER NOT NULL, transition TEXT NOT NULL,
+            lat REAL NOT NULL, lon REAL NOT NULL, accuracy_m REAL NOT NULL);
+        INSERT INTO gf_notifications SELECT * FROM gf_notifications_copy ORDER BY id;
+        DROP TABLE gf_notifications_copy;""")
+
+
 def gf(*args, check=True, input=None):
     return run(CLI, *args, check=check, input=input)
 

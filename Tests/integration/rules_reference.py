@@ -495,7 +495,10 @@ class Model:
         self.default_confidence = default_confidence or 0.0
         self.subjects = {}      # subject -> dict(last_ts, lat, lon, accuracy, judged)
         self.stays = {}         # (subject, area_id) -> Stay
-        self.last_notified = {}  # (subject, condition_id) -> date
+        self.last_notified = {}  # (subject, condition_id) -> date, as a suppression reads it
+        # (subject, condition_id) -> the date of its latest notification, what the
+        # gf_last_notified view shows: read from the log, which a reset keeps.
+        self.shown_notified = {}
         self.ambiguous = []     # (fix, area_id, verdict) a scenario should have avoided
         # (area_id, lat, lon) -> (d, bound), filled by prime(); models of one
         # catalog may share it.
@@ -656,6 +659,7 @@ class Model:
             return
         # §5: only a notification actually sent sets D.
         self.last_notified[key] = local.date()
+        self.shown_notified[key] = local.date()
         j.outcome.notifications.append(Notification(
             subject_id=j.fix.subject_id, ts=j.micros, area_id=cond.area_id, condition_id=cond.condition_id,
             transition=cond.timing, lat=j.lat, lon=j.lon, accuracy_m=j.accuracy))

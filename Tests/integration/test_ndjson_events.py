@@ -17,7 +17,7 @@ import subprocess
 
 import pytest
 
-from conftest import CLI, gf
+from conftest import CLI, gf, notifications_as_a_table
 
 COLUMNS = ["subject_id", "ts", "area_id", "condition_id", "transition", "lat", "lon", "accuracy_m"]
 AREA_IDS = ['q"uote\\back', "東京😀\u2028", "12345", "1e5", "tab\there\x01"]
@@ -68,6 +68,7 @@ def hostile_catalog(tmp_path):
         ])
     out2 = tmp_path / "run2.ndjson"
     gf("judge", db, "--out", out2, "--format", "ndjson")
+    notifications_as_a_table(con)
     with con:
         con.executemany("INSERT INTO gf_notifications (run_id, subject_id, ts, area_id, condition_id, transition, "
                         "lat, lon, accuracy_m) VALUES (99, ?, ?, ?, ?, ?, ?, ?, ?)", [
@@ -154,6 +155,7 @@ def test_hand_edited_numbers_that_are_not_json_become_strings(tmp_path):
     gf("init", db)
     odd = ["0x10", "007", "+5", "5.", ".5", " 5", "1e5 ", "0X1p3", "1_0"]
     con = sqlite3.connect(db)
+    notifications_as_a_table(con)
     with con:
         con.executemany("INSERT INTO gf_notifications (run_id, subject_id, ts, area_id, condition_id, transition, "
                         "lat, lon, accuracy_m) VALUES (1, ?, '2026-11-23T00:00:00Z', 'a', ?, 'IN', ?, 10, ?)",

@@ -61,10 +61,14 @@ def test_a_runs_listing_is_its_rows_after_earlier_runs(tmp_path, catalog):
 
 def test_rows_equal_in_all_four_keys_keep_the_order_written(tmp_path, catalog):
     con = sqlite3.connect(catalog)
+    us = 1_795_392_000 * 1_000_000   # 2026-11-23T00:00:00Z
     with con:
-        con.executemany("INSERT INTO gf_notifications (run_id, subject_id, ts, area_id, condition_id, transition, "
-                        "lat, lon, accuracy_m) VALUES (7, 's', '2026-11-23T00:00:00.000000Z', 'a', 1, ?, 1, 2, ?)",
-                        [("IN", 30.0), ("OUT", 10.0), ("DWELL", 20.0), ("IN", 5.0)])
+        con.execute("INSERT OR IGNORE INTO gf_subject_keys (subject_id) VALUES ('s')")
+        con.execute("INSERT OR IGNORE INTO gf_area_keys (area_id) VALUES ('a')")
+        con.executemany("INSERT INTO gf_notification_rows (run_id, subject_key, ts_us, area_key, condition_id, transition, "
+                        "lat, lon, accuracy_m, local_day) VALUES (7, (SELECT subject_key FROM gf_subject_keys WHERE subject_id = 's'), "
+                        "?, (SELECT area_key FROM gf_area_keys WHERE area_id = 'a'), 1, ?, 1, 2, ?, ? / 86400000000)",
+                        [(us, 0, 30.0, us), (us, 1, 10.0, us), (us, 2, 20.0, us), (us, 0, 5.0, us)])
     con.close()
     for args in (["--run", "7"], ["--subject", "s"], []):
         p = gf("notifications", catalog, *args, "--format", "csv")

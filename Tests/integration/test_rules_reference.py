@@ -670,7 +670,7 @@ def model_state(model):
         stays[key] = (inside, i, o, entered, spent)
     subjects = {s: (stored_time(v["last_ts"]), v["lat"], v["lon"], v["accuracy"], v["judged"])
                 for s, v in model.subjects.items()}
-    notified = {k: d.isoformat() for k, d in model.last_notified.items()}
+    notified = {k: d.isoformat() for k, d in model.shown_notified.items()}
     return dict(stays=stays, subjects=subjects, notified=notified)
 
 

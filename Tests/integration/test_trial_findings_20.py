@@ -47,7 +47,7 @@ def test_geojson_never_writes_an_infinite_coordinate(tmp_path):
     db = catalog_in(tmp_path)
     con = sqlite3.connect(db)
     con.executescript("""
-        DROP TABLE gf_notifications;
+        DROP VIEW gf_notifications;
         CREATE TABLE gf_notifications (id INTEGER PRIMARY KEY, run_id, subject_id, ts, area_id, condition_id, transition,
                                        lat, lon, accuracy_m);
         INSERT INTO gf_notifications VALUES (1, 1, 'a', '2026-11-20T00:00:00Z', 'A', 1, 'IN', '1e999', '-1e999', '1');""")
