@@ -95,8 +95,8 @@ def test_gf_check_from_a_temp_trigger_inside_gf_check_is_refused_once_and_truly(
     transaction the user never opened (it was the outer call's own)."""
     before = notification_count(judged)
     p = sql(judged, """
-CREATE TEMP TRIGGER relay AFTER INSERT ON gf_notifications
-BEGIN SELECT gf_check('relay-' || NEW.subject_id, NEW.ts, NEW.lat, NEW.lon, NEW.accuracy_m); END;
+CREATE TEMP TRIGGER relay AFTER INSERT ON gf_notification_rows
+BEGIN SELECT gf_check('relay-' || NEW.subject_key, NEW.ts_us / 1000000, NEW.lat, NEW.lon, NEW.accuracy_m); END;
 SELECT gf_check('newcomer', '2026-11-20T09:05:00+09:00', 35.7098, 139.7740, 15);
 """, check=False)
     assert p.returncode != 0
