@@ -29,7 +29,7 @@ import CSQLite
 /// advanced without its notifications.
 ///
 /// A call inside a call. A TEMP trigger of the user's on a table the call
-/// writes (gf_notifications, say) may itself call the function: that inner
+/// writes (gf_notification_rows, say) may itself call the function: that inner
 /// call would run inside the outer call's own transaction and its writing
 /// statement, where nothing could undo half of it. It is refused, saying
 /// so; the outer call then fails with the inner call's message as it is (not
@@ -76,7 +76,7 @@ final class CallTransaction {
         if running {
             refusedInner = true
             throw FunctionError("\(function): cannot be called from a trigger on a table \(function) writes (a TEMP trigger of yours "
-                                + "on gf_notifications, say), which runs inside another \(function) call and its transaction, where "
+                                + "on gf_notification_rows, say), which runs inside another \(function) call and its transaction, where "
                                 + "nothing could undo half of this one: have the trigger store what it needs in a table of yours, "
                                 + "and call \(function) on those rows in a statement of its own")
         }
