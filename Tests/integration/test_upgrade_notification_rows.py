@@ -210,3 +210,39 @@ def test_a_users_trigger_on_the_old_table_stops_the_upgrade(tmp_path):
     assert p.returncode != 0
     assert "'my_feed' on gf_notifications" in p.stderr and "WHERE id > :last_seen" in p.stderr, p.stderr
     assert db.read_bytes() == before
+
+
+def test_times_at_the_edges_read_as_the_old_build_wrote_them(tmp_path):
+    """The gf_notifications view rebuilds `ts` from microseconds, and
+    gf_last_notified its date from a day number: sub-second times, times
+    before 1970, the first and last storable instants, and local dates in
+    years -1 and 10000 (zones 11 and 14 hours off UTC) must read exactly as
+    the old build's text rows do, judged from the same fixes."""
+    edges = [("early", "0000-01-01T00:00:00Z", "0000-01-01T00:00:00.000001Z"),
+             ("pre1970", "1969-12-31T23:59:59.5Z", "1969-12-31T23:59:59.999999Z"),
+             ("epoch", "1969-12-31T23:59:59.999999Z", "1970-01-01T00:00:00.000001Z"),
+             ("subsecond", "2026-11-20T12:00:00.25Z", "2026-11-20T12:00:00.250001Z"),
+             ("late", "9999-12-31T23:59:59.5Z", "9999-12-31T23:59:59.999999Z")]
+    fixes = tmp_path / "edges.csv"
+    write_fixes(fixes, [row for s, a, b in edges for row in ((s, a, 35.68, 139.7, 5), (s, b, 35.70, 139.7, 5))])
+    conds = tmp_path / "c.csv"
+    conds.write_text("condition_id,area_id,timing,dwell_s,weekdays,start_time,end_time,start_date,end_date,renotify_suppress_days,timezone\n"
+                     "900,A,IN,,,,,,,1,Pacific/Kiritimati\n"
+                     "901,A,OUT,,,,,,,,Pacific/Pago_Pago\n")
+    areas = tmp_path / "a.geojson"
+    areas.write_text(json.dumps({"type": "FeatureCollection", "features": [
+        {"type": "Feature", "properties": {"area_id": "A", "radius_m": 300}, "geometry": {"type": "Point", "coordinates": [139.7, 35.68]}}]}))
+    got = []
+    for cli in (OLD / "geofence", None):
+        db = tmp_path / f"{'old' if cli else 'new'}.db"
+        tool = (lambda *a: run(cli, *a)) if cli else gf
+        tool("init", db)
+        tool("import", db, areas, "--with-default-conditions")
+        tool("conditions", "import", db, conds)
+        tool("judge", db, "--fixes", fixes)
+        got.append({k: reads(db)[k] for k in ("notifications", "types", "last notified")})
+    assert got[0] == got[1]
+    dates = {r[2] for r in got[1]["last notified"]}
+    assert {"-0001-12-31", "10000-01-01"} <= dates, dates
+    assert {r[3] for r in got[1]["notifications"]} >= {"0000-01-01T00:00:00.000000Z", "1969-12-31T23:59:59.500000Z",
+                                                      "9999-12-31T23:59:59.999999Z", "2026-11-20T12:00:00.250000Z"}
