@@ -64,13 +64,14 @@ BEGIN
     DELETE FROM gf_notification_rows WHERE id = OLD.id;
 END;
 
--- Per (subject, condition): the local date of its latest notification (the
--- row with the latest time: SQLite takes a bare column from the row max() picks).
+-- Per (subject, condition): the local date of its latest notification, the
+-- one written last (the largest id: SQLite takes a bare column from the row
+-- max() picks), as the table of versions 2 to 6 kept it.
 -- A local date can fall outside the years 0000-9999 that date() writes only
 -- for a time within 14 hours of either end of the storable range.
 CREATE VIEW gf_last_notified AS
 SELECT s.subject_id AS subject_id, g.condition_id AS condition_id,
        CASE WHEN g.day < -719528 THEN '-0001-12-31' WHEN g.day > 2932896 THEN '10000-01-01'
             ELSE date(g.day * 86400, 'unixepoch') END AS local_date
-FROM (SELECT subject_key, condition_id, local_day AS day, max(ts_us) FROM gf_notification_rows GROUP BY subject_key, condition_id) AS g
+FROM (SELECT subject_key, condition_id, local_day AS day, max(id) FROM gf_notification_rows GROUP BY subject_key, condition_id) AS g
 JOIN gf_subject_keys AS s ON s.subject_key = g.subject_key;

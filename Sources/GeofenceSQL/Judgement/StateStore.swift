@@ -19,10 +19,10 @@ final class StateStore: SubjectStateStore {
         loadStays = try db.prepare("SELECT \(StayColumn.list) FROM gf_stay_rows WHERE subject_id = ?")
         // Only the days a rule reads: those of conditions with a suppression
         // (behaviour §5), each the day of the condition's latest notification
-        // of the subject (what the gf_last_notified view shows), read from the
-        // subject's rows through their (subject_key, ts_us) index.
+        // of the subject, the one written last (what the gf_last_notified view
+        // shows), read from the subject's rows through their (subject_key, ts_us) index.
         loadNotified = try db.prepare("""
-            SELECT n.condition_id, n.local_day, max(n.ts_us) FROM gf_notification_rows AS n
+            SELECT n.condition_id, n.local_day, max(n.id) FROM gf_notification_rows AS n
             JOIN gf_conditions AS c ON c.condition_id = n.condition_id AND c.renotify_suppress_days > 0
             WHERE n.subject_key = (SELECT subject_key FROM gf_subject_keys WHERE subject_id = ?)
             GROUP BY n.condition_id
