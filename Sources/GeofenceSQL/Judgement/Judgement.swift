@@ -9,7 +9,7 @@ import GeofenceCore
 /// | door | here |
 /// |---|---|
 /// | `AreaSource` | `SQLCatalog` (with AreaPreparation.swift, OnDemandCatalog.swift) |
-/// | `SubjectStateStore` | `StateStore`: gf_subjects, gf_stay_rows, gf_last_notified |
+/// | `SubjectStateStore` | `StateStore`: gf_subjects, gf_stay_rows, and the days notified from gf_notification_rows |
 /// | `RunSink` | `RunOutput`: gf_notification_rows (the gf_notifications view), gf_explain, and a `NotificationTap` |
 /// | `FixSpill` | `SpilledFixes`: a temporary table SQLite sorts |
 ///

@@ -1,11 +1,11 @@
 /// A failed write names the user's own triggers on the table it wrote to.
 ///
-///     UNIQUE constraint failed: queue.area_id; gf_notifications has triggers
+///     UNIQUE constraint failed: queue.area_id; gf_notification_rows has triggers
 ///     of yours, which ran in this statement: to_queue
 ///
 /// Why: SQLite reports a constraint that fails, or a RAISE, inside a trigger
 /// as the error of the statement that fired it (an INSERT into
-/// gf_notifications), without the trigger's name; a user with several
+/// gf_notification_rows), without the trigger's name; a user with several
 /// triggers could not tell which one refused the run. The engine's own
 /// triggers (known by name and text) are not named.
 extension Connection {

@@ -16,7 +16,7 @@ import GeofenceSQL
 /// output itself when it can be started over (a file), else to a spool
 /// copied to it at `finish` (standard output, a FIFO). Where that could
 /// differ from reading back, the run is read back instead:
-/// - a trigger that names gf_notifications may change the stored rows, and
+/// - a trigger of the user's that names the stored notifications may change them, and
 ///   a table rebuilt by hand may store or order them otherwise
 ///   (`NotificationTap.storedAsWritten`): not streamed;
 /// - every line is checked to come after the one before it, as SQLite
