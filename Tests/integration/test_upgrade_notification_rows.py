@@ -246,3 +246,54 @@ def test_times_at_the_edges_read_as_the_old_build_wrote_them(tmp_path):
     assert {"-0001-12-31", "10000-01-01"} <= dates, dates
     assert {r[3] for r in got[1]["notifications"]} >= {"0000-01-01T00:00:00.000000Z", "1969-12-31T23:59:59.500000Z",
                                                       "9999-12-31T23:59:59.999999Z", "2026-11-20T12:00:00.250000Z"}
+
+
+FIXTURE = Path(__file__).resolve().parents[1] / "fixtures" / "catalog_v6"
+FIXTURE_READS = {   # Tests/fixtures/catalog_v6/make.py's reads
+    "notifications": f"SELECT {COLUMNS} FROM gf_notifications ORDER BY id",
+    "subjects": "SELECT subject_id, last_ts, last_lat, last_lon, last_accuracy_m, judged_fixes FROM gf_subjects ORDER BY subject_id",
+    "stays": "SELECT subject_id, area_id, state, in_streak, out_streak, entered_at, dwell_spent FROM gf_stays ORDER BY subject_id, area_id",
+    "last_notified": "SELECT subject_id, condition_id, local_date FROM gf_last_notified ORDER BY subject_id, condition_id",
+    "runs": "SELECT run_id, kind, source, started_at, fixes, judged, stale, invalid, transitions, notifications, filtered FROM gf_runs "
+            "ORDER BY run_id",
+    "explain": "SELECT run_id, subject_id, ts, area_id, condition_id, kind, reason, lat, lon FROM gf_explain ORDER BY rowid",
+}
+
+
+def fixture_reads(db):
+    con = sqlite3.connect(db)
+    try:
+        return {k: [[repr(v) if isinstance(v, float) else v for v in row] for row in con.execute(q)] for k, q in FIXTURE_READS.items()}
+    finally:
+        con.close()
+
+
+def test_the_version_6_fixture_reads_as_that_build_read_it_once_upgraded(tmp_path):
+    """The catalog of Tests/fixtures/catalog_v6 (the identity workload judged
+    by the fc3bbd3 build: two runs, gf_check calls, explanations, the newest
+    notification deleted), read into a version-6 catalog and upgraded by
+    opening it: every documented read is what that build gave (reads.json),
+    and judging the further batch gives what that build gave (next.json).
+    gf_last_notified is read from the notifications: only the (subject,
+    condition) of the deleted newest notification may show another day."""
+    db = tmp_path / "v6.db"
+    gf("init", db, "--schema-version", "6")
+    sql(db, f".read {FIXTURE / 'rows.sql'}\n")
+    assert run("sqlite3", db, "SELECT value FROM gf_meta WHERE key = 'schema_version'").stdout.strip() == "6"
+    gf("settings", db)
+    expected = json.loads((FIXTURE / "reads.json").read_text())
+    got = fixture_reads(db)
+    for k in FIXTURE_READS:
+        if k != "last_notified":
+            assert got[k] == expected[k], k
+    old_days = {tuple(r[:2]): r[2] for r in expected["last_notified"]}
+    new_days = {tuple(r[:2]): r[2] for r in got["last_notified"]}
+    assert len({k for k in old_days.keys() | new_days.keys() if old_days.get(k) != new_days.get(k)}) <= 1
+
+    gf("judge", db, "--fixes", FIXTURE / "next.csv")
+    expected = json.loads((FIXTURE / "next.json").read_text())
+    got = fixture_reads(db)
+    for k in ("notifications", "subjects", "stays", "explain"):
+        assert got[k] == expected[k], k
+    # The new run's source (the file's path) and start differ; its counts do not.
+    assert [r[:2] + r[4:] for r in got["runs"]] == [r[:2] + r[4:] for r in expected["runs"]]
