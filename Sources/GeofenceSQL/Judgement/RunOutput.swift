@@ -13,7 +13,6 @@ import GeofenceCore
 /// per row. The rows and their order are the same as one `INSERT … VALUES`
 /// per row.
 final class RunOutput: RunSink {
-    private let db: Connection
     private let notifications, explanations: RowBatches
     private let subjectKeys, areaKeys: OutputKeys
     /// The run the rows belong to (gf_runs.run_id; 0 for gf_check's calls, which record no run).
@@ -25,7 +24,6 @@ final class RunOutput: RunSink {
     var storesNotifications = true
 
     init(_ db: Connection) throws {
-        self.db = db
         notifications = try RowBatches(db, "INSERT INTO gf_notification_rows (run_id, subject_key, ts_us, area_key, condition_id, "
                                        + "transition, lat, lon, accuracy_m, local_day) VALUES ", columns: 10)
         explanations = try RowBatches(db, "INSERT INTO gf_explain (run_id, subject_id, ts, area_id, condition_id, kind, reason, lat, lon) VALUES ",
@@ -47,6 +45,9 @@ final class RunOutput: RunSink {
         if Interruption.isRequested { throw Interruption.error(nil) }
     }
 
+    /// Nothing to prepare: the rows' (subject_key, ts_us) index is kept as
+    /// they go in, in that order, each entry beside the one before; building
+    /// it at the end measured no faster (docs/write-path.md).
     func willStore(validFixes: Int) throws {}
 
     func store(_ notifications: [Notification], encoded: [UInt8]?) throws {
@@ -56,6 +57,7 @@ final class RunOutput: RunSink {
 
     func store(_ explanations: [Explanation]) throws { try write(explanations) }
 
+    /// Nothing to complete: every row is written as its subject is stored.
     func finish() throws {}
 
     var encode: (@Sendable ([Notification]) -> [UInt8]?)? { tap?.encode }
