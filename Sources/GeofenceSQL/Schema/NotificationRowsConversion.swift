@@ -67,7 +67,7 @@ enum NotificationRowsConversion: SchemaConversion {
                                + "correct or delete that row, then open the catalog again to upgrade it")
         }
         let condition = r.value(Old.condition_id)
-        let day = try zones.zone(of: condition.int64).local(ts).day
+        let day = zones.zone(of: condition.int64).local(ts).day
         return [id, r.value(Old.run_id), r.value(Old.subject_key), .integer(ts.microseconds), r.value(Old.area_key), condition,
                 .integer(transition), r.value(Old.lat), r.value(Old.lon), r.value(Old.accuracy_m), .integer(Int64(day))]
     }
@@ -102,5 +102,6 @@ private struct ConditionZones {
         }
     }
 
-    func zone(of condition: Int64?) throws -> TimeZone { condition.flatMap { byCondition[$0] } ?? fallback }
+    /// The zone of `condition` (nil: a row without one), else the catalog's default.
+    func zone(of condition: Int64?) -> TimeZone { condition.flatMap { byCondition[$0] } ?? fallback }
 }
