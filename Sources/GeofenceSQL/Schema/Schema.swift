@@ -72,6 +72,7 @@ public enum Schema {
         case .newer(let v): throw newerError(v)
         case .older(let v):
             try db.transaction {
+                try SchemaConversions.refuseUserTriggers(db, upgradingFrom: v)
                 for (version, _, script) in EmbeddedSQL.migrations where version > v { try apply(db, version, script) }
             }
         }
@@ -95,8 +96,19 @@ public enum Schema {
         }
     }
 
+    /// Runs one migration: its script, or the part above `-- @convert`, the
+    /// version's conversion and the part below (`SchemaConversions`).
     static func apply(_ db: Connection, _ version: Int, _ script: String) throws {
-        try db.execute(script)
+        if let split = script.firstRange(of: SchemaConversions.marker) {
+            guard let conversion = SchemaConversions.byVersion[version] else {
+                throw CatalogError("schema version \(version) has a conversion step, and this build registers none for it")
+            }
+            try db.execute(String(script[..<split.lowerBound]))
+            try conversion.convert(db)
+            try db.execute(String(script[split.upperBound...]))
+        } else {
+            try db.execute(script)
+        }
         try db.query("INSERT OR REPLACE INTO gf_meta (key, value) VALUES ('schema_version', ?)", [.text(String(version))])
     }
 
