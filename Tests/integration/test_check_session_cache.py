@@ -73,12 +73,12 @@ def test_interleaved_subjects_with_undone_calls_match_fresh_connections(tmp_path
 
 TRIGGERS = {
     "a stay deleted on IN": "CREATE TRIGGER ut AFTER INSERT ON gf_notifications WHEN NEW.transition = 'IN' AND NEW.id % 3 = 0 "
-                            "BEGIN DELETE FROM gf_stay_rows WHERE subject_id = NEW.subject_id AND area_id = NEW.area_id; END;",
+                            "BEGIN DELETE FROM gf_stays WHERE subject_id = NEW.subject_id AND area_id = NEW.area_id; END;",
     # SQLite matches a trigger's table without regard to case (found by a new-user trial).
     "a stay deleted on IN, the table spelled otherwise": "CREATE TRIGGER ut AFTER INSERT ON GF_Notifications WHEN NEW.transition = 'IN' "
-                                                          "BEGIN DELETE FROM gf_stay_rows WHERE subject_id = NEW.subject_id; END;",
+                                                          "BEGIN DELETE FROM gf_stays WHERE subject_id = NEW.subject_id; END;",
     "notified days cleared": "CREATE TRIGGER ut AFTER INSERT ON gf_notifications WHEN NEW.id % 2 = 0 "
-                             "BEGIN DELETE FROM gf_last_notified WHERE subject_id = NEW.subject_id; END;",
+                             "BEGIN UPDATE gf_subject_state SET record = json_set(record, '$.days', json('[]')) WHERE subject_id = NEW.subject_id; END;",
     "a condition changed": "CREATE TRIGGER ut AFTER INSERT ON gf_notifications WHEN NEW.transition = 'IN' AND NEW.id % 7 = 0 "
                            "BEGIN UPDATE gf_conditions SET renotify_suppress_days = coalesce(renotify_suppress_days, 0) + 1 "
                            "WHERE condition_id = NEW.condition_id + 1; END;",
@@ -118,7 +118,7 @@ def test_a_temp_trigger_made_between_calls_on_the_same_connection_is_seen(tmp_pa
     db, _, rows = scenario(tmp_path, subjects=3, per_subject=40, seed=5)
     fixes = [[s, iso(t), lat, lon, acc] for s, t, lat, lon, acc in rows]
     trigger = ("CREATE TEMP TRIGGER ut AFTER INSERT ON gf_notifications WHEN NEW.transition = 'IN' "
-               "BEGIN DELETE FROM gf_stay_rows WHERE subject_id = NEW.subject_id; END")
+               "BEGIN DELETE FROM gf_stays WHERE subject_id = NEW.subject_id; END")
     outcomes = []
     for fresh in (False, True):
         copy = tmp_path / f"{'fresh' if fresh else 'kept'}.db"

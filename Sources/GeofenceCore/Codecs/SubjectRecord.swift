@@ -62,7 +62,7 @@ public enum SubjectRecord {
         do { value = try JSONReader.parse(text) } catch {
             throw refusal(subject, "is not JSON (\(error))")
         }
-        var r = Reader(subject: subject)
+        let r = Reader(subject: subject)
         let top = try r.object(value, "the record", allowed: ["v", "last", "judged", "stays", "days"])
         guard let v = top["v"], try r.integer(v, "v", in: 0...Int64(Int32.max)) == Int64(version) else {
             throw refusal(subject, "has no \"v\":\(version) (the only version of the record this geofence reads)")

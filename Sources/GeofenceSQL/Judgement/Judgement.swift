@@ -9,7 +9,7 @@ import GeofenceCore
 /// | door | here |
 /// |---|---|
 /// | `AreaSource` | `SQLCatalog` (with AreaPreparation.swift, OnDemandCatalog.swift) |
-/// | `SubjectStateStore` | `StateStore`: gf_subjects, gf_stay_rows, gf_last_notified |
+/// | `SubjectStateStore` | `StateStore`: gf_subject_state, gf_inside |
 /// | `RunSink` | `RunOutput`: gf_notifications, gf_explain, and a `NotificationTap` |
 /// | `FixSpill` | `SpilledFixes`: a temporary table SQLite sorts |
 ///
