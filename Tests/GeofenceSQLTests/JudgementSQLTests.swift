@@ -203,11 +203,11 @@ extension JudgementSQLTests {
 }
 
 extension JudgementSQLTests {
-    /// A stay row holds its streaks as of one judged fix and is not written
-    /// while the streak under way grows by one per fix; `gf_stays` must still
-    /// show behaviour §4's counts after every fix, and a judgement that loads the
-    /// row (a new `Judgement`, or gf_check's session) must count on from them.
-    func testStreaksReadRightWhileRowsAreNotRewritten() throws {
+    /// `gf_stays` shows behaviour §4's counts after every fix, read from the
+    /// subject's record; a judgement that loads the record (a new `Judgement`,
+    /// or gf_check's session) counts on from them; gf_inside holds the stay
+    /// exactly while it is INSIDE.
+    func testStreaksAndInsideRowsFollowEveryFix() throws {
         let db = try newCatalog()
         let props = #","in_confirm_count":2,"out_confirm_count":2,"in_accuracy_max_m":100"#
         _ = try AreaImporter(db).run(path: write("a.geojson", collection([square("A", 139.0, 35.0, props: props)])), options: .init())
