@@ -25,33 +25,77 @@ public enum SubjectRecord {
     public static let version = 1
 
     /// The canonical text of `state`. A stay's `dwell` keeps its order
-    /// (the order the DWELL conditions were spent in).
+    /// (the order the DWELL conditions were spent in). Written byte by byte
+    /// into one buffer: gf_check writes a record at every judged fix.
     public static func encode(_ state: SubjectState) -> String {
-        var out = "{\"v\":\(version),\"last\":"
+        var out: [UInt8] = []
+        out.reserveCapacity(128 + 96 * state.stays.count + 20 * state.lastNotifiedDay.count)
+        out += #"{"v":"#.utf8
+        integer(Int64(version), &out)
+        out += #","last":"#.utf8
         if let f = state.lastFix {
-            out += "{\"ts\":\"\(f.ts.storageText)\",\"lat\":\(number(f.position.lat)),\"lon\":\(number(f.position.lon)),\"acc\":\(number(f.accuracy))}"
+            out += #"{"ts":""#.utf8
+            out += f.ts.storageText.utf8
+            out += #"","lat":"#.utf8
+            out += number(f.position.lat).utf8
+            out += #","lon":"#.utf8
+            out += number(f.position.lon).utf8
+            out += #","acc":"#.utf8
+            out += number(f.accuracy).utf8
+            out.append(UInt8(ascii: "}"))
         } else {
-            out += "null"
+            out += "null".utf8
         }
-        out += ",\"judged\":\(state.judgedFixes),\"stays\":["
-        let areas = state.stays.keys.sorted { $0.utf8.lexicographicallyPrecedes($1.utf8) }
-        for (i, area) in areas.enumerated() {
-            guard let stay = state.stays[area] else { continue }
-            if i > 0 { out += "," }
-            out += "{\"area\":"
-            JSONValue.writeString(area, to: &out)
-            out += ",\"phase\":\"\(stay.phase.rawValue)\",\"in\":\(stay.inStreak),\"out\":\(stay.outStreak)"
-            if let t = stay.enteredAt { out += ",\"entered\":\"\(t.storageText)\"" }
-            if !stay.dwellSpent.isEmpty { out += ",\"dwell\":[" + stay.dwellSpent.map(String.init).joined(separator: ",") + "]" }
-            out += "}"
+        out += #","judged":"#.utf8
+        integer(Int64(state.judgedFixes), &out)
+        out += #","stays":["#.utf8
+        var stays = Array(state.stays)
+        // The map's order is Swift's string order, which is byte order for most ids: sorted only when it is not.
+        if !zip(stays, stays.dropFirst()).allSatisfy({ $0.0.utf8.lexicographicallyPrecedes($1.0.utf8) }) {
+            stays.sort { $0.0.utf8.lexicographicallyPrecedes($1.0.utf8) }
         }
-        out += "],\"days\":["
+        for (i, (area, stay)) in stays.enumerated() {
+            if i > 0 { out.append(UInt8(ascii: ",")) }
+            out += #"{"area":"#.utf8
+            JSONValue.appendString(area, to: &out)
+            out += #","phase":""#.utf8
+            out += stay.phase.rawValue.utf8
+            out += #"","in":"#.utf8
+            integer(Int64(stay.inStreak), &out)
+            out += #","out":"#.utf8
+            integer(Int64(stay.outStreak), &out)
+            if let t = stay.enteredAt {
+                out += #","entered":""#.utf8
+                out += t.storageText.utf8
+                out.append(UInt8(ascii: "\""))
+            }
+            if !stay.dwellSpent.isEmpty {
+                out += #","dwell":["#.utf8
+                for (k, id) in stay.dwellSpent.enumerated() {
+                    if k > 0 { out.append(UInt8(ascii: ",")) }
+                    integer(id, &out)
+                }
+                out.append(UInt8(ascii: "]"))
+            }
+            out.append(UInt8(ascii: "}"))
+        }
+        out += #"],"days":["#.utf8
         for (i, (id, day)) in state.lastNotifiedDay.sorted(by: { $0.key < $1.key }).enumerated() {
-            if i > 0 { out += "," }
-            out += "[\(id),\"\(ConditionDefinition.formatDate(day))\"]"
+            if i > 0 { out.append(UInt8(ascii: ",")) }
+            out.append(UInt8(ascii: "["))
+            integer(id, &out)
+            out += #",""#.utf8
+            out += ConditionDefinition.formatDate(day).utf8
+            out += #""]"#.utf8
         }
-        out += "]}"
-        return out
+        out += "]}".utf8
+        return String(decoding: out, as: UTF8.self)
+    }
+
+    /// An integer's decimal digits.
+    static func integer(_ n: Int64, _ out: inout [UInt8]) {
+        if n >= 0 && n < 10 { out.append(UInt8(48 + n)); return }
+        out += String(n).utf8
     }
 
     /// The state `text` holds for `subject`; throws `InputError` naming the

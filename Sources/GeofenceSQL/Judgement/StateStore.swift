@@ -93,13 +93,21 @@ final class StateStore: SubjectStateStore {
     }
 
     /// gf_inside's rows of this subject: one removed per stay no longer
-    /// INSIDE (or gone), one added per stay newly INSIDE.
+    /// INSIDE (or gone), one added per stay newly INSIDE. Both maps are in
+    /// the same order, so they are walked side by side (no lookup by id).
     private func updateInside(_ s: SubjectState, before: SubjectState) throws {
-        for (area, stay) in before.stays where stay.phase == .inside && s.stays[area]?.phase != .inside {
-            try leaveArea.run([.text(area), .text(s.subjectId)])
-        }
-        for (area, stay) in s.stays where stay.phase == .inside && before.stays[area]?.phase != .inside {
-            try enterArea.run([.text(area), .text(s.subjectId)])
+        let old = Array(before.stays), new = Array(s.stays)
+        var i = 0, k = 0
+        while i < old.count || k < new.count {
+            let takeOld = k == new.count || (i < old.count && old[i].0 < new[k].0)
+            let takeNew = i == old.count || (k < new.count && new[k].0 < old[i].0)
+            let was = takeNew ? false : old[i].1.phase == .inside
+            let now = takeOld ? false : new[k].1.phase == .inside
+            let area = takeNew ? new[k].0 : old[i].0
+            if was && !now { try leaveArea.run([.text(area), .text(s.subjectId)]) }
+            if now && !was { try enterArea.run([.text(area), .text(s.subjectId)]) }
+            if !takeNew { i += 1 }
+            if !takeOld { k += 1 }
         }
     }
 }
