@@ -71,11 +71,11 @@ def judged_by_old(tmp_path_factory):
     for subject, t, lat, lon, acc in third[:30]:
         old("check", db, "--subject", subject, "--lat", lat, "--lon", lon, "--accuracy", acc, "--time", iso(t, 9))
     write_fixes(tmp / "further.csv", third[30:])
-    return db, tmp / "further.csv"
+    return db, tmp / "further.csv", tmp
 
 
 def test_upgraded_state_reads_as_before_and_judges_the_same(judged_by_old, tmp_path):
-    source, further = judged_by_old
+    source, further, _ = judged_by_old
     assert rows(source, "SELECT value FROM gf_meta WHERE key = 'schema_version'") == [("6",)]
     before = {k: rows(source, q) for k, q in STATE.items()}
     stays = before["stays"]
@@ -120,3 +120,52 @@ def test_a_users_trigger_on_the_stay_rows_stops_the_upgrade(judged_by_old, tmp_p
     assert p.returncode != 0
     assert "'my_stay_log' on gf_stay_rows" in p.stderr and "gf_subject_state" in p.stderr, p.stderr
     assert db.read_bytes() == before
+
+
+def upgraded_and_reference(judged_by_old, tmp_path):
+    source, further, made = judged_by_old
+    upgraded, reference = tmp_path / "new.db", tmp_path / "ref.db"
+    shutil.copy(source, upgraded)
+    shutil.copy(source, reference)
+    gf("state", upgraded)
+    return upgraded, reference, further, made
+
+
+def judged_alike(upgraded, reference, further):
+    """A further run by each build gives the same notifications and state."""
+    old("judge", reference, "--fixes", further)
+    gf("judge", upgraded, "--fixes", further)
+    last = rows(reference, "SELECT max(run_id) FROM gf_runs")[0][0]
+    got = rows(upgraded, NOTIFICATIONS, (last,))
+    assert len(got) > 100
+    assert got == rows(reference, NOTIFICATIONS, (last,))
+    assert {k: rows(upgraded, q) for k, q in STATE.items()} == {k: rows(reference, q) for k, q in STATE.items()}
+
+
+def test_removed_areas_take_their_stays_as_before(judged_by_old, tmp_path):
+    """An area removed with an INSIDE stay, and one with an entry still being
+    confirmed (an inside streak, not INSIDE): gf_stays no longer shows
+    them, gf_inside loses the INSIDE one, and judging on is as before."""
+    upgraded, reference, further, _ = upgraded_and_reference(judged_by_old, tmp_path)
+    inside = rows(upgraded, "SELECT area_id FROM gf_stays WHERE state = 'INSIDE' ORDER BY area_id LIMIT 1")[0][0]
+    pending = rows(upgraded, "SELECT area_id FROM gf_stays WHERE state <> 'INSIDE' AND in_streak > 0 AND area_id <> ? "
+                             "ORDER BY area_id LIMIT 1", (inside,))[0][0]
+    for area in (inside, pending):
+        old("areas", "remove", reference, area)
+        gf("areas", "remove", upgraded, area)
+    assert {k: rows(upgraded, q) for k, q in STATE.items()} == {k: rows(reference, q) for k, q in STATE.items()}
+    assert rows(upgraded, "SELECT count(*) FROM gf_inside WHERE area_id IN (?, ?)", (inside, pending)) == [(0,)]
+    judged_alike(upgraded, reference, further)
+
+
+def test_areas_imported_again_with_replace_start_without_stays_as_before(judged_by_old, tmp_path):
+    """`import --replace` removes every area, so every stay: areas imported
+    again under the same ids start with no stay (and no streak under way)."""
+    upgraded, reference, further, made = upgraded_and_reference(judged_by_old, tmp_path)
+    assert rows(upgraded, "SELECT count(*) FROM gf_stays WHERE state <> 'INSIDE' AND in_streak > 0")[0][0] > 0
+    for cli, db in ((old, reference), (gf, upgraded)):
+        cli("import", db, made / "areas.geojson", "--replace", "--with-default-conditions")
+        cli("conditions", "import", db, made / "conditions.csv")
+    assert rows(upgraded, "SELECT count(*) FROM gf_stays") == rows(upgraded, "SELECT count(*) FROM gf_inside") == [(0,)]
+    assert {k: rows(upgraded, q) for k, q in STATE.items()} == {k: rows(reference, q) for k, q in STATE.items()}
+    judged_alike(upgraded, reference, further)
