@@ -51,7 +51,7 @@ def test_a_refused_init_leaves_the_file_as_it_was_and_names_it(tmp_path):
     run("sqlite3", db, "PRAGMA journal_mode = DELETE")
     before = db.read_bytes()
     p = gf("init", db, check=False)
-    assert p.returncode == 2 and p.stderr.strip() == f"error: {db}: the database already holds a geofence catalog (schema version 6)"
+    assert p.returncode == 2 and p.stderr.strip() == f"error: {db}: the database already holds a geofence catalog (schema version 8)"
     p = gf("init", db, "--page-size", "32768", check=False)
     assert p.returncode == 2 and "its pages are 4096 bytes" in p.stderr
     assert "'PRAGMA journal_mode = DELETE; PRAGMA page_size = 32768; VACUUM; PRAGMA journal_mode = WAL'" in p.stderr

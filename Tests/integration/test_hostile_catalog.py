@@ -4,11 +4,10 @@ own text, so a file whose stored trigger text carries further statements
 (ATTACH another database, DROP a table in it) changes nothing outside the
 catalog, and its triggers come out repaired. Users' own triggers stay."""
 import json
-import re
 
 import pytest
 
-from conftest import EXTENSION, ROOT, SAMPLES, gf, run, write_collection, square
+from conftest import EXTENSION, SAMPLES, gf, run, state_layout_before_version_8, write_collection, square
 
 TRIGGERS = ["gii_gf_areas_geom", "tmi_gf_areas_geom"]
 
@@ -126,22 +125,10 @@ def test_lost_or_altered_stamp_triggers_are_refused_by_gf_check_and_repaired_by_
     assert '"transition":"IN"' in p.stdout.splitlines()[-1]
 
 
-def state_tables_before_version_8():
-    """SQL that puts back the state tables of versions 4 to 7 in a new
-    catalog (version 8 made them views over gf_subject_state): version 2's
-    tables and area trigger, then version 4 as written."""
-    v2 = (ROOT / "sql" / "002_judgement.sql").read_text()
-    kept = [m.group(0) for m in re.finditer(r"CREATE (TABLE gf_subjects|TABLE gf_stays|INDEX gf_stays_by_area|TRIGGER gf_areas_remove_stays)"
-                                            r".*?(\);|\);\n|END;)", v2, re.S)]
-    return ("DROP TRIGGER gf_subjects_remove; DROP TRIGGER gf_stays_remove; DROP TRIGGER gf_areas_remove_inside;"
-            "DROP VIEW gf_stays; DROP VIEW gf_subjects; DROP TABLE gf_subject_state; DROP TABLE gf_inside;"
-            + "\n".join(kept) + "\n" + (ROOT / "sql" / "004_streak_rows.sql").read_text())
-
-
 def test_an_upgrade_replaces_stamp_triggers_a_file_already_carries(tmp_path):
     db = tmp_path / "v4.db"
     gf("init", db)
-    run("sqlite3", db, state_tables_before_version_8(), "DROP TRIGGER gf_areas_stamp_insert;",
+    run("sqlite3", db, state_layout_before_version_8(), "DROP TRIGGER gf_areas_stamp_insert;",
         "CREATE TRIGGER gf_areas_stamp_insert AFTER INSERT ON gf_areas BEGIN SELECT 1; END;",
         "ALTER TABLE gf_explain DROP COLUMN lat;", "ALTER TABLE gf_explain DROP COLUMN lon;",  # as version 4 had it
         "UPDATE gf_meta SET value = '4' WHERE key = 'schema_version';")
