@@ -45,17 +45,28 @@ enum SubjectRecordsConversion: SchemaConversion {
 /// gf_last_notified (days of conditions with a suppression). Rows no version
 /// writes are refused with the subject and column named.
 struct LegacyStateRows {
-    private let loadSubject, loadStays, loadNotified: Statement
+    private let loadSubject, loadStays: Statement
+    /// The days of conditions with a suppression, by subject: read in one
+    /// pass, since gf_last_notified may be a view grouping every
+    /// notification (version 7), which a per-subject query would group again
+    /// for each subject.
+    private let days: [String: [(Int64, Int)]]
 
     init(_ db: Connection) throws {
         loadSubject = try db.prepare("SELECT last_ts, last_lat, last_lon, last_accuracy_m, judged_fixes FROM gf_subjects WHERE subject_id = ?")
         loadStays = try db.prepare("""
             SELECT area_id, state, in_base, out_base, base_judged, entered_at, dwell_spent FROM gf_stay_rows WHERE subject_id = ?
             """)
-        loadNotified = try db.prepare("""
-            SELECT n.condition_id, n.local_date FROM gf_last_notified AS n JOIN gf_conditions AS c ON c.condition_id = n.condition_id
-            WHERE n.subject_id = ? AND c.renotify_suppress_days > 0
-            """)
+        var days: [String: [(Int64, Int)]] = [:]
+        for row in try db.query("""
+            SELECT n.subject_id, n.condition_id, n.local_date FROM gf_last_notified AS n JOIN gf_conditions AS c ON c.condition_id = n.condition_id
+            WHERE c.renotify_suppress_days > 0
+            """) {
+            if let subject = row[0].string, let id = row[1].int64, let day = CivilDate.parseStored(row[2].string ?? "") {
+                days[subject, default: []].append((id, day))
+            }
+        }
+        self.days = days
     }
 
     /// The subject's state as the store of versions 4 to 7 loaded it.
@@ -75,13 +86,7 @@ struct LegacyStateRows {
         while try loadStays.step() {
             try readStay(loadStays, into: &s)
         }
-        try loadNotified.bind([.text(subject)])
-        defer { loadNotified.reset() }
-        while try loadNotified.step() {
-            if let id = loadNotified.value(0).int64, let day = CivilDate.parseStored(loadNotified.value(1).string ?? "") {
-                s.lastNotifiedDay[id] = day
-            }
-        }
+        for (id, day) in days[subject] ?? [] { s.lastNotifiedDay[id] = day }
         return s
     }
 
