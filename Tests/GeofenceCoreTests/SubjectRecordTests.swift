@@ -71,7 +71,7 @@ final class SubjectRecordTests: XCTestCase {
     func testHostileRecordsAreRefusedNamingTheSubject() {
         let last = #""last":{"ts":"2024-01-01T00:00:00.000000Z","lat":1.0,"lon":2.0,"acc":3.0}"#
         refusal("{", "is not JSON")
-        refusal("[]", "the record of type array")
+        refusal("[]", "has a top level of type array, not an object")
         refusal(#"{"v":2,"last":null,"judged":0}"#, #"no "v":1"#)
         refusal(#"{"last":null,"judged":0}"#, #"no "v":1"#)
         refusal(#"{"v":1,"last":null}"#, #"no "judged""#)

@@ -107,7 +107,7 @@ public enum SubjectRecord {
             throw refusal(subject, "is not JSON (\(error))")
         }
         let r = Reader(subject: subject)
-        let top = try r.object(value, "the record", allowed: ["v", "last", "judged", "stays", "days"])
+        let top = try r.object(value, "a top level", allowed: ["v", "last", "judged", "stays", "days"])
         guard let v = top["v"], try r.integer(v, "v", in: 0...Int64(Int32.max)) == Int64(version) else {
             throw refusal(subject, "has no \"v\":\(version) (the only version of the record this geofence reads)")
         }
@@ -160,6 +160,7 @@ public enum SubjectRecord {
         static let maxCount = Int64(1) << 53
         let subject: String
 
+        /// The members of object `v` (called `name` in a refusal), each of them one of `allowed`.
         func object(_ v: JSONValue, _ name: String, allowed: Set<String>) throws -> [String: JSONValue] {
             guard case .object(let members) = v else { throw refusal(subject, "has \(name) of type \(v.typeName), not an object") }
             var out: [String: JSONValue] = [:]
@@ -170,11 +171,13 @@ public enum SubjectRecord {
             return out
         }
 
+        /// The member `name` ends with (a path such as "last.ts"), refused when absent.
         func required(_ members: [String: JSONValue], _ name: String) throws -> JSONValue {
             guard let v = members[String(name.split(separator: ".").last!)] else { throw refusal(subject, "has no \"\(name)\"") }
             return v
         }
 
+        /// An integer written without a fraction or exponent, within `range`.
         func integer(_ v: JSONValue, _ name: String, in range: ClosedRange<Int64>) throws -> Int64 {
             guard case .number(let text) = v, let n = Int64(text), range.contains(n) else {
                 let shown = v.plainText.map { Echo.plain($0) } ?? "of type \(v.typeName)"
@@ -183,6 +186,7 @@ public enum SubjectRecord {
             return n
         }
 
+        /// A finite number, read to the nearest Double (the writer's text reads back to its own bits).
         func double(_ v: JSONValue, _ name: String) throws -> Double {
             guard case .number(let text) = v, let d = Double(text), d.isFinite else {
                 throw refusal(subject, "has \"\(name)\" \(v.plainText.map { Echo.plain($0) } ?? "of type \(v.typeName)"), not a finite number")
@@ -190,6 +194,7 @@ public enum SubjectRecord {
             return d
         }
 
+        /// A time, as a string any of the engine's time forms reads (the record writes the storage text).
         func time(_ v: JSONValue, _ name: String) throws -> Timestamp {
             guard case .string(let text) = v, let t = try? Timestamp.parse(text) else {
                 throw refusal(subject, "has \"\(name)\" \(v.plainText.map { Echo.quoted($0) } ?? "of type \(v.typeName)"), not a time")

@@ -41,6 +41,7 @@ final class StateStore: SubjectStateStore {
     /// Whether `load` may reuse what this store saved last (`load(_:trustingLastSave:)`).
     var trustsLastSave = false
 
+    /// The subject's state, trusting the last save as `trustsLastSave` says (the engine's door).
     func load(_ subject: String) throws -> SubjectState { try load(subject, trustingLastSave: trustsLastSave) }
 
     /// The subject's state from its record (an empty state if it has none);
