@@ -24,7 +24,15 @@ struct Init: ParsableCommand {
         valueName: "bytes"))
     var pageSize: Int?
 
+    /// A catalog of an earlier schema version, for tests of the in-place
+    /// upgrade: their fixtures fill its tables as that version stored them.
+    @Option(help: .hidden)
+    var schemaVersion: Int?
+
     func validate() throws {
+        if let v = schemaVersion, v < 1 || v > Schema.currentVersion {
+            throw ValidationError("--schema-version \(v): from 1 to \(Schema.currentVersion)")
+        }
         if let n = pageSize, n < 512 || n > 65536 || n & (n - 1) != 0 {
             throw ValidationError("--page-size \(n): SQLite's page size is a power of two from 512 to 65536")
         }
@@ -70,7 +78,7 @@ struct Init: ParsableCommand {
         // same new file waits for it, then finds the catalog; a refused
         // init writes nothing, not even its journal mode.
         do {
-            try Schema.create(conn, whileLocked: { try requirePageSize(conn) })
+            try Schema.create(conn, version: schemaVersion ?? Schema.currentVersion, whileLocked: { try requirePageSize(conn) })
         } catch let e as CatalogError {
             let refusedCatalog = (try? Schema.state(of: conn)).map { $0 != .absent } ?? false
             throw CatalogError("\(db): \(e.message)" + (refusedCatalog ? otherPageSizeHint(conn) : ""))
@@ -82,7 +90,7 @@ struct Init: ParsableCommand {
             throw CatalogError("\(db): the catalog was created, but SQLite could not put it in WAL mode (journal mode \(mode)): "
                                + "run `sqlite3 \(Echo.shellWord(db)) 'PRAGMA journal_mode = WAL'` when no other process has it open")
         }
-        print("created geofence catalog (schema version \(Schema.currentVersion)) in \(db)")
+        print("created geofence catalog (schema version \(schemaVersion ?? Schema.currentVersion)) in \(db)")
     }
 
     /// A file that holds pages keeps their size: asking for another is refused.
