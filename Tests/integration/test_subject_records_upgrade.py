@@ -8,8 +8,11 @@ build, gf_subjects and gf_stays read exactly what the earlier build read
 (values and types), gf_inside holds the INSIDE stays, and a further judge
 run gives the same notifications and state as the earlier build's own
 further run. A user's trigger on a replaced table stops the upgrade, named,
-with nothing changed."""
+with nothing changed; removed and re-imported areas take their stays as
+before. Without the earlier build, the catalog of Tests/fixtures/catalog_v6
+(made by it) checks the reads and a further batch alike."""
 import csv
+import json
 import os
 import shutil
 import sqlite3
@@ -18,11 +21,12 @@ from pathlib import Path
 import pytest
 
 import test_judge_output_identity as identity
-from conftest import gf, run
+from conftest import ROOT, gf, run, sql
 from test_judge_output_identity import iso
 
 OLD = Path(os.environ.get("GEOFENCE_OLD_DIST", "/work/dist-fc3bbd3")) / "geofence"
-pytestmark = pytest.mark.skipif(not OLD.exists(), reason=f"needs the earlier build at {OLD} (GEOFENCE_OLD_DIST)")
+needs_old = pytest.mark.skipif(not OLD.exists(), reason=f"needs the earlier build at {OLD} (GEOFENCE_OLD_DIST)")
+FIXTURE = ROOT / "Tests" / "fixtures" / "catalog_v6"
 
 STATE = {
     "subjects": "SELECT subject_id, last_ts, last_lat, last_lon, last_accuracy_m, judged_fixes, "
@@ -74,6 +78,7 @@ def judged_by_old(tmp_path_factory):
     return db, tmp / "further.csv", tmp
 
 
+@needs_old
 def test_upgraded_state_reads_as_before_and_judges_the_same(judged_by_old, tmp_path):
     source, further, _ = judged_by_old
     assert rows(source, "SELECT value FROM gf_meta WHERE key = 'schema_version'") == [("6",)]
@@ -110,6 +115,7 @@ def test_upgraded_state_reads_as_before_and_judges_the_same(judged_by_old, tmp_p
     assert {k: rows(upgraded, q) for k, q in STATE.items()} == {k: rows(reference, q) for k, q in STATE.items()}
 
 
+@needs_old
 def test_a_users_trigger_on_the_stay_rows_stops_the_upgrade(judged_by_old, tmp_path):
     db = tmp_path / "trigger.db"
     shutil.copy(judged_by_old[0], db)
@@ -142,6 +148,7 @@ def judged_alike(upgraded, reference, further):
     assert {k: rows(upgraded, q) for k, q in STATE.items()} == {k: rows(reference, q) for k, q in STATE.items()}
 
 
+@needs_old
 def test_removed_areas_take_their_stays_as_before(judged_by_old, tmp_path):
     """An area removed with an INSIDE stay, and one with an entry still being
     confirmed (an inside streak, not INSIDE): gf_stays no longer shows
@@ -158,6 +165,7 @@ def test_removed_areas_take_their_stays_as_before(judged_by_old, tmp_path):
     judged_alike(upgraded, reference, further)
 
 
+@needs_old
 def test_areas_imported_again_with_replace_start_without_stays_as_before(judged_by_old, tmp_path):
     """`import --replace` removes every area, so every stay: areas imported
     again under the same ids start with no stay (and no streak under way)."""
@@ -169,3 +177,37 @@ def test_areas_imported_again_with_replace_start_without_stays_as_before(judged_
     assert rows(upgraded, "SELECT count(*) FROM gf_stays") == rows(upgraded, "SELECT count(*) FROM gf_inside") == [(0,)]
     assert {k: rows(upgraded, q) for k, q in STATE.items()} == {k: rows(reference, q) for k, q in STATE.items()}
     judged_alike(upgraded, reference, further)
+
+
+def fixture_reads(db):
+    """The fixture's reads of subjects, stays and notifications (REALs as their repr, as make.py wrote them)."""
+    queries = {
+        "notifications": "SELECT id, run_id, subject_id, ts, area_id, condition_id, transition, lat, lon, accuracy_m "
+                         "FROM gf_notifications ORDER BY id",
+        "subjects": "SELECT subject_id, last_ts, last_lat, last_lon, last_accuracy_m, judged_fixes FROM gf_subjects ORDER BY subject_id",
+        "stays": "SELECT subject_id, area_id, state, in_streak, out_streak, entered_at, dwell_spent FROM gf_stays ORDER BY subject_id, area_id",
+    }
+    return {k: [[repr(v) if isinstance(v, float) else v for v in row] for row in rows(db, q)] for k, q in queries.items()}
+
+
+def test_the_fixture_catalog_of_version_6_reads_and_judges_on_as_that_build_did(tmp_path):
+    """The catalog of Tests/fixtures/catalog_v6 (made by the fc3bbd3 build),
+    upgraded: gf_subjects and gf_stays read what that build read, and its
+    further batch leaves the notifications and state that build left."""
+    db = tmp_path / "v6.db"
+    gf("init", db, "--schema-version", "6")
+    sql(db, (FIXTURE / "rows.sql").read_text())
+    assert rows(db, "SELECT count(*) FROM gf_stay_rows AS r JOIN gf_subjects AS s USING (subject_id) "
+                    "WHERE r.base_judged < s.judged_fixes AND (r.in_base > 0 OR r.out_base > 0)")[0][0] > 0
+    gf("state", db)  # opening upgrades
+    assert rows(db, "SELECT value FROM gf_meta WHERE key = 'schema_version'") == [("8",)]
+    before = json.loads((FIXTURE / "reads.json").read_text())
+    got = fixture_reads(db)
+    assert any(s[6] is not None for s in got["stays"]), "a DWELL spent"
+    for part in ("subjects", "stays"):
+        assert got[part] == before[part], part
+    gf("judge", db, "--fixes", FIXTURE / "next.csv")
+    after = json.loads((FIXTURE / "next.json").read_text())
+    got = fixture_reads(db)
+    for part in ("notifications", "subjects", "stays"):
+        assert got[part] == after[part], part
