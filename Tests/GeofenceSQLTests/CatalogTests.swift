@@ -82,7 +82,10 @@ final class CatalogTests: DatabaseTestCase {
         XCTAssertEqual(try db.query("SELECT area_id, state, in_streak FROM gf_stays ORDER BY area_id"),
                        [[.text("A"), .text("INSIDE"), .integer(8)]], "B's streak is broken by a fix outside it")
         try db.execute("DELETE FROM gf_areas WHERE area_id = 'A'")
-        XCTAssertEqual(try db.scalar("SELECT count(*) FROM gf_stay_rows").int64, 0, "the renamed trigger still removes an area's stays")
+        XCTAssertEqual(try db.scalar("SELECT count(*) FROM gf_stays").int64, 0, "an area's removal still removes its stays")
+        XCTAssertEqual(try db.scalar("SELECT count(*) FROM gf_inside").int64, 0)
+        XCTAssertFalse(try db.scalar("SELECT record FROM gf_subject_state WHERE subject_id = 's'").string?.contains(#""area":"A""#) ?? true,
+                       "an INSIDE stay leaves its record with the area")
     }
 
     func testImportIsAllOrNothing() throws {

@@ -200,11 +200,11 @@ extension JudgementSQLTests {
 }
 
 extension JudgementSQLTests {
-    /// A stay row holds its streaks as of one judged fix and is not written
-    /// while the streak under way grows by one per fix; `gf_stays` must still
-    /// show behaviour §4's counts after every fix, and a judgement that loads the
-    /// row (a new `Judgement`, or gf_check's session) must count on from them.
-    func testStreaksReadRightWhileRowsAreNotRewritten() throws {
+    /// `gf_stays` shows behaviour §4's counts after every fix, read from the
+    /// subject's record; a judgement that loads the record (a new `Judgement`,
+    /// or gf_check's session) counts on from them; gf_inside holds the stay
+    /// exactly while it is INSIDE.
+    func testStreaksAndInsideRowsFollowEveryFix() throws {
         let db = try newCatalog()
         let props = #","in_confirm_count":2,"out_confirm_count":2,"in_accuracy_max_m":100"#
         _ = try AreaImporter(db).run(path: write("a.geojson", collection([square("A", 139.0, 35.0, props: props)])), options: .init())
@@ -224,7 +224,7 @@ extension JudgementSQLTests {
         ]
         for viaSQL in [false, true] {
             let subject = viaSQL ? "sql" : "new judgement per fix"
-            var bases: [Int64] = []
+            var inside: [Bool] = []
             if viaSQL { try db.execute("BEGIN") }
             for (k, (p, accuracy, expected)) in steps.enumerated() {
                 let ts = String(1_800_000_000 + k)
@@ -235,19 +235,20 @@ extension JudgementSQLTests {
                 }
                 let row = try db.query("SELECT state, in_streak, out_streak FROM gf_stays WHERE subject_id = ?", [.text(subject)])
                 XCTAssertEqual(row, expected.map { [[.text($0.0), .integer($0.1), .integer($0.2)]] } ?? [], "\(subject), fix \(k)")
-                bases.append(try db.scalar("SELECT base_judged FROM gf_stay_rows WHERE subject_id = ?", [.text(subject)]).int64 ?? -1)
+                inside.append(try db.scalar("SELECT count(*) FROM gf_inside WHERE subject_id = ?", [.text(subject)]).int64 == 1)
+                XCTAssertEqual(inside.last, expected?.0 == "INSIDE", "\(subject), fix \(k): gf_inside holds the INSIDE stay")
             }
             if viaSQL { try db.execute("COMMIT") }
-            XCTAssertEqual(bases[2], bases[1], "\(subject): a growing inside streak is not written")
-            XCTAssertNotEqual(bases[3], bases[2], "\(subject): an undecided fix, which holds the streak, is")
-            XCTAssertEqual(bases[5], bases[3], "\(subject): and the streak grows on from there unwritten")
+            XCTAssertTrue(inside.contains(true) && inside.contains(false), subject)
         }
         // Deleting a subject takes its stays: they count by its judged fixes.
         try db.execute("DELETE FROM gf_subjects WHERE subject_id = 'sql'")
-        XCTAssertEqual(try db.scalar("SELECT count(*) FROM gf_stay_rows WHERE subject_id = 'sql'").int64, 0)
+        XCTAssertEqual(try db.scalar("SELECT count(*) FROM gf_subject_state WHERE subject_id = 'sql'").int64, 0)
+        XCTAssertEqual(try db.scalar("SELECT count(*) FROM gf_inside WHERE subject_id = 'sql'").int64, 0)
         // And deleting from the view deletes the rows.
         try db.execute("DELETE FROM gf_stays")
-        XCTAssertEqual(try db.scalar("SELECT count(*) FROM gf_stay_rows").int64, 0)
+        XCTAssertEqual(try db.scalar("SELECT count(*) FROM gf_stays").int64, 0)
+        XCTAssertEqual(try db.scalar("SELECT count(*) FROM gf_inside").int64, 0)
     }
 }
 

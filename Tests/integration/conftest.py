@@ -3,6 +3,7 @@ ogrinfo and spatialite, against real database files. Run by scripts/test.sh
 after scripts/build.sh has put the release binaries into dist/."""
 import json
 import os
+import re
 import subprocess
 from pathlib import Path
 
@@ -268,3 +269,25 @@ def pytest_terminal_summary(terminalreporter, exitstatus, config):
 def pytest_sessionfinish(session, exitstatus):
     if ci_kind_of_machine() and unexpected_skips() and session.exitstatus == 0:
         session.exitstatus = 1
+
+
+def state_layout_before_version_8():
+    """SQL that turns a new catalog's subject state back into the layout of
+    versions 4 to 7 (gf_subjects and gf_stay_rows tables, the gf_stays view
+    over them), keeping every subject's state: for tests that make an older
+    catalog from one this build made. Version 2's tables and area trigger,
+    then version 4 as written, then the rows (streaks exact, as of the
+    subject's last judged fix)."""
+    v2 = (ROOT / "sql" / "002_judgement.sql").read_text()
+    kept = [m.group(0) for m in re.finditer(r"CREATE (TABLE gf_subjects|TABLE gf_stays|INDEX gf_stays_by_area|TRIGGER gf_areas_remove_stays)"
+                                            r".*?(\);|END;)", v2, re.S)]
+    return ("CREATE TEMP TABLE s8 AS SELECT * FROM gf_subjects; CREATE TEMP TABLE t8 AS SELECT * FROM gf_stays;"
+            "DROP TRIGGER gf_subjects_remove; DROP TRIGGER gf_stays_remove; DROP TRIGGER gf_areas_remove_inside;"
+            "DROP VIEW gf_stays; DROP VIEW gf_subjects; DROP TABLE gf_subject_state; DROP TABLE gf_inside;\n"
+            + "\n".join(kept) + "\n"
+            "INSERT INTO gf_subjects SELECT subject_id, last_ts, last_lat, last_lon, last_accuracy_m FROM temp.s8;"
+            "INSERT INTO gf_stays SELECT subject_id, area_id, state, in_streak, out_streak, entered_at, dwell_spent FROM temp.t8;\n"
+            + (ROOT / "sql" / "004_streak_rows.sql").read_text()
+            + "UPDATE gf_subjects SET judged_fixes = (SELECT judged_fixes FROM temp.s8 WHERE s8.subject_id = gf_subjects.subject_id);"
+            "UPDATE gf_stay_rows SET base_judged = (SELECT judged_fixes FROM gf_subjects AS s WHERE s.subject_id = gf_stay_rows.subject_id);"
+            "DROP TABLE temp.s8; DROP TABLE temp.t8;")

@@ -75,14 +75,14 @@ def test_interleaved_subjects_with_undone_calls_match_fresh_connections(tmp_path
 SUBJECT = "(SELECT subject_id FROM gf_subject_keys WHERE subject_key = NEW.subject_key)"
 TRIGGERS = {
     "a stay deleted on IN": "CREATE TRIGGER ut AFTER INSERT ON gf_notification_rows WHEN NEW.transition = 0 AND NEW.id % 3 = 0 "
-                            f"BEGIN DELETE FROM gf_stay_rows WHERE subject_id = {SUBJECT} "
+                            f"BEGIN DELETE FROM gf_stays WHERE subject_id = {SUBJECT} "
                             "AND area_id = (SELECT area_id FROM gf_area_keys WHERE area_key = NEW.area_key); END;",
     # SQLite matches a trigger's table without regard to case (found by a new-user trial).
     "a stay deleted on IN, the table spelled otherwise": "CREATE TRIGGER ut AFTER INSERT ON GF_Notification_Rows WHEN NEW.transition = 0 "
-                                                          f"BEGIN DELETE FROM gf_stay_rows WHERE subject_id = {SUBJECT}; END;",
-    # The days a suppression counts from are the notifications' own: moved a thousand days back, they no longer suppress.
+                                                          f"BEGIN DELETE FROM gf_stays WHERE subject_id = {SUBJECT}; END;",
+    # The days a suppression counts from live in the subject's record: emptied, they no longer suppress.
     "notified days cleared": "CREATE TRIGGER ut AFTER INSERT ON gf_notification_rows WHEN NEW.id % 2 = 0 "
-                             "BEGIN UPDATE gf_notification_rows SET local_day = local_day - 1000 WHERE subject_key = NEW.subject_key; END;",
+                             f"BEGIN UPDATE gf_subject_state SET record = json_set(record, '$.days', json('[]')) WHERE subject_id = {SUBJECT}; END;",
     "a condition changed": "CREATE TRIGGER ut AFTER INSERT ON gf_notification_rows WHEN NEW.transition = 0 AND NEW.id % 7 = 0 "
                            "BEGIN UPDATE gf_conditions SET renotify_suppress_days = coalesce(renotify_suppress_days, 0) + 1 "
                            "WHERE condition_id = NEW.condition_id + 1; END;",
@@ -122,7 +122,7 @@ def test_a_temp_trigger_made_between_calls_on_the_same_connection_is_seen(tmp_pa
     db, _, rows = scenario(tmp_path, subjects=3, per_subject=40, seed=5)
     fixes = [[s, iso(t), lat, lon, acc] for s, t, lat, lon, acc in rows]
     trigger = ("CREATE TEMP TRIGGER ut AFTER INSERT ON gf_notification_rows WHEN NEW.transition = 0 "
-               f"BEGIN DELETE FROM gf_stay_rows WHERE subject_id = {SUBJECT}; END")
+               f"BEGIN DELETE FROM gf_stays WHERE subject_id = {SUBJECT}; END")
     outcomes = []
     for fresh in (False, True):
         copy = tmp_path / f"{'fresh' if fresh else 'kept'}.db"

@@ -12,7 +12,7 @@ import os
 import sqlite3
 from pathlib import Path
 
-from conftest import SAMPLES, gf, run
+from conftest import SAMPLES, gf, run, state_layout_before_version_8
 
 COLUMNS = ["run_id", "subject_id", "ts", "area_id", "condition_id", "kind", "reason", "lat", "lon"]
 OLD_COLUMNS = "run_id, subject_id, ts, area_id, condition_id, kind, reason"
@@ -142,7 +142,8 @@ def older_catalog(folder):
     """A catalog of schema version 5 with reasons its judge wrote. Made by
     the previous build when GEOFENCE_PREVIOUS_DIST names one (its
     `geofence`, e.g. /work/dist-eab26c6); else by this build, then turned
-    into what version 5 was: gf_explain without lat and lon, version 5."""
+    into what version 5 was: gf_explain without lat and lon, the subject
+    state in its rows of then (`state_layout_before_version_8`), version 5."""
     previous = os.environ.get("GEOFENCE_PREVIOUS_DIST")
     cli = (lambda *a: run(Path(previous) / "geofence", *a)) if previous else gf
     db = catalog(folder, cli)
@@ -153,6 +154,8 @@ def older_catalog(folder):
         for column in ("lat", "lon"):
             if column in [c[1] for c in con.execute("PRAGMA table_info(gf_explain)")]:
                 con.execute(f"ALTER TABLE gf_explain DROP COLUMN {column}")
+        if "gf_subject_state" in [r[0] for r in con.execute("SELECT name FROM sqlite_master")]:
+            con.executescript(state_layout_before_version_8())
         con.execute("UPDATE gf_meta SET value = '5' WHERE key = 'schema_version'")
     con.close()
     return db, fixes
@@ -163,7 +166,7 @@ def test_an_older_catalog_keeps_its_reasons_and_gets_the_columns(tmp_path):
     before = stored(db, f"SELECT {OLD_COLUMNS} FROM gf_explain ORDER BY rowid")
     assert len(before) == 3
     old_rows = listing(db)   # opening upgrades it, in place
-    assert stored(db, "SELECT value FROM gf_meta WHERE key = 'schema_version'") == [("6",)]
+    assert stored(db, "SELECT value FROM gf_meta WHERE key = 'schema_version'") == [("8",)]
     assert [c[1] for c in stored(db, "PRAGMA table_info(gf_explain)")][-2:] == ["lat", "lon"]
     assert stored(db, f"SELECT {OLD_COLUMNS} FROM gf_explain ORDER BY rowid") == before
     assert stored(db, "SELECT count(*) FROM gf_explain WHERE lat IS NOT NULL OR lon IS NOT NULL") == [(0,)]

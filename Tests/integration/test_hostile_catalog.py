@@ -7,7 +7,7 @@ import json
 
 import pytest
 
-from conftest import EXTENSION, SAMPLES, gf, run, write_collection, square
+from conftest import EXTENSION, SAMPLES, gf, run, state_layout_before_version_8, write_collection, square
 
 TRIGGERS = ["gii_gf_areas_geom", "tmi_gf_areas_geom"]
 
@@ -141,7 +141,7 @@ VERSION_6_NOTIFICATIONS = [
 def test_an_upgrade_replaces_stamp_triggers_a_file_already_carries(tmp_path):
     db = tmp_path / "v4.db"
     gf("init", db)
-    run("sqlite3", db, "DROP TRIGGER gf_areas_stamp_insert;",
+    run("sqlite3", db, state_layout_before_version_8(), "DROP TRIGGER gf_areas_stamp_insert;",
         "CREATE TRIGGER gf_areas_stamp_insert AFTER INSERT ON gf_areas BEGIN SELECT 1; END;",
         *VERSION_6_NOTIFICATIONS,
         "ALTER TABLE gf_explain DROP COLUMN lat;", "ALTER TABLE gf_explain DROP COLUMN lon;",  # as version 4 had it

@@ -34,38 +34,31 @@ def test_a_hand_edited_count_of_judged_fixes_is_refused_not_a_crash(tmp_path):
     c.enable_load_extension(True)
     c.load_extension(str(EXTENSION))
     c.execute("SELECT gf_check('s', '2026-01-07T10:00:00Z', 35.605, 139.705, 5)").fetchall()
-    for column, value in [("judged_fixes", 9223372036854775807), ("judged_fixes", -1)]:
-        c.execute(f"UPDATE gf_subjects SET {column} = ?", (value,))
+    record = c.execute("SELECT record FROM gf_subject_state WHERE subject_id = 's'").fetchone()[0]
+    for value in [9223372036854775807, -1]:
+        c.execute("UPDATE gf_subject_state SET record = json_set(record, '$.judged', ?)", (value,))
         try:
             c.execute("SELECT gf_check('s', '2026-01-07T10:02:00Z', 35.605, 139.705, 5)").fetchall()
             raise AssertionError("accepted")
         except sqlite3.OperationalError as e:
-            assert f"judged_fixes of subject 's' is {value}" in str(e), e
+            assert f"subject 's' has \"judged\" {value}, not an integer from 0 to 9007199254740992" in str(e), e
     fixes = tmp_path / "f.csv"
     fixes.write_text("subject_id,ts,lat,lon,accuracy_m\ns,2026-01-07T10:04:00Z,35.605,139.705,5\n")
-    ghost = tmp_path / "g.csv"
-    ghost.write_text("subject_id,ts,lat,lon,accuracy_m\nghost,2026-01-07T10:04:00Z,35.605,139.705,5\n")
-    # Each hand edit in turn (on top of the previous ones, each undone by the next), and what judge says of it:
-    # counts out of range, a base past the subject's own count (the view then showed a streak of -999),
-    # times that are none or come after the last fix, stays of a subject gf_subjects does not have.
+    # Each hand edit of the record (docs/subject-record.md) in turn, and what judge says of it: a streak
+    # out of range, times that are none or come after the last fix, stays without a last fix, not JSON.
     cases = [
-        ("UPDATE gf_subjects SET judged_fixes = 1; UPDATE gf_stay_rows SET base_judged = -9223372036854775808", fixes,
-         "base_judged of subject 's'"),
-        ("UPDATE gf_stay_rows SET base_judged = 1000", fixes, "gf_stay_rows.base_judged of subject 's' is 1000, past the 1 fixes"),
-        ("UPDATE gf_stay_rows SET base_judged = 1, entered_at = 'yesterday'", fixes,
-         "gf_stay_rows.entered_at of subject 's' is not a time: time 'yesterday'"),
-        ("UPDATE gf_stay_rows SET entered_at = '2030-01-01T00:00:00Z'", fixes,
-         "gf_stay_rows.entered_at of subject 's' is 2030-01-01T00:00:00Z, after its last judged fix"),
-        ("UPDATE gf_stay_rows SET entered_at = NULL; INSERT INTO gf_stay_rows (subject_id, area_id, state, in_base, out_base, "
-         "base_judged) VALUES ('ghost', 'A', 'INSIDE', 1, 0, 0)", ghost,
-         "gf_stay_rows holds stays of subject 'ghost', which gf_subjects does not have"),
-        ("DELETE FROM gf_stay_rows WHERE subject_id = 'ghost'; UPDATE gf_subjects SET last_ts = 'soon'", fixes,
-         "gf_subjects.last_ts of subject 's' is not a time"),
+        ("json_set(?, '$.stays[0].in', -5)", '"stays[0].in" -5, not an integer'),
+        ("json_set(?, '$.stays[0].entered', 'yesterday')", '"stays[0].entered" \'yesterday\', not a time'),
+        ("json_set(?, '$.stays[0].entered', '2030-01-01T00:00:00Z')", "stays[0].entered 2030-01-01T00:00:00Z, after its last judged fix"),
+        ("json_set(?, '$.last', json('null'))", "has a stay of area 'A' but no last fix"),
+        ("json_set(?, '$.last.ts', 'soon')", '"last.ts" \'soon\', not a time'),
+        ("substr(?, 2)", "is not JSON"),
     ]
-    for edit, batch, message in cases:
-        c.executescript(edit)
-        p = gf("judge", db, "--fixes", batch, check=False)
-        assert p.returncode == 1 and message in p.stderr, (edit, p.stderr)
+    assert c.execute("SELECT count(*) FROM gf_stays WHERE subject_id = 's'").fetchone() == (1,)
+    for edit, message in cases:
+        c.execute(f"UPDATE gf_subject_state SET record = {edit}", (record,))
+        p = gf("judge", db, "--fixes", fixes, check=False)
+        assert p.returncode == 1 and message in p.stderr and "the state record of subject 's'" in p.stderr, (edit, p.stderr)
     assert c.execute("SELECT count(*) FROM gf_runs WHERE kind = 'judge'").fetchone() == (0,)
 
 

@@ -84,7 +84,7 @@ def test_one_subjects_reset_state_and_one_areas_conditions(tmp_path, catalog):
     two.write_text("\n".join([fixes[0]] + [f"{k}-{line}" for k in range(2) for line in fixes[1:]]) + "\n")
     gf("judge", catalog, "--fixes", two)
     con = sqlite3.connect(catalog)
-    tables = ["gf_subjects", "gf_stay_rows", "gf_last_notified", "gf_notifications"]
+    tables = ["gf_subjects", "gf_stays", "gf_inside", "gf_last_notified", "gf_notifications"]
 
     def counts():
         return {t: dict(con.execute(f"SELECT subject_id LIKE '0-%', count(*) FROM {t} GROUP BY 1").fetchall()) for t in tables}

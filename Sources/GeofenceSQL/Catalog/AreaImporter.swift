@@ -59,7 +59,7 @@ public struct AreaImporter {
         return try db.transaction {
             var report = Report()
             if options.replace {
-                try db.execute("DELETE FROM gf_conditions; DELETE FROM gf_areas;")
+                try areas.removeAll()
             }
             var spatialIndex = BulkSpatialIndex(db)
             try spatialIndex.begin()

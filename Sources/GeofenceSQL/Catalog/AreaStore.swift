@@ -136,6 +136,20 @@ public final class AreaStore {
 
     public var count: Int { get throws { Int(try db.scalar("SELECT count(*) FROM gf_areas").int64 ?? 0) } }
 
+    /// Removes every area and condition, and every subject's stays with them
+    /// (behaviour: an area that goes away takes its stays). The stays go
+    /// first, from every record at once: the removal trigger of each area
+    /// (gf_areas_remove_inside) then finds nothing left to rewrite, and no
+    /// stay of an area re-imported under the same id comes back.
+    public func removeAll() throws {
+        try db.execute("""
+            UPDATE gf_subject_state SET record = json_set(record, '$.stays', json('[]')) WHERE json_array_length(record, '$.stays') > 0;
+            DELETE FROM gf_inside;
+            DELETE FROM gf_conditions;
+            DELETE FROM gf_areas;
+            """)
+    }
+
     /// Removes the area and (by trigger) its conditions; false if there was none.
     @discardableResult
     public func remove(_ id: String) throws -> Bool {

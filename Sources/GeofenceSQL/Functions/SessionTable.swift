@@ -55,8 +55,8 @@ final class Session {
     /// The tables gf_check writes (lower case: a trigger's table is matched
     /// as SQLite matches names, without regard to case), and the engine's
     /// own triggers on them.
-    static let writtenTables = ["gf_notification_rows", "gf_subject_keys", "gf_area_keys", "gf_explain", "gf_subjects", "gf_stay_rows", "gf_runs"]
-    static let ownTriggers = ["gf_subjects_remove_stays"]
+    static let writtenTables = ["gf_notification_rows", "gf_subject_keys", "gf_area_keys", "gf_explain", "gf_subject_state", "gf_inside", "gf_runs"]
+    static let ownTriggers: [String] = []
 
     /// Each gf_check call's transaction (or savepoint).
     private(set) lazy var transaction = CallTransaction(db, function: "gf_check")

@@ -9,8 +9,8 @@ import GeofenceCore
 /// | door | here |
 /// |---|---|
 /// | `AreaSource` | `SQLCatalog` (with AreaPreparation.swift, OnDemandCatalog.swift) |
-/// | `SubjectStateStore` | `StateStore`: gf_subjects, gf_stay_rows, and the days notified from gf_notification_rows |
-/// | `RunSink` | `RunOutput`: gf_notification_rows (the gf_notifications view), gf_explain, and a `NotificationTap` |
+/// | `SubjectStateStore` | `StateStore`: a record per subject in gf_subject_state, and gf_inside |
+/// | `RunSink` | `RunOutput`: gf_notification_rows and its keys (the gf_notifications view), gf_explain, and a `NotificationTap` |
 /// | `FixSpill` | `SpilledFixes`: a temporary table SQLite sorts |
 ///
 /// Notifications are stored in canonical order, so their ids order them by

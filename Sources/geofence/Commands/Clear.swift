@@ -11,7 +11,7 @@ struct Clear: ParsableCommand {
             let (areas, conditions) = try conn.transaction {
                 let c = try conn.scalar("SELECT count(*) FROM gf_conditions").int64 ?? 0
                 let a = try conn.scalar("SELECT count(*) FROM gf_areas").int64 ?? 0
-                try conn.execute("DELETE FROM gf_conditions; DELETE FROM gf_areas;")
+                try AreaStore(conn).removeAll()
                 return (a, c)
             }
             print("removed \(counted(areas, "area")) and \(counted(conditions, "condition"))")

@@ -82,8 +82,11 @@ struct Reset: ParsableCommand {
                 // would read every row of every table for one subject.
                 let v: [SQLiteValue] = subject.map { [.text($0)] } ?? []
                 let filter = subject == nil ? "" : " WHERE subject_id = ?1"
-                let count = Int(try conn.scalar("SELECT count(*) FROM gf_subjects" + filter, v).int64 ?? 0)
-                for table in ["gf_subjects", "gf_stay_rows"] + (notifications ? ["gf_explain"] : []) {
+                let count = Int(try conn.scalar("SELECT count(*) FROM gf_subject_state" + filter, v).int64 ?? 0)
+                // One subject: the gf_subjects view's trigger removes its record and its gf_inside rows
+                // (gf_inside is keyed by area first); every subject: both tables emptied.
+                let state = subject == nil ? ["gf_subject_state", "gf_inside"] : ["gf_subjects"]
+                for table in state + (notifications ? ["gf_explain"] : []) {
                     try conn.query("DELETE FROM \(table)" + filter, v)
                 }
                 // The stored rows, by the subject's key (gf_last_notified, a view of them, goes with them).

@@ -1,0 +1,232 @@
+/// One subject's judgement state as a compact, canonical JSON text: what the
+/// catalog stores per subject (gf_subject_state.record) and what a
+/// distributed task carries between machines. Its format, field by field:
+/// docs/subject-record.md.
+///
+///     {"v":1,"last":{"ts":"2024-05-01T08:00:00.000000Z","lat":35.681,"lon":139.767,"acc":12.0},"judged":41,
+///      "stays":[{"area":"A1","phase":"INSIDE","in":7,"out":0,"entered":"2024-05-01T07:40:00.000000Z","dwell":[3]}],
+///      "days":[[5,"2024-05-01"]]}
+///
+/// Canonical: one state has one text. Members come in the order above;
+/// `last` is null for a subject never judged; a stay's `entered` and `dwell`
+/// are left out when there is none; stays come in UTF-8 byte order of their
+/// area_id (SQLite's text order); days in condition id order. Numbers are
+/// exact: streaks, counts and ids are integers, a coordinate or accuracy is
+/// written as the shortest text that reads back to the same Double (SQLite's
+/// json_extract reads it back to the same bits too), times are the storage
+/// text (UTC, microseconds) the catalog has always stored. No whitespace.
+///
+/// The subject id is not in the record: it is the record's key (the row's
+/// subject_id). Decoding refuses a record this engine would not write (not
+/// JSON, a member of the wrong type, a negative streak, an entry after the
+/// last fix, …) with an error naming the subject and the member.
+public enum SubjectRecord {
+    /// The format's version (`"v"`); a record of another version is refused.
+    public static let version = 1
+
+    /// The canonical text of `state`. A stay's `dwell` keeps its order
+    /// (the order the DWELL conditions were spent in). Written byte by byte
+    /// into one buffer: gf_check writes a record at every judged fix.
+    public static func encode(_ state: SubjectState) -> String {
+        var out: [UInt8] = []
+        out.reserveCapacity(128 + 96 * state.stays.count + 20 * state.lastNotifiedDay.count)
+        out += #"{"v":"#.utf8
+        integer(Int64(version), &out)
+        out += #","last":"#.utf8
+        if let f = state.lastFix {
+            out += #"{"ts":""#.utf8
+            out += f.ts.storageText.utf8
+            out += #"","lat":"#.utf8
+            out += number(f.position.lat).utf8
+            out += #","lon":"#.utf8
+            out += number(f.position.lon).utf8
+            out += #","acc":"#.utf8
+            out += number(f.accuracy).utf8
+            out.append(UInt8(ascii: "}"))
+        } else {
+            out += "null".utf8
+        }
+        out += #","judged":"#.utf8
+        integer(Int64(state.judgedFixes), &out)
+        out += #","stays":["#.utf8
+        var stays = Array(state.stays)
+        // The map's order is Swift's string order, which is byte order for most ids: sorted only when it is not.
+        if !zip(stays, stays.dropFirst()).allSatisfy({ $0.0.utf8.lexicographicallyPrecedes($1.0.utf8) }) {
+            stays.sort { $0.0.utf8.lexicographicallyPrecedes($1.0.utf8) }
+        }
+        for (i, (area, stay)) in stays.enumerated() {
+            if i > 0 { out.append(UInt8(ascii: ",")) }
+            out += #"{"area":"#.utf8
+            JSONValue.appendString(area, to: &out)
+            out += #","phase":""#.utf8
+            out += stay.phase.rawValue.utf8
+            out += #"","in":"#.utf8
+            integer(Int64(stay.inStreak), &out)
+            out += #","out":"#.utf8
+            integer(Int64(stay.outStreak), &out)
+            if let t = stay.enteredAt {
+                out += #","entered":""#.utf8
+                out += t.storageText.utf8
+                out.append(UInt8(ascii: "\""))
+            }
+            if !stay.dwellSpent.isEmpty {
+                out += #","dwell":["#.utf8
+                for (k, id) in stay.dwellSpent.enumerated() {
+                    if k > 0 { out.append(UInt8(ascii: ",")) }
+                    integer(id, &out)
+                }
+                out.append(UInt8(ascii: "]"))
+            }
+            out.append(UInt8(ascii: "}"))
+        }
+        out += #"],"days":["#.utf8
+        for (i, (id, day)) in state.lastNotifiedDay.sorted(by: { $0.key < $1.key }).enumerated() {
+            if i > 0 { out.append(UInt8(ascii: ",")) }
+            out.append(UInt8(ascii: "["))
+            integer(id, &out)
+            out += #",""#.utf8
+            out += ConditionDefinition.formatDate(day).utf8
+            out += #""]"#.utf8
+        }
+        out += "]}".utf8
+        return String(decoding: out, as: UTF8.self)
+    }
+
+    /// An integer's decimal digits.
+    static func integer(_ n: Int64, _ out: inout [UInt8]) {
+        if n >= 0 && n < 10 { out.append(UInt8(48 + n)); return }
+        out += String(n).utf8
+    }
+
+    /// The state `text` holds for `subject`; throws `InputError` naming the
+    /// subject and what is wrong when the text is not a record this engine
+    /// writes. Any member order is read; members not in the format are refused.
+    public static func decode(_ text: String, subject: String) throws -> SubjectState {
+        let value: JSONValue
+        do { value = try JSONReader.parse(text) } catch {
+            throw refusal(subject, "is not JSON (\(error))")
+        }
+        let r = Reader(subject: subject)
+        let top = try r.object(value, "a top level", allowed: ["v", "last", "judged", "stays", "days"])
+        guard let v = top["v"], try r.integer(v, "v", in: 0...Int64(Int32.max)) == Int64(version) else {
+            throw refusal(subject, "has no \"v\":\(version) (the only version of the record this geofence reads)")
+        }
+        var state = SubjectState(subjectId: subject)
+        state.judgedFixes = Int(try r.integer(r.required(top, "judged"), "judged", in: 0...Reader.maxCount))
+        if let last = top["last"], last != .null {
+            let f = try r.object(last, "last", allowed: ["ts", "lat", "lon", "acc"])
+            state.lastFix = Fix(subjectId: subject, ts: try r.time(r.required(f, "last.ts"), "last.ts"),
+                                lat: try r.double(r.required(f, "last.lat"), "last.lat"),
+                                lon: try r.double(r.required(f, "last.lon"), "last.lon"),
+                                accuracy: try r.double(r.required(f, "last.acc"), "last.acc"))
+        }
+        if let stays = top["stays"] {
+            guard case .array(let items) = stays else { throw refusal(subject, "has \"stays\" of type \(stays.typeName), not an array") }
+            for (i, item) in items.enumerated() {
+                let (area, stay) = try r.stay(item, "stays[\(i)]", lastFix: state.lastFix)
+                guard state.stays[area] == nil else { throw refusal(subject, "has two stays of area \(Echo.quoted(area))") }
+                state.stays[area] = stay
+            }
+        }
+        if let days = top["days"] {
+            guard case .array(let items) = days else { throw refusal(subject, "has \"days\" of type \(days.typeName), not an array") }
+            for (i, item) in items.enumerated() {
+                guard case .array(let pair) = item, pair.count == 2 else {
+                    throw refusal(subject, "has days[\(i)] that is not a pair [condition_id, \"YYYY-MM-DD\"]")
+                }
+                let id = try r.integer(pair[0], "days[\(i)][0]", in: Int64.min...Int64.max)
+                guard case .string(let text) = pair[1], let day = CivilDate.parseStored(text) else {
+                    throw refusal(subject, "has days[\(i)][1] that is not a date YYYY-MM-DD")
+                }
+                guard state.lastNotifiedDay[id] == nil else { throw refusal(subject, "has two days of condition \(id)") }
+                state.lastNotifiedDay[id] = day
+            }
+        }
+        return state
+    }
+
+    /// A Double's shortest exact text, always with a fraction or exponent
+    /// (so SQLite's json_extract reads it as REAL, never as INTEGER).
+    static func number(_ d: Double) -> String { "\(d)" }
+
+    static func refusal(_ subject: String, _ what: String) -> InputError {
+        InputError("the state record of subject \(Echo.quoted(subject)) \(what): not a record this geofence writes "
+                   + "(`geofence reset DB --subject ID` clears it)")
+    }
+
+    /// Reads the members of one record, each refused with its name.
+    struct Reader {
+        /// The largest count of fixes or streak a record may hold (sums of such counts cannot overflow).
+        static let maxCount = Int64(1) << 53
+        let subject: String
+
+        /// The members of object `v` (called `name` in a refusal), each of them one of `allowed`.
+        func object(_ v: JSONValue, _ name: String, allowed: Set<String>) throws -> [String: JSONValue] {
+            guard case .object(let members) = v else { throw refusal(subject, "has \(name) of type \(v.typeName), not an object") }
+            var out: [String: JSONValue] = [:]
+            for (k, m) in members {
+                guard allowed.contains(k) else { throw refusal(subject, "has a member \(Echo.quoted(k)) in \(name), which the format does not have") }
+                out[k] = m
+            }
+            return out
+        }
+
+        /// The member `name` ends with (a path such as "last.ts"), refused when absent.
+        func required(_ members: [String: JSONValue], _ name: String) throws -> JSONValue {
+            guard let v = members[String(name.split(separator: ".").last!)] else { throw refusal(subject, "has no \"\(name)\"") }
+            return v
+        }
+
+        /// An integer written without a fraction or exponent, within `range`.
+        func integer(_ v: JSONValue, _ name: String, in range: ClosedRange<Int64>) throws -> Int64 {
+            guard case .number(let text) = v, let n = Int64(text), range.contains(n) else {
+                let shown = v.plainText.map { Echo.plain($0) } ?? "of type \(v.typeName)"
+                throw refusal(subject, "has \"\(name)\" \(shown), not an integer from \(range.lowerBound) to \(range.upperBound)")
+            }
+            return n
+        }
+
+        /// A finite number, read to the nearest Double (the writer's text reads back to its own bits).
+        func double(_ v: JSONValue, _ name: String) throws -> Double {
+            guard case .number(let text) = v, let d = Double(text), d.isFinite else {
+                throw refusal(subject, "has \"\(name)\" \(v.plainText.map { Echo.plain($0) } ?? "of type \(v.typeName)"), not a finite number")
+            }
+            return d
+        }
+
+        /// A time, as a string any of the engine's time forms reads (the record writes the storage text).
+        func time(_ v: JSONValue, _ name: String) throws -> Timestamp {
+            guard case .string(let text) = v, let t = try? Timestamp.parse(text) else {
+                throw refusal(subject, "has \"\(name)\" \(v.plainText.map { Echo.quoted($0) } ?? "of type \(v.typeName)"), not a time")
+            }
+            return t
+        }
+
+        /// One stay: its area_id and state. A stay needs a last fix (its
+        /// streaks count the subject's judged fixes) and an entry no later than it.
+        func stay(_ v: JSONValue, _ name: String, lastFix: Fix?) throws -> (String, StayState) {
+            let m = try object(v, name, allowed: ["area", "phase", "in", "out", "entered", "dwell"])
+            guard case .string(let area)? = m["area"] else { throw refusal(subject, "has \(name) without an \"area\" string") }
+            guard let last = lastFix else { throw refusal(subject, "has a stay of area \(Echo.quoted(area)) but no last fix (\"last\" is null)") }
+            var s = StayState()
+            guard case .string(let phase)? = m["phase"], let p = StayState.Phase(rawValue: phase) else {
+                throw refusal(subject, "has \(name).phase that is not \"UNKNOWN\", \"INSIDE\" or \"OUTSIDE\"")
+            }
+            s.phase = p
+            s.inStreak = Int(try integer(required(m, "\(name).in"), "\(name).in", in: 0...Self.maxCount))
+            s.outStreak = Int(try integer(required(m, "\(name).out"), "\(name).out", in: 0...Self.maxCount))
+            if let e = m["entered"], e != .null {
+                let t = try time(e, "\(name).entered")
+                guard t <= last.ts else {
+                    throw refusal(subject, "has \(name).entered \(t.iso8601), after its last judged fix (\(last.ts.iso8601))")
+                }
+                s.enteredAt = t
+            }
+            if let d = m["dwell"] {
+                guard case .array(let ids) = d else { throw refusal(subject, "has \(name).dwell of type \(d.typeName), not an array") }
+                s.dwellSpent = try ids.enumerated().map { try integer($1, "\(name).dwell[\($0)]", in: Int64.min...Int64.max) }
+            }
+            return (area, s)
+        }
+    }
+}

@@ -1,0 +1,95 @@
+import XCTest
+@testable import GeofenceCore
+
+/// The per-subject record (SubjectRecord, docs/subject-record.md): one text
+/// per state, read back to the same state, and refused with the subject named
+/// when it is not what this engine writes.
+final class SubjectRecordTests: XCTestCase {
+    func time(_ text: String) throws -> Timestamp { try Timestamp.parse(text) }
+
+    /// A state with every kind of member: a fix with awkward doubles, stays
+    /// INSIDE (entered, DWELL spent), with an inside streak under way, and OUTSIDE,
+    /// area ids needing escapes and out of ASCII order, two days.
+    func sample() throws -> SubjectState {
+        var s = SubjectState(subjectId: "u1")
+        s.lastFix = Fix(subjectId: "u1", ts: try time("2024-05-01T08:00:00.000123Z"), lat: 0.1 + 0.2, lon: -139.76700000000002,
+                        accuracy: 12)
+        s.judgedFixes = 41
+        var inside = StayState()
+        inside.phase = .inside; inside.inStreak = 7; inside.enteredAt = try time("2024-05-01T07:40:00Z"); inside.dwellSpent = [9, 3]
+        var under = StayState()
+        under.phase = .outside; under.inStreak = 1
+        var outside = StayState()
+        outside.phase = .outside; outside.outStreak = 2
+        s.stays["é\"q"] = inside
+        s.stays["A1"] = under
+        s.stays["Z"] = outside
+        s.lastNotifiedDay = [12: CivilDate.parseStored("2024-05-01")!, 5: CivilDate.parseStored("2024-04-30")!]
+        return s
+    }
+
+    func testRoundTripGivesTheSameStateAndTheSameText() throws {
+        let s = try sample()
+        let text = SubjectRecord.encode(s)
+        let back = try SubjectRecord.decode(text, subject: "u1")
+        XCTAssertEqual(back, s)
+        XCTAssertEqual(back.lastFix?.position.lat.bitPattern, s.lastFix?.position.lat.bitPattern)
+        XCTAssertEqual(back.lastFix?.position.lon.bitPattern, s.lastFix?.position.lon.bitPattern)
+        XCTAssertEqual(SubjectRecord.encode(back), text)
+        let never = SubjectState(subjectId: "n")
+        XCTAssertEqual(try SubjectRecord.decode(SubjectRecord.encode(never), subject: "n"), never)
+    }
+
+    /// The canonical bytes: member order, stays in UTF-8 order of area_id,
+    /// days by condition id, doubles exact and always with a fraction.
+    func testCanonicalBytes() throws {
+        XCTAssertEqual(SubjectRecord.encode(try sample()), #"""
+            {"v":1,"last":{"ts":"2024-05-01T08:00:00.000123Z","lat":0.30000000000000004,"lon":-139.76700000000002,"acc":12.0},\#
+            "judged":41,"stays":[{"area":"A1","phase":"OUTSIDE","in":1,"out":0},{"area":"Z","phase":"OUTSIDE","in":0,"out":2},\#
+            {"area":"é\"q","phase":"INSIDE","in":7,"out":0,"entered":"2024-05-01T07:40:00.000000Z","dwell":[9,3]}],\#
+            "days":[[5,"2024-04-30"],[12,"2024-05-01"]]}
+            """#)
+        XCTAssertEqual(SubjectRecord.encode(SubjectState(subjectId: "n")), #"{"v":1,"last":null,"judged":0,"stays":[],"days":[]}"#)
+    }
+
+    /// A record in another member order reads as the same state (only the writing is canonical).
+    func testMemberOrderIsNotRequiredToRead() throws {
+        let text = #"{"days":[],"stays":[{"out":0,"in":2,"phase":"UNKNOWN","area":"a"}],"judged":3,"last":{"acc":1.5,"lon":2.0,"lat":1.0,"ts":"2024-01-01T00:00:00.000000Z"},"v":1}"#
+        let s = try SubjectRecord.decode(text, subject: "u")
+        XCTAssertEqual(s.stays["a"]?.inStreak, 2)
+        XCTAssertEqual(s.judgedFixes, 3)
+    }
+
+    func refusal(_ text: String, _ expected: String, line: UInt = #line) {
+        XCTAssertThrowsError(try SubjectRecord.decode(text, subject: "bad one"), line: line) { error in
+            let message = "\(error)"
+            XCTAssertTrue(message.contains("subject 'bad one'"), message, line: line)
+            XCTAssertTrue(message.contains(expected), "\(message) lacks \(expected)", line: line)
+        }
+    }
+
+    func testHostileRecordsAreRefusedNamingTheSubject() {
+        let last = #""last":{"ts":"2024-01-01T00:00:00.000000Z","lat":1.0,"lon":2.0,"acc":3.0}"#
+        refusal("{", "is not JSON")
+        refusal("[]", "has a top level of type array, not an object")
+        refusal(#"{"v":2,"last":null,"judged":0}"#, #"no "v":1"#)
+        refusal(#"{"last":null,"judged":0}"#, #"no "v":1"#)
+        refusal(#"{"v":1,"last":null}"#, #"no "judged""#)
+        refusal(#"{"v":1,"last":null,"judged":"3"}"#, #""judged" 3, not an integer"#)
+        refusal(#"{"v":1,"last":null,"judged":-1}"#, #""judged" -1, not an integer"#)
+        refusal(#"{"v":1,"last":null,"judged":1,"extra":1}"#, #"member 'extra'"#)
+        refusal(#"{"v":1,"last":{"ts":"yesterday","lat":1.0,"lon":2.0,"acc":3.0},"judged":1}"#, #""last.ts" 'yesterday', not a time"#)
+        refusal(#"{"v":1,"last":{"ts":"2024-01-01T00:00:00Z","lat":"x","lon":2.0,"acc":3.0},"judged":1}"#, #""last.lat" x, not a finite number"#)
+        refusal(#"{"v":1,"last":null,"judged":1,"stays":[{"area":"a","phase":"INSIDE","in":1,"out":0}]}"#, "no last fix")
+        refusal(#"{"v":1,\#(last),"judged":1,"stays":[{"area":"a","phase":"INSIDE","in":-2,"out":0}]}"#, #""stays[0].in" -2"#)
+        refusal(#"{"v":1,\#(last),"judged":1,"stays":[{"area":"a","phase":"IN","in":1,"out":0}]}"#, "stays[0].phase")
+        refusal(#"{"v":1,\#(last),"judged":1,"stays":[{"area":"a","phase":"INSIDE","in":1,"out":0,"entered":"2024-01-02T00:00:00Z"}]}"#,
+                "stays[0].entered 2024-01-02T00:00:00Z, after its last judged fix")
+        refusal(#"{"v":1,\#(last),"judged":1,"stays":[{"area":"a","phase":"OUTSIDE","in":0,"out":1},{"area":"a","phase":"OUTSIDE","in":0,"out":1}]}"#,
+                "two stays of area 'a'")
+        refusal(#"{"v":1,\#(last),"judged":1,"stays":[{"area":"a","phase":"INSIDE","in":1,"out":0,"dwell":[1.5]}]}"#, "stays[0].dwell[0]")
+        refusal(#"{"v":1,\#(last),"judged":1,"stays":{}}"#, #""stays" of type object"#)
+        refusal(#"{"v":1,\#(last),"judged":1,"days":[[1,"2024-02-30"]]}"#, "days[0][1]")
+        refusal(#"{"v":1,\#(last),"judged":1,"days":[[1]]}"#, "days[0] that is not a pair")
+    }
+}
