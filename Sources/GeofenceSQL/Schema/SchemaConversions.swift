@@ -48,14 +48,15 @@ enum SchemaConversions {
     /// own, known by name and text, are not), with what replaces its table.
     static func refuseUserTriggers(_ db: Connection, upgradingFrom version: Int) throws {
         let replaced = byVersion.filter { $0.key > version }.sorted { $0.key < $1.key }.flatMap { $0.value.replacedTables }
-        var found: [String] = []
+        var found: [String] = [], drops: [String] = []
         for table in replaced {
             let rows = try db.query("SELECT name, sql FROM sqlite_master WHERE type = 'trigger' AND tbl_name = ? COLLATE NOCASE ORDER BY name",
                                     [.text(table.name)])
             let names = rows.compactMap { row -> String? in
                 guard let name = row[0].string, Connection.engineTriggers[name] != row[1].string else { return nil }
-                return Echo.quoted(name)
+                return identifier(name)
             }
+            drops += names.map { "DROP TRIGGER \($0);" }
             if !names.isEmpty {
                 found.append("\(names.joined(separator: ", ")) on \(table.name) (\(table.replacement))")
             }
@@ -63,6 +64,13 @@ enum SchemaConversions {
         guard !found.isEmpty else { return }
         throw CatalogError("the catalog has schema version \(version) and needs upgrading to \(Schema.currentVersion), which replaces tables "
                            + "that carry triggers of yours: " + found.joined(separator: "; ")
-                           + ". Nothing was changed: drop those triggers (DROP TRIGGER name) and open the catalog again")
+                           + ". Nothing was changed: drop those triggers (" + drops.joined(separator: " ") + ") and open the catalog again")
+    }
+
+    /// A trigger's name as SQL takes it: bare when it is a plain word, else in double quotes.
+    static func identifier(_ name: String) -> String {
+        let plain = name.utf8.first.map { !(48...57).contains($0) } ?? false
+            && name.utf8.allSatisfy { (97...122).contains($0) || (65...90).contains($0) || (48...57).contains($0) || $0 == 95 }
+        return plain ? name : "\"" + name.replacing("\"", with: "\"\"") + "\""
     }
 }
