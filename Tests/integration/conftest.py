@@ -66,6 +66,16 @@ def gf(*args, check=True, input=None):
     return run(CLI, *args, check=check, input=input)
 
 
+def version_6_catalog(db, rows_sql):
+    """A catalog of schema version 6 holding the rows a fixture's make.py
+    dumped from the catalog the version-6 build made (Tests/fixtures/*/rows.sql):
+    an empty catalog of that version, the rows read in through the sqlite3
+    shell with SpatiaLite (the areas' geometries), in one transaction."""
+    gf("init", db, "--schema-version", "6")
+    run("sqlite3", "-bail", db, input=".load mod_spatialite\nBEGIN;\n" + Path(rows_sql).read_text() + "COMMIT;\n")
+    return db
+
+
 def sql(db, script, check=True):
     """Runs SQL in the stock sqlite3 shell with SpatiaLite and the extension loaded."""
     head = f".load mod_spatialite\n.load {EXTENSION.with_suffix('')}\n"
