@@ -12,7 +12,8 @@ import os
 import sqlite3
 from pathlib import Path
 
-from conftest import SAMPLES, gf, run, state_layout_before_version_8
+from conftest import SAMPLES, gf, run
+from older_layouts import VERSION_6_NOTIFICATIONS, state_layout_before_version_8
 
 COLUMNS = ["run_id", "subject_id", "ts", "area_id", "condition_id", "kind", "reason", "lat", "lon"]
 OLD_COLUMNS = "run_id, subject_id, ts, area_id, condition_id, kind, reason"
@@ -143,7 +144,8 @@ def older_catalog(folder):
     the previous build when GEOFENCE_PREVIOUS_DIST names one (its
     `geofence`, e.g. /work/dist-eab26c6); else by this build, then turned
     into what version 5 was: gf_explain without lat and lon, the subject
-    state in its rows of then (`state_layout_before_version_8`), version 5."""
+    state in its rows of then (`state_layout_before_version_8`), the
+    notification tables of then (empty), version 5."""
     previous = os.environ.get("GEOFENCE_PREVIOUS_DIST")
     cli = (lambda *a: run(Path(previous) / "geofence", *a)) if previous else gf
     db = catalog(folder, cli)
@@ -156,6 +158,7 @@ def older_catalog(folder):
                 con.execute(f"ALTER TABLE gf_explain DROP COLUMN {column}")
         if "gf_subject_state" in [r[0] for r in con.execute("SELECT name FROM sqlite_master")]:
             con.executescript(state_layout_before_version_8())
+            con.executescript("\n".join(VERSION_6_NOTIFICATIONS))
         con.execute("UPDATE gf_meta SET value = '5' WHERE key = 'schema_version'")
     con.close()
     return db, fixes

@@ -7,7 +7,8 @@ import json
 
 import pytest
 
-from conftest import EXTENSION, SAMPLES, gf, run, state_layout_before_version_8, write_collection, square
+from conftest import EXTENSION, SAMPLES, gf, run, write_collection, square
+from older_layouts import VERSION_6_NOTIFICATIONS, state_layout_before_version_8
 
 TRIGGERS = ["gii_gf_areas_geom", "tmi_gf_areas_geom"]
 
@@ -126,18 +127,6 @@ def test_lost_or_altered_stamp_triggers_are_refused_by_gf_check_and_repaired_by_
 
 
 # The notification tables as versions 2 to 6 had them (version 7 made them views).
-VERSION_6_NOTIFICATIONS = [
-    "DROP VIEW gf_notifications;", "DROP VIEW gf_last_notified;", "DROP TABLE gf_notification_rows;",
-    "DROP TABLE gf_subject_keys;", "DROP TABLE gf_area_keys;",
-    "CREATE TABLE gf_last_notified (subject_id TEXT NOT NULL, condition_id INTEGER NOT NULL, local_date TEXT NOT NULL, "
-    "PRIMARY KEY (subject_id, condition_id)) WITHOUT ROWID;",
-    "CREATE TABLE gf_notifications (id INTEGER PRIMARY KEY, run_id INTEGER NOT NULL, subject_id TEXT NOT NULL, ts TEXT NOT NULL, "
-    "area_id TEXT NOT NULL, condition_id INTEGER NOT NULL, transition TEXT NOT NULL CHECK (transition IN ('IN', 'OUT', 'DWELL')), "
-    "lat REAL NOT NULL, lon REAL NOT NULL, accuracy_m REAL NOT NULL);",
-    "CREATE INDEX gf_notifications_by_subject ON gf_notifications (subject_id, ts);",
-]
-
-
 def test_an_upgrade_replaces_stamp_triggers_a_file_already_carries(tmp_path):
     db = tmp_path / "v4.db"
     gf("init", db)

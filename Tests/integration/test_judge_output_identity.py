@@ -9,6 +9,9 @@ speed (the hashes below were taken from that build): a change that alters
 one byte of a notification, an explanation, a row's id or the --out file
 fails here.
 
+Longer than 300 lines: one workload and every way of judging it, read
+together because the hashes compare them with one another.
+
 A user's queue table is fed after every run by the documented cursor read
 (`SELECT … FROM gf_notifications WHERE id > :last_seen ORDER BY id`, its
 last_seen kept in the same transaction): it must get every row once, in id

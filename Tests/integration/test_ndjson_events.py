@@ -17,7 +17,8 @@ import subprocess
 
 import pytest
 
-from conftest import CLI, gf, notifications_as_a_table
+from conftest import CLI, gf
+from older_layouts import notifications_as_a_table
 
 COLUMNS = ["subject_id", "ts", "area_id", "condition_id", "transition", "lat", "lon", "accuracy_m"]
 AREA_IDS = ['q"uote\\back', "東京😀\u2028", "12345", "1e5", "tab\there\x01"]

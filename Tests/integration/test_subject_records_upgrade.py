@@ -13,7 +13,8 @@ removed and re-imported areas take their stays as before."""
 import json
 import sqlite3
 
-from conftest import ROOT, gf, run, version_6_catalog
+from conftest import ROOT, gf, run
+from older_layouts import version_6_catalog
 
 FIXTURE = ROOT / "Tests" / "fixtures" / "v6_subject_records"
 

@@ -19,7 +19,8 @@ import datetime
 import json
 import sqlite3
 
-from conftest import ROOT, gf, version_6_catalog
+from conftest import ROOT, gf
+from older_layouts import version_6_catalog
 
 FIXTURES = ROOT / "Tests" / "fixtures"
 T0 = datetime.datetime(2026, 11, 20, 20, 0, tzinfo=datetime.timezone.utc)
