@@ -43,7 +43,9 @@ CREATE INDEX gf_notification_rows_by_subject ON gf_notification_rows (subject_ke
 
 DROP INDEX IF EXISTS gf_notifications_by_subject;
 DROP TABLE gf_notifications;
-DROP TABLE gf_last_notified;
+-- Kept aside for version 8's upgrade, which reads the days a suppression
+-- needs from it (it also holds days of notifications since deleted), and drops it.
+ALTER TABLE gf_last_notified RENAME TO gf_last_notified_v6;
 
 -- ts as Timestamp.storageText writes it: always six fraction digits,
 -- floored for times before 1970.

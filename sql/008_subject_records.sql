@@ -27,6 +27,7 @@ DROP TRIGGER gf_areas_remove_stays;
 DROP VIEW gf_stays;
 DROP TABLE gf_stay_rows;
 DROP TABLE gf_subjects;
+DROP TABLE IF EXISTS gf_last_notified_v6;
 
 CREATE VIEW gf_subjects AS
 SELECT subject_id,

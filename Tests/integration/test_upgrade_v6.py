@@ -148,3 +148,44 @@ def test_a_kill_after_the_upgrade_commits_keeps_it(tmp_path):
     assert int(version(db)) > 6
     assert run("sqlite3", db, "PRAGMA integrity_check").stdout.strip() == "ok"
     assert json.loads(json.dumps(reads(db))) == expected("reads.json")
+
+
+SUPPRESSING_DAYS = ("SELECT n.subject_id, n.condition_id, n.local_date FROM gf_last_notified AS n "
+                    "JOIN gf_conditions AS c USING (condition_id) WHERE c.renotify_suppress_days > 0 ORDER BY 1, 2")
+
+
+def test_a_pruned_log_keeps_its_suppressions_through_the_upgrade(tmp_path):
+    """Version 6 kept each condition's last notified day in its own table,
+    also after the notifications were deleted (a pruned log): the upgrade
+    takes the days a suppression reads from that table, not from the
+    notifications left, and the next batch is suppressed as the old build
+    suppressed it (found by the red team)."""
+    db = old_catalog(tmp_path)
+    days = stored(db, SUPPRESSING_DAYS)
+    assert days, "the fixture has suppressions that notified"
+    run("sqlite3", db, "DELETE FROM gf_notifications")
+    gf("settings", db)
+    kept = stored(db, "SELECT s.subject_id, json_extract(d.value, '$[0]'), json_extract(d.value, '$[1]') "
+                      "FROM gf_subject_state AS s, json_each(s.record, '$.days') AS d ORDER BY 1, 2")
+    assert kept == days
+    gf("judge", db, "--fixes", FIXTURE / "next.csv", "--quiet")
+    old_top = max(r[0] for r in expected("reads.json")["notifications"])
+    want = [r[1:] for r in expected("next.json")["notifications"] if r[0] > old_top]
+    got = [r[1:] for r in json.loads(json.dumps(reads(db)))["notifications"]]
+    assert got == want
+
+
+def test_commands_opening_it_at_once_upgrade_it_once(tmp_path):
+    """Four commands open the version-6 catalog together: one upgrades it,
+    the others, which read version 6 before it committed, find it upgraded
+    once they have the write lock, and go on (each read the version again
+    under the lock; found by the red team: "table gf_subject_keys already
+    exists")."""
+    import subprocess
+    db = old_catalog(tmp_path)
+    procs = [subprocess.Popen([str(CLI), "settings", str(db)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+             for _ in range(4)]
+    outcomes = [(p.wait(timeout=300), p.stderr.read()) for p in procs]
+    assert all(code == 0 for code, _ in outcomes), outcomes
+    assert int(version(db)) > 6
+    assert json.loads(json.dumps(reads(db))) == expected("reads.json")

@@ -70,8 +70,11 @@ public enum Schema {
         case .absent: throw CatalogError("no geofence catalog in this database: run `geofence init` first")
         case .current: break
         case .newer(let v): throw newerError(v)
-        case .older(let v):
+        case .older:
             try db.transaction {
+                // Read again under the write lock: another command opening the
+                // same file may have upgraded it while this one waited for the lock.
+                guard case .older(let v) = try state(of: db) else { return }
                 try SchemaConversions.refuseUserTriggers(db, upgradingFrom: v)
                 for (version, _, script) in EmbeddedSQL.migrations where version > v { try apply(db, version, script) }
             }

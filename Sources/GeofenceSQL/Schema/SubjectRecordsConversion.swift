@@ -57,16 +57,23 @@ struct LegacyStateRows {
         loadStays = try db.prepare("""
             SELECT area_id, state, in_base, out_base, base_judged, entered_at, dwell_spent FROM gf_stay_rows WHERE subject_id = ?
             """)
-        var days: [String: [(Int64, Int)]] = [:]
-        for row in try db.query("""
-            SELECT n.subject_id, n.condition_id, n.local_date FROM gf_last_notified AS n JOIN gf_conditions AS c ON c.condition_id = n.condition_id
-            WHERE c.renotify_suppress_days > 0
-            """) {
-            if let subject = row[0].string, let id = row[1].int64, let day = CivilDate.parseStored(row[2].string ?? "") {
-                days[subject, default: []].append((id, day))
+        // Version 7's view gives the days of the notifications still stored;
+        // version 6's table, kept aside by version 7's upgrade when the
+        // catalog came from 6, also kept the days of notifications deleted
+        // since (a pruned log): its day stands where it has one.
+        let keptAside = try db.scalar("SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = 'gf_last_notified_v6'").int64 == 1
+        var byCondition: [String: [Int64: Int]] = [:]
+        for table in ["gf_last_notified"] + (keptAside ? ["gf_last_notified_v6"] : []) {
+            for row in try db.query("""
+                SELECT n.subject_id, n.condition_id, n.local_date FROM \(table) AS n JOIN gf_conditions AS c ON c.condition_id = n.condition_id
+                WHERE c.renotify_suppress_days > 0
+                """) {
+                if let subject = row[0].string, let id = row[1].int64, let day = CivilDate.parseStored(row[2].string ?? "") {
+                    byCondition[subject, default: [:]][id] = day
+                }
             }
         }
-        self.days = days
+        self.days = byCondition.mapValues { $0.sorted { $0.key < $1.key }.map { ($0.key, $0.value) } }
     }
 
     /// The subject's state as the store of versions 4 to 7 loaded it.
