@@ -22,4 +22,16 @@ extension EmbeddedSQL {
             try db.query(t.sql)  // one statement, prepared and stepped: nothing after it could run
         }
     }
+
+    /// (name, CREATE text as sqlite_master stores it) of each view and index
+    /// migration `version` creates (a statement up to its `;`).
+    static func definitions(inMigration version: Int) -> [(name: String, sql: String)] {
+        guard let script = migrations.first(where: { $0.0 == version })?.2 else { return [] }
+        return ["CREATE VIEW ", "CREATE INDEX "].flatMap { head in
+            script.split(separator: head, omittingEmptySubsequences: false).dropFirst().compactMap { chunk -> (name: String, sql: String)? in
+                guard let end = chunk.firstIndex(of: ";") else { return nil }
+                return (String(chunk.prefix { $0 != " " && $0 != "\n" }), head + chunk[..<end])
+            }
+        }
+    }
 }

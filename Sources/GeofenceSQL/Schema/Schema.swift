@@ -75,7 +75,7 @@ public enum Schema {
                 // Read again under the write lock: another command opening the
                 // same file may have upgraded it while this one waited for the lock.
                 guard case .older(let v) = try state(of: db) else { return }
-                try SchemaConversions.refuseUserTriggers(db, upgradingFrom: v)
+                try SchemaConversions.refuseUserObjects(db, upgradingFrom: v)
                 for (version, _, script) in EmbeddedSQL.migrations where version > v { try apply(db, version, script) }
             }
         }
