@@ -152,7 +152,7 @@ def judged_with(tmp_path, script, fmt="csv"):
     # A retention trigger on another table the run writes.
     "CREATE TRIGGER keep_in AFTER UPDATE ON gf_runs BEGIN DELETE FROM gf_notifications WHERE run_id = NEW.run_id AND transition = 'OUT'; END;",
     # A chain: gf_subjects feeds a table whose trigger changes the rows.
-    "CREATE TABLE seen (n); CREATE TRIGGER t1 AFTER INSERT ON gf_subjects BEGIN INSERT INTO seen VALUES (1); END;"
+    "CREATE TABLE seen (n); CREATE TRIGGER t1 AFTER INSERT ON gf_subject_state BEGIN INSERT INTO seen VALUES (1); END;"
     "CREATE TRIGGER t2 AFTER INSERT ON seen BEGIN UPDATE gf_notification_rows SET accuracy_m = 77.5; END;",
     # The table's name in another case, as SQLite allows.
     "CREATE TRIGGER upd AFTER INSERT ON GF_Notification_Rows BEGIN UPDATE gf_notification_rows SET lat = 1.5 WHERE id = NEW.id; END;",
