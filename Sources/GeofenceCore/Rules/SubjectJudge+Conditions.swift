@@ -45,17 +45,20 @@ extension SubjectJudge {
             let tz = conditions[k].1
             if zone !== tz || local == nil { zone = tz; local = tz.local(step.fix.ts) }
             guard let local else { continue }
-            let c = conditions[k].0
-            switch ConditionFilter.check(c, local: local, lastNotifiedDay: step.state.lastNotifiedDay[c.conditionId]) {
+            // Read in place: a copy of the definition would retain its strings.
+            let conditionId = conditions[k].0.conditionId
+            // Only a suppression reads the day a condition last notified, so only its days are kept.
+            let suppresses = (conditions[k].0.renotifySuppressDays ?? 0) > 0
+            switch ConditionFilter.check(conditions[k].0, local: local, lastNotifiedDay: suppresses ? step.state.lastNotifiedDay[conditionId] : nil) {
             case .pass:
-                step.state.lastNotifiedDay[c.conditionId] = local.day
+                if suppresses { step.state.lastNotifiedDay[conditionId] = local.day }
                 counters.notifications += 1
-                step.out.append(Notification(subjectId: step.fix.subjectId, ts: step.fix.ts, areaId: id, conditionId: c.conditionId, transition: timing,
+                step.out.append(Notification(subjectId: step.fix.subjectId, ts: step.fix.ts, areaId: id, conditionId: conditionId, transition: timing,
                                              lat: step.fix.position.lat, lon: step.fix.position.lon, accuracy: step.fix.accuracy,
                                              localDay: local.day))
             case .blocked(let why):
                 counters.filtered += 1
-                note(step.fix, id, c.conditionId, "not notified", "\(timing.rawValue): \(why)")
+                note(step.fix, id, conditionId, "not notified", "\(timing.rawValue): \(why)")
             }
         }
     }

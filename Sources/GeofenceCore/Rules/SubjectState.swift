@@ -9,6 +9,7 @@ public struct SubjectState: Equatable, Sendable {
     /// ones do not count): the clock a stored streak grows by.
     public var judgedFixes = 0
     public var stays = StayMap()
+    /// The local day each condition with a suppression last notified this subject (behaviour §5: no other rule reads a day).
     public var lastNotifiedDay: [Int64: Int] = [:]
     public init(subjectId: String) { self.subjectId = subjectId }
 }

@@ -38,9 +38,15 @@ struct OutputOptions: ParsableArguments {
 /// readers drop such characters from an unquoted field (`a , …`), so ` u1`
 /// written bare would come back as `u1`.
 func csvField(_ s: String) -> String {
+    // A native string's bytes are scanned in place (every field of every event line passes here).
+    let quoted = s.utf8.withContiguousStorageIfAvailable(csvNeedsQuotes) ?? csvNeedsQuotes(Array(s.utf8))
+    return quoted ? "\"" + s.replacingAll("\"", with: "\"\"") + "\"" : s
+}
+
+/// A comma, a quote or a line break inside, or a space or tab at either end.
+private func csvNeedsQuotes<C: BidirectionalCollection>(_ bytes: C) -> Bool where C.Element == UInt8 {
     func edge(_ b: UInt8?) -> Bool { b == 0x20 || b == 0x09 }
-    return s.utf8.contains(where: { $0 == 0x2C || $0 == 0x22 || $0 == 0x0A || $0 == 0x0D }) || edge(s.utf8.first) || edge(s.utf8.last)
-        ? "\"" + s.replacingAll("\"", with: "\"\"") + "\"" : s
+    return bytes.contains(where: { $0 == 0x2C || $0 == 0x22 || $0 == 0x0A || $0 == 0x0D }) || edge(bytes.first) || edge(bytes.last)
 }
 
 /// `n` in decimal digits, appended without a String.
