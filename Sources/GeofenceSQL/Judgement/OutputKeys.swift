@@ -16,8 +16,12 @@ import GeofenceCore
 /// so a remembered key is used only for the very bytes it was found for.
 final class OutputKeys {
     private let find, give: Statement
-    /// By id: the id's bytes as found, and its key.
-    private var known: [String: (id: String, key: Int64)] = [:]
+    /// The keys found in this transaction, by the ids' bytes.
+    private var known = KeysByBytes()
+    /// The id looked up last and its key: a subject's notifications come
+    /// one after another, so most lookups of a subject's key ask for the
+    /// id asked for just before.
+    private var last: (id: String, key: Int64)?
 
     /// `table` maps its TEXT column `id` (UNIQUE) to its INTEGER PRIMARY KEY `key`.
     init(_ db: Connection, table: String, key: String, id: String) throws {
@@ -27,18 +31,20 @@ final class OutputKeys {
 
     /// The key of `id`, given now if it has none.
     func key(of id: String) throws -> Int64 {
-        let remembered = known[id]
-        if let remembered, remembered.id.utf8.elementsEqual(id.utf8) { return remembered.key }
+        if let last, KeysByBytes.same(last.id, id) { return last.key }
+        if let k = known[id] { last = (id, k); return k }
         let k = try Self.first(find, id) ?? Self.first(give, id)
         guard let k else { throw CatalogError("no key could be given to \(Echo.quoted(id)) in its dictionary") }
-        // One of two ids Swift takes for equal keeps its place: the other is looked up each time.
-        if remembered == nil { known[id] = (id, k) }
+        known[id] = k
+        last = (id, k)
         return k
     }
 
     /// Forgets every key found: the next transaction looks them up again.
-    func forget() { known.removeAll(keepingCapacity: true) }
-
+    func forget() {
+        known.removeAll()
+        last = nil
+    }
     /// The first column of `statement`'s first row with `id` bound, as an integer; nil without a row.
     private static func first(_ statement: Statement, _ id: String) throws -> Int64? {
         try statement.bind([.text(id)])
