@@ -100,6 +100,8 @@ final class BatchEngineTests: XCTestCase {
         let settings: [(String, (inout BatchSettings) -> Void)] = [
             ("prepareAll", { _ in }),
             ("prepareAll, small chunks", { $0.plannedChunkFixes = 500 }),
+            ("prepareAll, planned in waves", { $0.planWaveFixes = 100 }),
+            ("prepareAll, small chunks in waves", { $0.plannedChunkFixes = 1500; $0.planWaveFixes = 100 }),
             ("onDemand, small chunks", { $0.maxPreparedAreas = 10; $0.onDemandChunkFixes = 700 }),
             ("onDemand, a subject a chunk", { $0.maxPreparedAreas = 10; $0.onDemandChunkFixes = 1 }),
         ]
@@ -136,5 +138,19 @@ final class BatchEngineTests: XCTestCase {
         if a.ts != b.ts { return a.ts < b.ts }
         if a.areaId != b.areaId { return a.areaId.utf8.lexicographicallyPrecedes(b.areaId.utf8) }
         return a.conditionId < b.conditionId
+    }
+
+    func testWavesCoverEverySubjectOnceInOrder() {
+        // 40 subjects of 1 to 40 fixes: waves of about 1/32 of the fixes, doubling up to a quarter.
+        var subjects: [Range<Int>] = []
+        for n in 1...40 { let start = subjects.last?.upperBound ?? 0; subjects.append(start..<(start + n)) }
+        let total = subjects.last!.upperBound
+        let waves = PlanWaves.cut(subjects, fixes: total, width: 2, wavesFrom: 100)
+        XCTAssertGreaterThan(waves.count, 3)
+        XCTAssertEqual(waves.first?.lowerBound, 0)
+        XCTAssertEqual(waves.last?.upperBound, subjects.count)
+        for (a, b) in zip(waves, waves.dropFirst()) { XCTAssertEqual(a.upperBound, b.lowerBound); XCTAssertFalse(b.isEmpty) }
+        XCTAssertEqual(PlanWaves.cut(subjects, fixes: total, width: 1, wavesFrom: 100), [0..<40], "one thread: one wave")
+        XCTAssertEqual(PlanWaves.cut(subjects, fixes: total, width: 2, wavesFrom: total + 1), [0..<40], "a small chunk: one wave")
     }
 }

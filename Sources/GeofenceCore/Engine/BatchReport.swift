@@ -39,6 +39,10 @@ public struct BatchSettings: Sendable {
     /// plan reads fewer areas cold the more fixes it holds per grid cell.
     public var plannedChunkFixes = 1_000_000
 
+    /// A planned chunk of at least this many fixes is planned in waves
+    /// (`PlanWaves`), so that its writes start after the first wave's plan.
+    public var planWaveFixes = 100_000
+
     /// The same, when the chunk's areas are prepared before it is judged
     /// (`OnDemandPreparation`): the areas one chunk needs are held at once.
     public var onDemandChunkFixes = 250_000

@@ -1,7 +1,7 @@
 /// A batch's judging threads (the rules they keep: Parallel.swift): the
 /// subjects of a chunk judged on every core while the calling thread writes
 /// each subject's result as soon as it is judged, and the chunk's plan
-/// worked out cell by cell on every core first.
+/// worked out cell by cell, wave by wave, ahead of the judging (PlanWaves).
 extension BatchEngine {
     struct SubjectResult {
         var notifications: [Notification] = []
@@ -29,80 +29,46 @@ extension BatchEngine {
         for c in workerCatalogs { c.limit = settings.maxPreparedAreas; c.skippingOutside = !explain }
         let lock = doors.areas.lock
         let planned = onDemand?.planned ?? doors.areas.plannedAreas
-        let plan = planned.map { self.plan(fixes, $0, cellOrder: cellOrder) } ?? Plan(entries: [], spans: [])
-        // Subject order, as they are written; but a subject that holds a
-        // large share of the chunk first, or the chunk would end with one
-        // thread judging it while the others wait.
-        let total = fixes.count
-        let heavy = subjects.indices.filter { subjects[$0].count * 8 * width >= total }
-        let order = heavy.sorted { subjects[$0].count > subjects[$1].count }
-            + subjects.indices.filter { subjects[$0].count * 8 * width < total }
         var failure: Error?
-        // Only the buffers are taken here; the work is ChunkWork's.
-        plan.withBuffers { shares, spans in
-            fixes.withUnsafeBufferPointer { fixes in
-                states.withUnsafeMutableBufferPointer { states in
-                    let work = ChunkWork(engine: self, fixes: fixes, subjects: subjects, states: states,
-                                         plan: planned.map { ChunkWork.PlanBuffers(shares: shares, spans: spans, areas: $0) })
-                    do {
-                        try Parallel.share(order, width: width, consumingInOrder: { i in
-                            try lock.with { try consume(i, work.take(i), states) }
-                        }, work.judge)
-                    } catch {
-                        failure = error
-                    }
+        fixes.withUnsafeBufferPointer { fixes in
+            let waves = planned.map { PlanWaves(fixes, subjects, areas: $0, width: Parallel.width, wavesFrom: settings.planWaveFixes,
+                                                cellOrder: cellOrder, plan: planShare(fixes, $0)) }
+            waves?.startPlanning()
+            defer { waves?.finish() }
+            // Subject order, as they are written; but within a wave a subject
+            // that holds a large share of it first, or the wave would end with
+            // one thread judging it while the others wait.
+            var order: [Int] = []
+            for wave in waves?.waves ?? [0..<subjects.count] {
+                let total = wave.reduce(0) { $0 + subjects[$1].count }
+                let heavy = wave.filter { subjects[$0].count * 8 * width >= total }
+                order += heavy.sorted { subjects[$0].count > subjects[$1].count } + wave.filter { subjects[$0].count * 8 * width < total }
+            }
+            states.withUnsafeMutableBufferPointer { states in
+                let work = ChunkWork(engine: self, fixes: fixes, subjects: subjects, states: states, plan: waves)
+                do {
+                    try Parallel.share(order, width: width, consumingInOrder: { i in
+                        try lock.with { try consume(i, work.take(i), states) }
+                    }, work.judge)
+                } catch {
+                    failure = error
                 }
             }
         }
         if let failure { throw failure }
     }
 
-    /// A chunk's plan: per share of the cells, its entries; per fix, its span.
-    struct Plan {
-        var entries: [[UInt32]]
-        var spans: [CandidatePlan.Span]
-
-        /// Calls `body` with every share's entries and the spans, as buffers
-        /// the judging threads share (valid only during `body`).
-        func withBuffers<R>(_ body: ([UnsafeBufferPointerBox<UInt32>], UnsafeBufferPointerBox<CandidatePlan.Span>) -> R) -> R {
-            func nest(_ k: Int, _ held: [UnsafeBufferPointerBox<UInt32>]) -> R {
-                guard k < entries.count else { return spans.withUnsafeBufferPointer { body(held, UnsafeBufferPointerBox($0)) } }
-                return entries[k].withUnsafeBufferPointer { nest(k + 1, held + [UnsafeBufferPointerBox($0)]) }
-            }
-            return nest(0, [])
+    /// How one run of cells of a chunk is planned (`PlanWaves.PlanShare`):
+    /// the run's fixes' candidates and verdicts, into `entries` sized first
+    /// for the most the run can hold, so appending never moves it (a dense
+    /// centre's fixes have over 100 candidates each, a suburb's a few, and
+    /// pages never written cost nothing).
+    private func planShare(_ fixes: UnsafeBufferPointer<Fix>, _ areas: PlannedAreas) -> PlanWaves.PlanShare {
+        let (fixes, skippingOutside) = (UnsafeBufferPointerBox(fixes), !explain)
+        return { order, share, entries, spans in
+            entries.reserveCapacity(order.reduce(0) { $0 + areas.grid.candidateBound(at: fixes.buffer[$1].position) })
+            CandidatePlan.plan(fixes.buffer, order, share: share, areas: areas, skippingOutside: skippingOutside, into: &entries, spans: spans)
         }
-    }
-
-    /// Plans the chunk's candidates and verdicts cell by cell, in contiguous
-    /// runs of cells that the cores take in turn.
-    ///
-    /// Why many runs, not one per core: a run's cost follows how many areas
-    /// its cells hold, not how many fixes, so equal halves of the fixes
-    /// would leave one core idle at the end of the plan.
-    func plan(_ fixes: [Fix], _ areas: PlannedAreas, cellOrder: [Int]?) -> Plan {
-        let width = min(Parallel.width, max(1, fixes.count / 10_000))
-        let runs = width == 1 ? 1 : width * 16
-        var plan = Plan(entries: [[UInt32]](repeating: [], count: runs),
-                        spans: [CandidatePlan.Span](repeating: CandidatePlan.Span(), count: fixes.count))
-        let skippingOutside = !explain
-        fixes.withUnsafeBufferPointer { fixes in
-            let order = cellOrder ?? CandidatePlan.cellOrder(fixes, areas.grid)
-            let fixes = UnsafeBufferPointerBox(fixes)
-            plan.spans.withUnsafeMutableBufferPointer { spans in
-                plan.entries.withUnsafeMutableBufferPointer { entries in
-                    let (spans, entries) = (UnsafeMutableBufferPointerBox(spans), UnsafeMutableBufferPointerBox(entries))
-                    Parallel.share(Array(0..<runs), width: width) { _, r in
-                        let share = order[(order.count * r / runs)..<(order.count * (r + 1) / runs)]
-                        // Room for the most the share can hold, so appending never
-                        // moves it: a dense centre's fixes have over 100 candidates
-                        // each, a suburb's a few, and pages never written cost nothing.
-                        entries.buffer[r].reserveCapacity(share.reduce(0) { $0 + areas.grid.candidateBound(at: fixes.buffer[$1].position) })
-                        CandidatePlan.plan(fixes.buffer, share, share: r, areas: areas, skippingOutside: skippingOutside, into: &entries.buffer[r], spans: spans.buffer)
-                    }
-                }
-            }
-        }
-        return plan
     }
 }
 
@@ -111,9 +77,11 @@ extension BatchEngine {
 /// the subject's index). `judge` is a judging thread's job for one subject;
 /// `take` hands a judged subject's result to the calling thread.
 final class ChunkWork: @unchecked Sendable {
+    /// A planned wave as the judging threads read it: every share's
+    /// entries (of the waves planned so far), each fix's span, the areas.
     struct PlanBuffers {
-        let shares: [UnsafeBufferPointerBox<UInt32>]
-        let spans: UnsafeBufferPointerBox<CandidatePlan.Span>
+        let shares: UnsafeBufferPointer<UnsafeBufferPointer<UInt32>>
+        let spans: UnsafeBufferPointer<CandidatePlan.Span>
         let areas: PlannedAreas
     }
 
@@ -121,14 +89,14 @@ final class ChunkWork: @unchecked Sendable {
     private let subjects: [Range<Int>]
     private let states: UnsafeMutableBufferPointer<SubjectState>
     private let results: UnsafeMutableBufferPointer<BatchEngine.SubjectResult>
-    private let plan: PlanBuffers?
+    private let plan: PlanWaves?
     private let catalogs: [WorkerCatalog]
     private let explain: Bool
     private let filter: FixFilter?
     private let encode: (@Sendable ([Notification]) -> [UInt8]?)?
 
     init(engine: BatchEngine, fixes: UnsafeBufferPointer<Fix>, subjects: [Range<Int>],
-         states: UnsafeMutableBufferPointer<SubjectState>, plan: PlanBuffers?) {
+         states: UnsafeMutableBufferPointer<SubjectState>, plan: PlanWaves?) {
         self.fixes = fixes; self.subjects = subjects; self.states = states; self.plan = plan
         results = .allocate(capacity: subjects.count)
         results.initialize(repeating: BatchEngine.SubjectResult())
@@ -147,12 +115,12 @@ final class ChunkWork: @unchecked Sendable {
         // Read once per subject, not per fix: the plan's areas are shared by
         // every thread, and a retain per fix would be a write to a cache line
         // the other cores read.
-        let (fixes, states, plan) = (self.fixes, self.states, self.plan)
+        let (fixes, states, plan) = (self.fixes, self.states, self.plan?.buffers(forSubject: i))
         do {
             for k in subjects[i] {
                 if let plan {
-                    let s = plan.spans.buffer[k]
-                    let entries = UnsafeBufferPointer(rebasing: plan.shares[Int(s.share)].buffer[Int(s.start)..<Int(s.end)])
+                    let s = plan.spans[k]
+                    let entries = UnsafeBufferPointer(rebasing: plan.shares[Int(s.share)][Int(s.start)..<Int(s.end)])
                     r.notifications += try judge.judge(fixes[k], &states[i], plan: SubjectJudge.PlannedFix(entries, plan.areas))
                 } else {
                     r.notifications += try judge.judge(fixes[k], &states[i])
