@@ -68,6 +68,16 @@ final class SubjectRecordTests: XCTestCase {
         }
     }
 
+    /// A record being imported is not the catalog's: its refusal does not offer to clear a stored one.
+    func testARecordNotStoredIsRefusedWithoutTheResetHint() {
+        XCTAssertThrowsError(try SubjectRecord.decode(#"{"v":2}"#, subject: "u", stored: false)) { error in
+            XCTAssertFalse("\(error)".contains("geofence reset"), "\(error)")
+        }
+        XCTAssertThrowsError(try SubjectRecord.decode(#"{"v":2}"#, subject: "u")) { error in
+            XCTAssertTrue("\(error)".contains("geofence reset"), "\(error)")
+        }
+    }
+
     func testHostileRecordsAreRefusedNamingTheSubject() {
         let last = #""last":{"ts":"2024-01-01T00:00:00.000000Z","lat":1.0,"lon":2.0,"acc":3.0}"#
         refusal("{", "is not JSON")
@@ -81,6 +91,10 @@ final class SubjectRecordTests: XCTestCase {
         refusal(#"{"v":1,"last":{"ts":"yesterday","lat":1.0,"lon":2.0,"acc":3.0},"judged":1}"#, #""last.ts" 'yesterday', not a time"#)
         refusal(#"{"v":1,"last":{"ts":"2024-01-01T00:00:00Z","lat":"x","lon":2.0,"acc":3.0},"judged":1}"#, #""last.lat" x, not a finite number"#)
         refusal(#"{"v":1,"last":null,"judged":1,"stays":[{"area":"a","phase":"INSIDE","in":1,"out":0}]}"#, "no last fix")
+        // Numbers no judged fix holds (Fix.isValid): a record of them is not one this engine writes.
+        refusal(#"{"v":1,"last":{"ts":"2024-01-01T00:00:00Z","lat":90.5,"lon":2.0,"acc":3.0},"judged":1}"#, #""last.lat" 90.5, not a finite number from -90.0 to 90.0"#)
+        refusal(#"{"v":1,"last":{"ts":"2024-01-01T00:00:00Z","lat":1.0,"lon":1e999,"acc":3.0},"judged":1}"#, #""last.lon" 1e999, not a finite number"#)
+        refusal(#"{"v":1,"last":{"ts":"2024-01-01T00:00:00Z","lat":1.0,"lon":2.0,"acc":-0.5},"judged":1}"#, #""last.acc" -0.5, not a finite number of 0.0 or more"#)
         refusal(#"{"v":1,\#(last),"judged":1,"stays":[{"area":"a","phase":"INSIDE","in":-2,"out":0}]}"#, #""stays[0].in" -2"#)
         refusal(#"{"v":1,\#(last),"judged":1,"stays":[{"area":"a","phase":"IN","in":1,"out":0}]}"#, "stays[0].phase")
         refusal(#"{"v":1,\#(last),"judged":1,"stays":[{"area":"a","phase":"INSIDE","in":1,"out":0,"entered":"2024-01-02T00:00:00Z"}]}"#,

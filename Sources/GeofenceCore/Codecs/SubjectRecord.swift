@@ -101,44 +101,52 @@ public enum SubjectRecord {
     /// The state `text` holds for `subject`; throws `InputError` naming the
     /// subject and what is wrong when the text is not a record this engine
     /// writes. Any member order is read; members not in the format are refused.
-    public static func decode(_ text: String, subject: String) throws -> SubjectState {
+    /// `stored`: the text is the catalog's (a refusal says how to clear it),
+    /// not one being imported (a refusal names only the record).
+    public static func decode(_ text: String, subject: String, stored: Bool = true) throws -> SubjectState {
         let value: JSONValue
         do { value = try JSONReader.parse(text) } catch {
-            throw refusal(subject, "is not JSON (\(error))")
+            throw refusal(subject, "is not JSON (\(error))", stored: stored)
         }
-        let r = Reader(subject: subject)
+        return try decode(value: value, subject: subject, stored: stored)
+    }
+
+    /// The state a record already parsed as JSON holds (`decode(_:subject:stored:)`):
+    /// for a reader of lines that hold a record among other members (`geofence state import`).
+    public static func decode(value: JSONValue, subject: String, stored: Bool = true) throws -> SubjectState {
+        let r = Reader(subject: subject, stored: stored)
         let top = try r.object(value, "a top level", allowed: ["v", "last", "judged", "stays", "days"])
         guard let v = top["v"], try r.integer(v, "v", in: 0...Int64(Int32.max)) == Int64(version) else {
-            throw refusal(subject, "has no \"v\":\(version) (the only version of the record this geofence reads)")
+            throw r.refuse("has no \"v\":\(version) (the only version of the record this geofence reads)")
         }
         var state = SubjectState(subjectId: subject)
         state.judgedFixes = Int(try r.integer(r.required(top, "judged"), "judged", in: 0...Reader.maxCount))
         if let last = top["last"], last != .null {
             let f = try r.object(last, "last", allowed: ["ts", "lat", "lon", "acc"])
             state.lastFix = Fix(subjectId: subject, ts: try r.time(r.required(f, "last.ts"), "last.ts"),
-                                lat: try r.double(r.required(f, "last.lat"), "last.lat"),
-                                lon: try r.double(r.required(f, "last.lon"), "last.lon"),
-                                accuracy: try r.double(r.required(f, "last.acc"), "last.acc"))
+                                lat: try r.double(r.required(f, "last.lat"), "last.lat", in: -90...90),
+                                lon: try r.double(r.required(f, "last.lon"), "last.lon", in: -180...180),
+                                accuracy: try r.double(r.required(f, "last.acc"), "last.acc", in: 0...Double.greatestFiniteMagnitude))
         }
         if let stays = top["stays"] {
-            guard case .array(let items) = stays else { throw refusal(subject, "has \"stays\" of type \(stays.typeName), not an array") }
+            guard case .array(let items) = stays else { throw r.refuse("has \"stays\" of type \(stays.typeName), not an array") }
             for (i, item) in items.enumerated() {
                 let (area, stay) = try r.stay(item, "stays[\(i)]", lastFix: state.lastFix)
-                guard state.stays[area] == nil else { throw refusal(subject, "has two stays of area \(Echo.quoted(area))") }
+                guard state.stays[area] == nil else { throw r.refuse("has two stays of area \(Echo.quoted(area))") }
                 state.stays[area] = stay
             }
         }
         if let days = top["days"] {
-            guard case .array(let items) = days else { throw refusal(subject, "has \"days\" of type \(days.typeName), not an array") }
+            guard case .array(let items) = days else { throw r.refuse("has \"days\" of type \(days.typeName), not an array") }
             for (i, item) in items.enumerated() {
                 guard case .array(let pair) = item, pair.count == 2 else {
-                    throw refusal(subject, "has days[\(i)] that is not a pair [condition_id, \"YYYY-MM-DD\"]")
+                    throw r.refuse("has days[\(i)] that is not a pair [condition_id, \"YYYY-MM-DD\"]")
                 }
                 let id = try r.integer(pair[0], "days[\(i)][0]", in: Int64.min...Int64.max)
                 guard case .string(let text) = pair[1], let day = CivilDate.parseStored(text) else {
-                    throw refusal(subject, "has days[\(i)][1] that is not a date YYYY-MM-DD")
+                    throw r.refuse("has days[\(i)][1] that is not a date YYYY-MM-DD")
                 }
-                guard state.lastNotifiedDay[id] == nil else { throw refusal(subject, "has two days of condition \(id)") }
+                guard state.lastNotifiedDay[id] == nil else { throw r.refuse("has two days of condition \(id)") }
                 state.lastNotifiedDay[id] = day
             }
         }
@@ -149,9 +157,9 @@ public enum SubjectRecord {
     /// (so SQLite's json_extract reads it as REAL, never as INTEGER).
     static func number(_ d: Double) -> String { "\(d)" }
 
-    static func refusal(_ subject: String, _ what: String) -> InputError {
-        InputError("the state record of subject \(Echo.quoted(subject)) \(what): not a record this geofence writes "
-                   + "(`geofence reset DB --subject ID` clears it)")
+    static func refusal(_ subject: String, _ what: String, stored: Bool) -> InputError {
+        InputError("the state record of subject \(Echo.quoted(subject)) \(what): not a record this geofence writes"
+                   + (stored ? " (`geofence reset DB --subject ID` clears it)" : ""))
     }
 
     /// Reads the members of one record, each refused with its name.
@@ -159,13 +167,18 @@ public enum SubjectRecord {
         /// The largest count of fixes or streak a record may hold (sums of such counts cannot overflow).
         static let maxCount = Int64(1) << 53
         let subject: String
+        /// Whether the record is the catalog's (`decode`'s `stored`).
+        let stored: Bool
+
+        /// The refusal of this record: `what` is wrong with it.
+        func refuse(_ what: String) -> InputError { refusal(subject, what, stored: stored) }
 
         /// The members of object `v` (called `name` in a refusal), each of them one of `allowed`.
         func object(_ v: JSONValue, _ name: String, allowed: Set<String>) throws -> [String: JSONValue] {
-            guard case .object(let members) = v else { throw refusal(subject, "has \(name) of type \(v.typeName), not an object") }
+            guard case .object(let members) = v else { throw refuse("has \(name) of type \(v.typeName), not an object") }
             var out: [String: JSONValue] = [:]
             for (k, m) in members {
-                guard allowed.contains(k) else { throw refusal(subject, "has a member \(Echo.quoted(k)) in \(name), which the format does not have") }
+                guard allowed.contains(k) else { throw refuse("has a member \(Echo.quoted(k)) in \(name), which the format does not have") }
                 out[k] = m
             }
             return out
@@ -173,7 +186,7 @@ public enum SubjectRecord {
 
         /// The member `name` ends with (a path such as "last.ts"), refused when absent.
         func required(_ members: [String: JSONValue], _ name: String) throws -> JSONValue {
-            guard let v = members[String(name.split(separator: ".").last!)] else { throw refusal(subject, "has no \"\(name)\"") }
+            guard let v = members[String(name.split(separator: ".").last!)] else { throw refuse("has no \"\(name)\"") }
             return v
         }
 
@@ -181,15 +194,17 @@ public enum SubjectRecord {
         func integer(_ v: JSONValue, _ name: String, in range: ClosedRange<Int64>) throws -> Int64 {
             guard case .number(let text) = v, let n = Int64(text), range.contains(n) else {
                 let shown = v.plainText.map { Echo.plain($0) } ?? "of type \(v.typeName)"
-                throw refusal(subject, "has \"\(name)\" \(shown), not an integer from \(range.lowerBound) to \(range.upperBound)")
+                throw refuse("has \"\(name)\" \(shown), not an integer from \(range.lowerBound) to \(range.upperBound)")
             }
             return n
         }
 
-        /// A finite number, read to the nearest Double (the writer's text reads back to its own bits).
-        func double(_ v: JSONValue, _ name: String) throws -> Double {
-            guard case .number(let text) = v, let d = Double(text), d.isFinite else {
-                throw refusal(subject, "has \"\(name)\" \(v.plainText.map { Echo.plain($0) } ?? "of type \(v.typeName)"), not a finite number")
+        /// A finite number within `range` (what a judged fix may hold: Fix.isValid),
+        /// read to the nearest Double (the writer's text reads back to its own bits).
+        func double(_ v: JSONValue, _ name: String, in range: ClosedRange<Double>) throws -> Double {
+            guard case .number(let text) = v, let d = Double(text), d.isFinite, range.contains(d) else {
+                let bounds = range.upperBound == .greatestFiniteMagnitude ? "of \(range.lowerBound) or more" : "from \(range.lowerBound) to \(range.upperBound)"
+                throw refuse("has \"\(name)\" \(v.plainText.map { Echo.plain($0) } ?? "of type \(v.typeName)"), not a finite number \(bounds)")
             }
             return d
         }
@@ -197,7 +212,7 @@ public enum SubjectRecord {
         /// A time, as a string any of the engine's time forms reads (the record writes the storage text).
         func time(_ v: JSONValue, _ name: String) throws -> Timestamp {
             guard case .string(let text) = v, let t = try? Timestamp.parse(text) else {
-                throw refusal(subject, "has \"\(name)\" \(v.plainText.map { Echo.quoted($0) } ?? "of type \(v.typeName)"), not a time")
+                throw refuse("has \"\(name)\" \(v.plainText.map { Echo.quoted($0) } ?? "of type \(v.typeName)"), not a time")
             }
             return t
         }
@@ -206,11 +221,11 @@ public enum SubjectRecord {
         /// streaks count the subject's judged fixes) and an entry no later than it.
         func stay(_ v: JSONValue, _ name: String, lastFix: Fix?) throws -> (String, StayState) {
             let m = try object(v, name, allowed: ["area", "phase", "in", "out", "entered", "dwell"])
-            guard case .string(let area)? = m["area"] else { throw refusal(subject, "has \(name) without an \"area\" string") }
-            guard let last = lastFix else { throw refusal(subject, "has a stay of area \(Echo.quoted(area)) but no last fix (\"last\" is null)") }
+            guard case .string(let area)? = m["area"] else { throw refuse("has \(name) without an \"area\" string") }
+            guard let last = lastFix else { throw refuse("has a stay of area \(Echo.quoted(area)) but no last fix (\"last\" is null)") }
             var s = StayState()
             guard case .string(let phase)? = m["phase"], let p = StayState.Phase(rawValue: phase) else {
-                throw refusal(subject, "has \(name).phase that is not \"UNKNOWN\", \"INSIDE\" or \"OUTSIDE\"")
+                throw refuse("has \(name).phase that is not \"UNKNOWN\", \"INSIDE\" or \"OUTSIDE\"")
             }
             s.phase = p
             s.inStreak = Int(try integer(required(m, "\(name).in"), "\(name).in", in: 0...Self.maxCount))
@@ -218,12 +233,12 @@ public enum SubjectRecord {
             if let e = m["entered"], e != .null {
                 let t = try time(e, "\(name).entered")
                 guard t <= last.ts else {
-                    throw refusal(subject, "has \(name).entered \(t.iso8601), after its last judged fix (\(last.ts.iso8601))")
+                    throw refuse("has \(name).entered \(t.iso8601), after its last judged fix (\(last.ts.iso8601))")
                 }
                 s.enteredAt = t
             }
             if let d = m["dwell"] {
-                guard case .array(let ids) = d else { throw refusal(subject, "has \(name).dwell of type \(d.typeName), not an array") }
+                guard case .array(let ids) = d else { throw refuse("has \(name).dwell of type \(d.typeName), not an array") }
                 s.dwellSpent = try ids.enumerated().map { try integer($1, "\(name).dwell[\($0)]", in: Int64.min...Int64.max) }
             }
             return (area, s)

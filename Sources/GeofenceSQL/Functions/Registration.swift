@@ -42,6 +42,7 @@ public enum Registration {
         try GeometryFunctions.register(db)
         try CatalogFunctions.register(db)
         try JudgementFunctions.register(db)
+        try StateFunctions.register(db)
         try NearestTable.register(db)
         try RegionFunctions.register(db)
         try SessionTable.register(db)

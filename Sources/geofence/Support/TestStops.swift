@@ -14,7 +14,8 @@
 /// - `ready`: the signal handlers are installed; no database is open yet.
 /// - `began`: a write transaction has begun (BEGIN IMMEDIATE succeeded).
 /// - `chunk`: judge has judged and written a chunk of its fixes (the last
-///   one too: the run is not yet committed).
+///   one too: the run is not yet committed); state import has written a
+///   chunk of its records (10,000, and the last ones).
 /// - `committing`: the COMMIT is about to run, with the signals held (a
 ///   signal sent now is acted on once the COMMIT is over).
 /// - `committed`: the COMMIT has succeeded, the signals still held; the
