@@ -3,6 +3,7 @@ ogrinfo and spatialite, against real database files. Run by scripts/test.sh
 after scripts/build.sh has put the release binaries into dist/."""
 import json
 import os
+import re
 import subprocess
 from pathlib import Path
 
@@ -47,6 +48,11 @@ class small_tmpfs:
 
 def gf(*args, check=True, input=None):
     return run(CLI, *args, check=check, input=input)
+
+
+def current_schema_version():
+    """The catalog schema version this build writes ("catalog schema N" in `geofence --version`)."""
+    return re.search(r"catalog schema (\d+)", gf("version").stdout).group(1)
 
 
 def sql(db, script, check=True):

@@ -39,14 +39,16 @@ def notifications_as_a_table(con):
 def state_layout_before_version_8():
     """SQL that turns a new catalog's subject state back into the layout of
     versions 4 to 7 (gf_subjects and gf_stay_rows tables, the gf_stays view
-    over them), keeping every subject's state: for tests that make an older
+    over them, version 7's gf_last_notified view), keeping every subject's state: for tests that make an older
     catalog from one this build made. Version 2's tables and area trigger,
     then version 4 as written, then the rows (streaks exact, as of the
     subject's last judged fix)."""
     v2 = (ROOT / "sql" / "002_judgement.sql").read_text()
     kept = [m.group(0) for m in re.finditer(r"CREATE (TABLE gf_subjects|TABLE gf_stays|INDEX gf_stays_by_area|TRIGGER gf_areas_remove_stays)"
                                             r".*?(\);|END;)", v2, re.S)]
+    v7_last_notified = re.search(r"CREATE VIEW gf_last_notified AS.*?;", (ROOT / "sql" / "007_notification_rows.sql").read_text(), re.S).group(0)
     return ("CREATE TEMP TABLE s8 AS SELECT * FROM gf_subjects; CREATE TEMP TABLE t8 AS SELECT * FROM gf_stays;"
+            "DROP VIEW IF EXISTS gf_last_notified;"
             "DROP TRIGGER gf_subjects_remove; DROP TRIGGER gf_stays_remove; DROP TRIGGER gf_areas_remove_inside;"
             "DROP VIEW gf_stays; DROP VIEW gf_subjects; DROP TABLE gf_subject_state; DROP TABLE gf_inside;\n"
             + "\n".join(kept) + "\n"
@@ -55,7 +57,7 @@ def state_layout_before_version_8():
             + (ROOT / "sql" / "004_streak_rows.sql").read_text()
             + "UPDATE gf_subjects SET judged_fixes = (SELECT judged_fixes FROM temp.s8 WHERE s8.subject_id = gf_subjects.subject_id);"
             "UPDATE gf_stay_rows SET base_judged = (SELECT judged_fixes FROM gf_subjects AS s WHERE s.subject_id = gf_stay_rows.subject_id);"
-            "DROP TABLE temp.s8; DROP TABLE temp.t8;")
+            "DROP TABLE temp.s8; DROP TABLE temp.t8;\n" + v7_last_notified)
 
 
 # Statements that put back version 6's notification tables, empty, in a new

@@ -497,7 +497,8 @@ class Model:
         self.stays = {}         # (subject, area_id) -> Stay
         self.last_notified = {}  # (subject, condition_id) -> date, as a suppression reads it
         # (subject, condition_id) -> the date of its latest notification, what the
-        # gf_last_notified view shows: read from the log, which a reset keeps.
+        # gf_last_notified view shows for a condition without a suppression:
+        # read from the log, which a reset keeps.
         self.shown_notified = {}
         self.ambiguous = []     # (fix, area_id, verdict) a scenario should have avoided
         # (area_id, lat, lon) -> (d, bound), filled by prime(); models of one

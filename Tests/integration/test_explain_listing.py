@@ -12,7 +12,7 @@ import os
 import sqlite3
 from pathlib import Path
 
-from conftest import SAMPLES, gf, run
+from conftest import SAMPLES, current_schema_version, gf, run
 from older_layouts import VERSION_6_NOTIFICATIONS, state_layout_before_version_8
 
 COLUMNS = ["run_id", "subject_id", "ts", "area_id", "condition_id", "kind", "reason", "lat", "lon"]
@@ -169,7 +169,7 @@ def test_an_older_catalog_keeps_its_reasons_and_gets_the_columns(tmp_path):
     before = stored(db, f"SELECT {OLD_COLUMNS} FROM gf_explain ORDER BY rowid")
     assert len(before) == 3
     old_rows = listing(db)   # opening upgrades it, in place
-    assert stored(db, "SELECT value FROM gf_meta WHERE key = 'schema_version'") == [("8",)]
+    assert stored(db, "SELECT value FROM gf_meta WHERE key = 'schema_version'") == [(current_schema_version(),)]
     assert [c[1] for c in stored(db, "PRAGMA table_info(gf_explain)")][-2:] == ["lat", "lon"]
     assert stored(db, f"SELECT {OLD_COLUMNS} FROM gf_explain ORDER BY rowid") == before
     assert stored(db, "SELECT count(*) FROM gf_explain WHERE lat IS NOT NULL OR lon IS NOT NULL") == [(0,)]

@@ -670,7 +670,11 @@ def model_state(model):
         stays[key] = (inside, i, o, entered, spent)
     subjects = {s: (stored_time(v["last_ts"]), v["lat"], v["lon"], v["accuracy"], v["judged"])
                 for s, v in model.subjects.items()}
-    notified = {k: d.isoformat() for k, d in model.shown_notified.items()}
+    # gf_last_notified (schema 9): a subject with state; a suppressing
+    # condition's day as the state keeps it, another's from the log.
+    suppressing = {c.condition_id for cs in model.conditions.values() for c in cs if (c.renotify_suppress_days or 0) > 0}
+    notified = {k: d.isoformat() for k, d in model.shown_notified.items() if k[0] in model.subjects and k[1] not in suppressing}
+    notified.update({k: d.isoformat() for k, d in model.last_notified.items() if k[1] in suppressing})
     return dict(stays=stays, subjects=subjects, notified=notified)
 
 

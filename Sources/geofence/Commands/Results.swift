@@ -37,7 +37,7 @@ struct Notifications: ParsableCommand {
 struct Reset: ParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Clear stay and notification state, for one subject or all (the seed's resetGeoFenceStatus).",
-        discussion: "Removes last known fixes and stays; the notification log (and gf_last_notified, read from it) stays unless --notifications.")
+        discussion: "Removes last known fixes, stays and the days a suppression reads (gf_last_notified shows none for the subject); the notification log stays unless --notifications.")
     @Argument(help: "The database file.") var db: String
     @Option(help: "Only this subject.") var subject: String?
     @Flag(help: "Also delete the notification log (and explanations).") var notifications = false
