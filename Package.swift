@@ -31,9 +31,11 @@ let package = Package(
         .systemLibrary(name: "CSQLite", path: "Sources/CSQLite"),
         .target(name: "GeofenceCore", swiftSettings: fastRelease),
         .target(name: "GeofenceSQL", dependencies: ["CSQLite", "GeofenceCore"], swiftSettings: fastRelease),
+        // The Arrow C Data Interface's two structs (a header written from the specification), for gf_task_judge.
+        .target(name: "CArrow"),
         .target(
             name: "GeofenceExtension",
-            dependencies: ["GeofenceSQL"],
+            dependencies: ["GeofenceSQL", "CArrow"],
             exclude: ["exports.map"],
             linkerSettings: [
                 // Any direct sqlite3_* call would bypass the host's SQLite: make it a link error.

@@ -4,10 +4,11 @@
 # the interoperability tests, tzdata, python3-venv for the reference tests, and
 # strace and util-linux (taskset, runuser) for the tests of threads and of users.
 # Safe to run again: it does nothing when everything is there. apt-get gets one
-# retry, because dpkg has been seen to fail transiently here.
+# retry, because dpkg has been seen to fail transiently here. Packages named
+# as arguments are installed too (scripts/test.sh: Java for the Spark tests).
 set -euo pipefail
 packages=(sqlite3 libsqlite3-dev libspatialite-dev libsqlite3-mod-spatialite spatialite-bin gdal-bin tzdata pkg-config python3-venv
-          strace util-linux)
+          strace util-linux "$@")
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

@@ -2,11 +2,12 @@
 # Runs every test: Swift unit and SQL tests (swift test), then the integration
 # and reference tests (pytest) against the release binaries in dist/.
 #   bash scripts/test.sh
-# Installs what it needs: Debian packages (scripts/install-deps.sh) and a
-# Python virtual environment .venv-test (pytest, shapely, pyproj, apsw).
+# Installs what it needs: Debian packages (scripts/install-deps.sh, with Java 17
+# for the Spark tests) and a Python virtual environment .venv-test (pytest,
+# shapely, pyproj, apsw, pyspark, pyarrow, pandas).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-bash scripts/install-deps.sh
+bash scripts/install-deps.sh openjdk-17-jre-headless
 bash scripts/build.sh
 
 venv=.venv-test

@@ -71,7 +71,7 @@ final class BatchRun {
     /// Steps 2 and 3: chooses the strategy, then judges the ordered fixes chunk by chunk.
     func judgeChunks() throws {
         strategy = CandidateStrategy.choose(fixes: valid, areas: areaCount, maxPreparedAreas: engine.settings.maxPreparedAreas,
-                                            preparedEarly: early != nil)
+                                            preparedEarly: early != nil || doors.areas.keepsEveryAreaPrepared)
         engine.onDemand = nil
         let limit = engine.settings.chunkLimit(strategy)
         // A batch that is one chunk takes the ordered fixes where they are.

@@ -53,6 +53,16 @@ public protocol AreaSource: JudgeCatalog {
     /// Empties the source of what it prepared and returns it
     /// (`BatchEngine.leaveAreasToExit`).
     func takeAreas() -> Any
+    /// True for a source whose every area is prepared already and kept
+    /// across batches (a Spark task's catalog, prepared once per executor):
+    /// every batch, however small, is then judged through the plan over
+    /// them (`CandidateStrategy.prepareAll`), with nothing read again.
+    var keepsEveryAreaPrepared: Bool { get }
+}
+
+extension AreaSource {
+    /// A source prepares its areas for each batch unless it says otherwise.
+    public var keepsEveryAreaPrepared: Bool { false }
 }
 
 /// Every area being prepared on a thread of its own (`AreaSource.startPreparingAll`).

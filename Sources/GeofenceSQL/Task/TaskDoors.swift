@@ -1,0 +1,57 @@
+import GeofenceCore
+
+/// The state door of a task: the subjects' records as the task was given
+/// them (checked and in canonical form, `StateTransfer.check`), and the
+/// records the batch leaves, as `StateStore` would store them in a catalog
+/// (the last-notified days of suppressing conditions only; none for a
+/// subject never judged). So a task's records are, byte for byte, what
+/// `geofence state export` gives of a catalog that judged the same fixes.
+final class RecordStates: SubjectStateStore {
+    /// The canonical record text given for each subject.
+    let given: [String: String]
+    /// The records saved by the batch, by subject.
+    private(set) var saved: [String: String] = [:]
+    private let suppressing: Set<Int64>
+
+    init(given: [String: String], suppressing: Set<Int64>) {
+        self.given = given; self.suppressing = suppressing
+    }
+
+    /// The subject's state from its given record; an empty state if none was given.
+    func load(_ subject: String) throws -> SubjectState {
+        guard let text = given[subject] else { return SubjectState(subjectId: subject) }
+        return try SubjectRecord.decode(text, subject: subject)
+    }
+
+    /// Keeps the subject's new record, as a catalog's `StateStore` writes it.
+    func save(_ state: SubjectState, before: SubjectState) throws {
+        var kept = state
+        kept.lastNotifiedDay = state.lastNotifiedDay.filter { suppressing.contains($0.key) }
+        guard kept.lastFix != nil else { return }
+        saved[state.subjectId] = SubjectRecord.encode(kept)
+    }
+
+    /// Every subject that was given a record or saved one, in the byte order
+    /// of its UTF-8 (export's order), with its record after the batch: the
+    /// saved one, else the given one unchanged.
+    func records() -> [(subject: String, record: String)] {
+        var subjects = Set(given.keys)
+        subjects.formUnion(saved.keys)
+        return subjects.sorted { $0.utf8.lexicographicallyPrecedes($1.utf8) }.map { ($0, saved[$0] ?? given[$0]!) }
+    }
+}
+
+/// The result door of a task: notifications collected in the order the
+/// engine hands them over, which is the canonical order (subject by
+/// subject, each subject's by time, area_id, condition_id). Explanations
+/// are not asked for and not kept.
+final class CollectedRun: RunSink {
+    private(set) var notifications: [Notification] = []
+
+    func checkStillWanted() throws {}
+    func willStore(validFixes: Int) throws {}
+    func store(_ notifications: [Notification], encoded: [UInt8]?) throws { self.notifications += notifications }
+    func store(_ explanations: [Explanation]) throws {}
+    func finish() throws {}
+    var encode: (@Sendable ([Notification]) -> [UInt8]?)? { nil }
+}

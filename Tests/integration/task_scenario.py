@@ -1,0 +1,90 @@
+"""What the tests of in-process judgement share (test_task_arrow.py,
+test_spark_judge.py): a scenario of many subjects with IN, OUT, DWELL and
+suppressions and fixes of equal times, the reference (one `geofence judge`
+on a copy of the catalog, and `geofence state export` of it), and the
+Python package pointed at this build's libgeofence."""
+import hashlib
+import json
+import os
+import shutil
+import sqlite3
+import sys
+
+from conftest import EXTENSION, ROOT, run
+from test_judgement import scenario, write_fixes
+
+NOTIFICATION_COLUMNS = "subject_id, ts, area_id, condition_id, transition, lat, lon, accuracy_m"
+
+
+def use_this_build():
+    """Imports come from python/, and geofence.arrow calls DIST's libgeofence
+    (also in Spark's Python workers, which inherit the environment)."""
+    os.environ["GEOFENCE_LIBRARY"] = str(EXTENSION)
+    path = str(ROOT / "python")
+    if path not in sys.path:
+        sys.path.insert(0, path)
+    os.environ["PYTHONPATH"] = os.pathsep.join([path] + [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p])
+
+
+def fixes_with_ties(tmp_path, subjects, per_subject, seed=41):
+    """The catalog and rows of test_judgement.scenario, with a second fix at
+    the very time of every 9th fix of a subject (another position), so that
+    input order decides ties; the rows are in file order, each a tuple
+    (subject_id, ts text, lat, lon, accuracy_m)."""
+    from test_judgement import iso
+    db, _, rows = scenario(tmp_path, subjects=subjects, per_subject=per_subject, seed=seed)
+    out = []
+    for i, (s, t, lat, lon, acc) in enumerate(rows):
+        out.append((s, iso(t), lat, lon, acc))
+        if i % 9 == 4:
+            out.append((s, iso(t), round(lat + 0.004, 6), round(lon - 0.003, 6), 8.0))
+    return db, out
+
+
+def write_rows(path, rows):
+    """rows (ts already text) as a fixes CSV."""
+    import csv
+    with open(path, "w", newline="") as f:
+        w = csv.writer(f)
+        w.writerow(["subject_id", "ts", "lat", "lon", "accuracy_m"])
+        w.writerows(rows)
+
+
+# The reference is this checkout's own CLI, so that GEOFENCE_DIST (another
+# build) swaps only the library under test.
+REFERENCE_CLI = ROOT / "dist" / "geofence"
+
+
+def gf(*args):
+    return run(REFERENCE_CLI, *args)
+
+
+def reference(tmp_path, db, batches, name="reference"):
+    """One `geofence judge` per batch of rows on a copy of `db`: (its
+    notifications as tuples in id order, its `state export` text, the runs'
+    counts summed)."""
+    copy = tmp_path / f"{name}.db"
+    shutil.copy(db, copy)
+    for k, rows in enumerate(batches):
+        path = tmp_path / f"{name}-{k}.csv"
+        write_rows(path, rows)
+        gf("judge", copy, "--fixes", path)
+    conn = sqlite3.connect(copy)
+    notes = [tuple(r) for r in conn.execute(f"SELECT {NOTIFICATION_COLUMNS} FROM gf_notifications ORDER BY id")]
+    counts = conn.execute("SELECT sum(fixes), sum(judged), sum(stale), sum(invalid) FROM gf_runs").fetchone()
+    conn.close()
+    return notes, gf("state", "export", copy).stdout, dict(zip(("fixes", "judged", "stale", "invalid"), counts))
+
+
+def export_text(subjects, records):
+    """State records as `geofence state export` writes them (ASCII subject ids)."""
+    return "".join('{"subject_id":' + json.dumps(s) + ',"record":' + r + "}\n" for s, r in zip(subjects, records))
+
+
+def canonical(notes):
+    """Notifications (tuples of NOTIFICATION_COLUMNS) in canonical order: subject and area by their bytes."""
+    return sorted(notes, key=lambda n: (n[0].encode(), n[1], n[2].encode(), n[3]))
+
+
+def digest(path):
+    return hashlib.sha256(open(path, "rb").read()).hexdigest()
