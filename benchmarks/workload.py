@@ -71,13 +71,30 @@ def write_collection(path, features):
 
 
 def read_features(path):
-    """The features of a file written by write_collection, one a line,
-    without reading the file whole."""
+    """The features of a GeoJSON FeatureCollection, without reading the file
+    whole when it has a feature a line (as write_collection and GDAL's
+    ogr2ogr write them, with or without spaces after the colons); any other
+    layout (a feature over several lines) is read whole. A file with no
+    feature at all is an error, not an empty catalog."""
+    found = 0
     with open(path) as f:
         for line in f:
             line = line.strip().rstrip(",")
-            if line.startswith('{"type":"Feature"'):
-                yield json.loads(line)
+            if not (line.startswith("{") and '"Feature"' in line):
+                continue
+            try:
+                feature = json.loads(line)
+            except ValueError:
+                continue        # the collection's opening line
+            if isinstance(feature, dict) and feature.get("type") == "Feature":
+                found += 1
+                yield feature
+    if found == 0:
+        with open(path) as f:
+            features = json.load(f).get("features") or []
+        if not features:
+            raise SystemExit(f"{path}: no GeoJSON feature found")
+        yield from features
 
 
 def write_fixes_csv(path, rows):

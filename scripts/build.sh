@@ -18,5 +18,15 @@ mkdir -p dist
 cp "$bin/geofence" dist/.geofence.new && mv -f dist/.geofence.new dist/geofence
 cp "$bin/libGeofenceExtension.so" dist/.libgeofence.so.new
 strip --strip-unneeded dist/.libgeofence.so.new
+# A wheel carries the library it was made with: if the library just built is
+# another, the wheel would install the old engine; it goes (scripts/wheel.sh
+# makes it again).
+for w in dist/geofence-*.whl; do
+  [ -f "$w" ] || continue
+  if ! /usr/bin/python3 -c 'import sys, zipfile; sys.exit(zipfile.ZipFile(sys.argv[1]).read("geofence/libgeofence.so") != open(sys.argv[2], "rb").read())' \
+       "$w" dist/.libgeofence.so.new 2>/dev/null; then
+    rm -f "$w"; echo "removed $w, made with another build: bash scripts/wheel.sh makes it again" >&2
+  fi
+done
 mv -f dist/.libgeofence.so.new dist/libgeofence.so
 echo "built dist/geofence and dist/libgeofence.so" >&2

@@ -77,3 +77,13 @@ def test_stream_only_needs_out(tmp_path):
     p = gf("judge", db, "--fixes", fixes, "--no-store-notifications", check=False)
     assert p.returncode != 0 and "--no-store-notifications needs --out" in p.stderr, p.stderr
     assert rows(db, "SELECT count(*) FROM gf_runs") == [(0,)]
+
+
+def test_listing_a_stream_only_run_says_its_notifications_were_not_stored(tmp_path):
+    db, fixes = catalog(tmp_path)
+    gf("judge", db, "--fixes", fixes, "--out", tmp_path / "o.csv", "--no-store-notifications")
+    p = gf("notifications", db, "--run", "1", "--format", "csv")
+    assert p.stdout == "subject_id,ts,area_id,condition_id,transition,lat,lon,accuracy_m\n"
+    counted = rows(db, "SELECT notifications FROM gf_runs WHERE run_id = 1")[0][0]
+    assert counted > 0
+    assert f"run 1 counted {counted} notifications and the catalog holds none of them" in p.stderr

@@ -17,6 +17,7 @@ struct Notifications: ParsableCommand {
             let conn = try openCatalog(db)
             let sinceText = try since.map { try parseTimeOrDate($0, field: "--since", catalog: conn).storageText }
             try refuseMissingRun(runId, in: conn, db: db, rowsIn: "gf_notification_rows")
+            if let runId { try warnIfNotStored(run: runId, conn) }
             let listing = NotificationListing(run: runId, subject: subject, since: sinceText)
             if let format, !seed {
                 let out = try OutputFile(nil, database: conn)
@@ -32,6 +33,19 @@ struct Notifications: ParsableCommand {
             output.print(columns: notificationColumns, rows: rows, numeric: ["condition_id", "lat", "lon", "accuracy_m"])
         }
     }
+}
+
+/// Says on standard error when run `runId` counted notifications and the
+/// catalog holds none of them (judged with --no-store-notifications, or
+/// deleted since): the empty listing is then not the run's, and nothing
+/// else would say so.
+private func warnIfNotStored(run runId: Int64, _ conn: Connection) throws {
+    let counted = try conn.scalar("SELECT notifications FROM gf_runs WHERE run_id = ?", [.integer(runId)]).int64 ?? 0
+    guard counted > 0 else { return }
+    let stored = try conn.scalar("SELECT EXISTS (SELECT 1 FROM gf_notification_rows WHERE run_id = ?)", [.integer(runId)]).int64 ?? 0
+    guard stored == 0 else { return }
+    warn("run \(runId) counted \(counted) notifications and the catalog holds none of them "
+         + "(judged with --no-store-notifications, or deleted since)")
 }
 
 struct Reset: ParsableCommand {
@@ -56,7 +70,8 @@ struct Reset: ParsableCommand {
                 for table in state + (notifications ? ["gf_explain"] : []) {
                     try conn.query("DELETE FROM \(table)" + filter, v)
                 }
-                // The stored rows, by the subject's key (gf_last_notified, a view of them, goes with them).
+                // The stored rows, by the subject's key (with them, gf_last_notified's days of
+                // conditions without a suppression: the view reads those from them).
                 // Their ids are not handed out again (AUTOINCREMENT): a consumer's cursor stays valid.
                 if notifications {
                     try conn.query("DELETE FROM gf_notification_rows"
