@@ -9,7 +9,7 @@ import GeofenceCore
 /// gf_subjects and gf_stays are views over the records (sql/008_subject_records.sql).
 final class StateStore: SubjectStateStore {
     let db: Connection
-    private let loadRecord, saveRecord, enterArea, leaveArea: Statement
+    private let rows: SubjectRows
 
     /// The conditions with a suppression (behaviour §5): the only ones whose
     /// last-notified day a rule reads, so the only ones a record keeps. Read
@@ -19,12 +19,7 @@ final class StateStore: SubjectStateStore {
 
     init(_ db: Connection) throws {
         self.db = db
-        loadRecord = try db.prepare("SELECT record FROM gf_subject_state WHERE subject_id = ?")
-        saveRecord = try db.prepare("""
-            INSERT INTO gf_subject_state (subject_id, record) VALUES (?, ?) ON CONFLICT(subject_id) DO UPDATE SET record = excluded.record
-            """)
-        enterArea = try db.prepare("INSERT INTO gf_inside (area_id, subject_id) VALUES (?, ?) ON CONFLICT DO NOTHING")
-        leaveArea = try db.prepare("DELETE FROM gf_inside WHERE area_id = ? AND subject_id = ?")
+        rows = try SubjectRows(db)
         suppressing = Set(try db.query("SELECT condition_id FROM gf_conditions WHERE renotify_suppress_days > 0").compactMap { $0[0].int64 })
     }
 
@@ -53,16 +48,9 @@ final class StateStore: SubjectStateStore {
     /// save, shows as another text.
     func load(_ subject: String, trustingLastSave: Bool) throws -> SubjectState {
         lastLoadTrusted = trustingLastSave
-        try loadRecord.bind([.text(subject)])
-        // Reset at once: a statement left on its row holds a read lock (the statement is reused).
-        defer { loadRecord.reset() }
-        guard try loadRecord.step() else {
+        guard let text = try rows.record(of: subject) else {
             lastLoaded = (subject, nil)
             return SubjectState(subjectId: subject)
-        }
-        guard case .text(let text) = loadRecord.value(0) else {
-            throw InputError("gf_subject_state.record of subject \(Echo.quoted(subject)) is not a text: edited by hand "
-                             + "(`geofence reset DB --subject ID` clears it)")
         }
         lastLoaded = (subject, text)
         if trustingLastSave, let kept = saved[subject], kept.text == text { return kept.state }
@@ -82,7 +70,7 @@ final class StateStore: SubjectStateStore {
         var text: String?
         if kept != before {
             let record = SubjectRecord.encode(kept)
-            try saveRecord.run([.text(s.subjectId), .text(record)])
+            try rows.save(s.subjectId, record: record)
             try updateInside(s, before: before)
             text = record
         } else if let loaded = lastLoaded, loaded.subject == s.subjectId {
@@ -105,8 +93,8 @@ final class StateStore: SubjectStateStore {
             let was = takeNew ? false : old[i].1.phase == .inside
             let now = takeOld ? false : new[k].1.phase == .inside
             let area = takeNew ? new[k].0 : old[i].0
-            if was && !now { try leaveArea.run([.text(area), .text(s.subjectId)]) }
-            if now && !was { try enterArea.run([.text(area), .text(s.subjectId)]) }
+            if was && !now { try rows.leave(s.subjectId, area: area) }
+            if now && !was { try rows.enter(s.subjectId, area: area) }
             if !takeNew { i += 1 }
             if !takeOld { k += 1 }
         }

@@ -30,30 +30,16 @@ public final class StateTransfer {
     }
 
     private let db: Connection
-    private let load, store, enter, leave: Statement
+    private let rows: SubjectRows
 
     public init(_ db: Connection) throws {
         self.db = db
-        load = try db.prepare("SELECT record FROM gf_subject_state WHERE subject_id = ?")
-        store = try db.prepare("""
-            INSERT INTO gf_subject_state (subject_id, record) VALUES (?, ?) ON CONFLICT(subject_id) DO UPDATE SET record = excluded.record
-            """)
-        enter = try db.prepare("INSERT INTO gf_inside (area_id, subject_id) VALUES (?, ?) ON CONFLICT DO NOTHING")
-        leave = try db.prepare("DELETE FROM gf_inside WHERE area_id = ? AND subject_id = ?")
+        rows = try SubjectRows(db)
     }
 
     /// The subject's stored record text, nil when it has none (never judged,
     /// or reset). A stored value that is not text is refused, naming the subject.
-    public func record(of subject: String) throws -> String? {
-        try load.bind([.text(subject)])
-        defer { load.reset() }  // a statement left on its row holds a read lock
-        guard try load.step() else { return nil }
-        guard case .text(let text) = load.value(0) else {
-            throw InputError("gf_subject_state.record of subject \(Echo.quoted(subject)) is not a text: edited by hand "
-                             + "(`geofence reset DB --subject ID` clears it)")
-        }
-        return text
-    }
+    public func record(of subject: String) throws -> String? { try rows.record(of: subject) }
 
     /// Calls `body` with each subject that has a record and its stored text,
     /// in the byte order of the subject_id's UTF-8 (the table's key order,
@@ -70,10 +56,7 @@ public final class StateTransfer {
         let all = try db.prepare("SELECT subject_id, record FROM gf_subject_state ORDER BY subject_id")
         while try all.step() {
             guard case .text(let subject) = all.value(0) else { continue }
-            guard case .text(let text) = all.value(1) else {
-                throw InputError("gf_subject_state.record of subject \(Echo.quoted(subject)) is not a text: edited by hand "
-                                 + "(`geofence reset DB --subject ID` clears it)")
-            }
+            guard case .text(let text) = all.value(1) else { throw SubjectRows.notText(subject) }
             try body(subject, text)
         }
     }
@@ -122,8 +105,8 @@ public final class StateTransfer {
             guard replace else { return false }
             try removeInside(of: c.subject, record: old)
         }
-        try store.run([.text(c.subject), .text(c.text)])
-        for area in c.insideAreas { try enter.run([.text(area), .text(c.subject)]) }
+        try rows.save(c.subject, record: c.text)
+        for area in c.insideAreas { try rows.enter(c.subject, area: area) }
         return true
     }
 
@@ -138,7 +121,7 @@ public final class StateTransfer {
             return
         }
         for (area, stay) in state.stays where stay.phase == .inside {
-            try leave.run([.text(area), .text(subject)])
+            try rows.leave(subject, area: area)
         }
     }
 }
