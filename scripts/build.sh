@@ -18,14 +18,21 @@ mkdir -p dist
 cp "$bin/geofence" dist/.geofence.new && mv -f dist/.geofence.new dist/geofence
 cp "$bin/libGeofenceExtension.so" dist/.libgeofence.so.new
 strip --strip-unneeded dist/.libgeofence.so.new
-# A wheel carries the library it was made with: if the library just built is
-# another, the wheel would install the old engine; it goes (scripts/wheel.sh
-# makes it again).
+# A wheel carries the library and the command it was made with, and the
+# Python package's sources: if any is not what dist/ and python/ now hold,
+# the wheel would install another engine; it goes (scripts/wheel.sh makes it
+# again).
 for w in dist/geofence-*.whl; do
   [ -f "$w" ] || continue
-  if ! /usr/bin/python3 -c 'import sys, zipfile; sys.exit(zipfile.ZipFile(sys.argv[1]).read("geofence/libgeofence.so") != open(sys.argv[2], "rb").read())' \
-       "$w" dist/.libgeofence.so.new 2>/dev/null; then
-    rm -f "$w"; echo "removed $w, made with another build: bash scripts/wheel.sh makes it again" >&2
+  if ! /usr/bin/python3 - "$w" <<'PY' 2>/dev/null; then
+import pathlib, sys, zipfile
+wheel = zipfile.ZipFile(sys.argv[1])
+now = {"geofence/libgeofence.so": pathlib.Path("dist/.libgeofence.so.new"), "geofence/bin/geofence": pathlib.Path("dist/geofence")}
+now.update({f"geofence/{p.name}": p for p in pathlib.Path("python/geofence").glob("*.py")})
+packed = {n for n in wheel.namelist() if n.startswith("geofence/") and not n.endswith("/")}
+sys.exit(packed != set(now) or any(wheel.read(n) != p.read_bytes() for n, p in now.items()))
+PY
+    rm -f "$w"; echo "removed $w, made from another build: bash scripts/wheel.sh makes it again" >&2
   fi
 done
 mv -f dist/.libgeofence.so.new dist/libgeofence.so

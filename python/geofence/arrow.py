@@ -131,15 +131,41 @@ class Task:
             self._lib.gf_task_close(self._handle)
             self._handle = None
 
+    def __del__(self):
+        try:
+            self.close()
+        except Exception:  # interpreter shutdown: the library may be gone first
+            pass
+
+
+def _signature(path):
+    """What tells one version of a catalog file from another: the file's and
+    its -wal's identity, size and modification time."""
+    out = []
+    for p in (path, path + "-wal"):
+        try:
+            st = os.stat(p)
+            out.append((st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns))
+        except FileNotFoundError:
+            out.append(None)
+    return tuple(out)
+
 
 def task(catalog) -> Task:
     """The Task of ``catalog`` for this process, opened on first use and kept
-    (a Spark executor's reused Python worker opens each catalog once)."""
+    (a Spark executor's reused Python worker opens each catalog once); opened
+    again when the file has changed since (another file put in its place, an
+    area imported) or the kept one was closed, so a task never judges against
+    an older copy of the catalog than the file now holds."""
     key = os.path.abspath(os.fspath(catalog))
+    signature = _signature(key)
     with _lock:
-        if key not in _tasks:
-            _tasks[key] = Task(key)
-        return _tasks[key]
+        kept = _tasks.get(key)
+        if kept is None or kept[0] != signature or not kept[1]._handle:
+            # The old Task is freed when its last user lets go of it (__del__), not closed
+            # here under a thread that may still be judging with it.
+            _tasks[key] = (signature, Task(key))
+        return _tasks[key][1]
 
 
 def judge_batches(catalog, fixes_table, states_table=None):

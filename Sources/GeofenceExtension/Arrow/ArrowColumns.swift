@@ -136,13 +136,20 @@ struct ArrowColumn {
         }
     }
 
-    /// The text at `row` (nil when null); bytes that are not UTF-8 are repaired as Swift does.
-    func text(_ row: Int) -> String? {
+    /// The text at `row` (nil when null). Bytes that are not UTF-8 are
+    /// refused, not repaired: two ids repaired alike would become one
+    /// subject, and the CLI refuses such a field too.
+    func text(_ row: Int) throws -> String? {
         if isNull(row) { return nil }
         let from = offset(start + row), to = offset(start + row + 1)
         guard to > from, let data = buffers[2] else { return "" }
-        return String(decoding: UnsafeRawBufferPointer(start: data + from, count: to - from), as: UTF8.self)
+        let bytes = UnsafeRawBufferPointer(start: data + from, count: to - from).bindMemory(to: UInt8.self)
+        guard let text = String(validating: bytes, as: UTF8.self) else { throw NotUTF8() }
+        return text
     }
+
+    /// A text value that is not UTF-8 (the caller names the row and column).
+    struct NotUTF8: Error {}
 
     /// The number at `row` (nil when null).
     func number(_ row: Int) -> Double? {

@@ -49,8 +49,10 @@ struct TaskCall {
         var rows: [FixRow] = []
         rows.reserveCapacity(batch.rows)
         for i in sequence {
-            guard let id = subject.text(i) else { throw InputError("\(name(i)): subject_id is null; every fix needs its subject") }
-            var row = FixRow(subjectId: id, ts: ts.kind == .text ? ts.text(i) : nil,
+            guard let id = try utf8(subject, i, "subject_id", name(i)) else {
+                throw InputError("\(name(i)): subject_id is null; every fix needs its subject")
+            }
+            var row = FixRow(subjectId: id, ts: ts.kind == .text ? try utf8(ts, i, "ts", name(i)) : nil,
                              lat: lat.number(i), lon: lon.number(i), accuracy: accuracy.number(i))
             if ts.kind == .timestamp, let us = ts.microseconds(i) { row.parsedTs = Timestamp(microseconds: us) }
             if ts.kind == .timestamp, !ts.isNull(i), row.parsedTs == nil { (row.problem, row.problemField) = ("ts is out of range", .ts) }
@@ -59,8 +61,16 @@ struct TaskCall {
         return rows
     }
 
+    /// The text of `column` at row `i`, refused naming `row` and the column
+    /// when its bytes are not UTF-8.
+    private func utf8(_ column: ArrowColumn, _ i: Int, _ columnName: String, _ row: String) throws -> String? {
+        do { return try column.text(i) } catch is ArrowColumn.NotUTF8 {
+            throw InputError("\(row): \(columnName) is not valid UTF-8")
+        }
+    }
+
     /// The given state records, checked, by subject (`TaskJudgement.checkedStates`).
-    func records() throws -> [String: String] {
+    func records() throws -> [SubjectKey: String] {
         guard let states, let statesSchema else { return [:] }
         let batch = try ArrowBatch(states, statesSchema, name: "states")
         let subject = try Self.required(batch, "subject_id", [.text])
@@ -68,8 +78,10 @@ struct TaskCall {
         var list: [(subject: String, record: String)] = []
         list.reserveCapacity(batch.rows)
         for i in 0..<batch.rows {
-            guard let id = subject.text(i) else { throw InputError("states row \(i + 1): subject_id is null") }
-            guard let text = record.text(i) else { throw InputError("states row \(i + 1): the record of subject \(Echo.quoted(id)) is null") }
+            guard let id = try utf8(subject, i, "subject_id", "states row \(i + 1)") else { throw InputError("states row \(i + 1): subject_id is null") }
+            guard let text = try utf8(record, i, "record", "states row \(i + 1)") else {
+                throw InputError("states row \(i + 1): the record of subject \(Echo.quoted(id)) is null")
+            }
             list.append((id, text))
         }
         return try TaskJudgement.checkedStates(list) { "states row \($0 + 1)" }

@@ -26,7 +26,7 @@ final class StateStore: SubjectStateStore {
     /// The states this store saved last, with their record text, by subject,
     /// for `load(_:trustingLastSave:)`; at most `savedSubjects` of them. Kept
     /// only after a trusting load: a batch never reads them back.
-    private var saved: [String: (text: String, state: SubjectState)] = [:]
+    private var saved: [SubjectKey: (text: String, state: SubjectState)] = [:]
     private var lastLoadTrusted = false
     /// The subject `load` read last and its record's text (nil: it had none),
     /// so that a save that changes nothing can still be remembered for trust.
@@ -53,7 +53,8 @@ final class StateStore: SubjectStateStore {
             return SubjectState(subjectId: subject)
         }
         lastLoaded = (subject, text)
-        if trustingLastSave, let kept = saved[subject], kept.text == text { return kept.state }
+        // Subjects and texts compared by their bytes: two ids (or records) Swift takes for equal are two.
+        if trustingLastSave, let kept = saved[SubjectKey(subject)], kept.text.hasSameUTF8(as: text) { return kept.state }
         return try SubjectRecord.decode(text, subject: subject)
     }
 
@@ -62,7 +63,7 @@ final class StateStore: SubjectStateStore {
     /// conditions only, and its gf_inside rows for the stays that started or
     /// ended being INSIDE.
     func save(_ s: SubjectState, before: SubjectState) throws {
-        saved[s.subjectId] = nil  // set again only once every write has succeeded
+        saved[SubjectKey(s.subjectId)] = nil  // set again only once every write has succeeded
         var kept = s
         kept.lastNotifiedDay = s.lastNotifiedDay.filter { suppressing.contains($0.key) }
         // A subject never judged has nothing to store (no record has a stay without a last fix).
@@ -73,12 +74,12 @@ final class StateStore: SubjectStateStore {
             try rows.save(s.subjectId, record: record)
             try updateInside(s, before: before)
             text = record
-        } else if let loaded = lastLoaded, loaded.subject == s.subjectId {
+        } else if let loaded = lastLoaded, loaded.subject.hasSameUTF8(as: s.subjectId) {
             text = loaded.text
         }
         guard lastLoadTrusted, let text else { return }
         if saved.count >= Self.savedSubjects { saved.removeAll(keepingCapacity: true) }
-        saved[s.subjectId] = (text, kept)
+        saved[SubjectKey(s.subjectId)] = (text, kept)
     }
 
     /// gf_inside's rows of this subject: one removed per stay no longer

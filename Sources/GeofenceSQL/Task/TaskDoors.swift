@@ -7,19 +7,20 @@ import GeofenceCore
 /// subject never judged). So a task's records are, byte for byte, what
 /// `geofence state export` gives of a catalog that judged the same fixes.
 final class RecordStates: SubjectStateStore {
-    /// The canonical record text given for each subject.
-    let given: [String: String]
+    /// The canonical record text given for each subject (subjects told
+    /// apart by their bytes, as a catalog tells them: `SubjectKey`).
+    let given: [SubjectKey: String]
     /// The records saved by the batch, by subject.
-    private(set) var saved: [String: String] = [:]
+    private(set) var saved: [SubjectKey: String] = [:]
     private let suppressing: Set<Int64>
 
-    init(given: [String: String], suppressing: Set<Int64>) {
+    init(given: [SubjectKey: String], suppressing: Set<Int64>) {
         self.given = given; self.suppressing = suppressing
     }
 
     /// The subject's state from its given record; an empty state if none was given.
     func load(_ subject: String) throws -> SubjectState {
-        guard let text = given[subject] else { return SubjectState(subjectId: subject) }
+        guard let text = given[SubjectKey(subject)] else { return SubjectState(subjectId: subject) }
         return try SubjectRecord.decode(text, subject: subject)
     }
 
@@ -28,7 +29,7 @@ final class RecordStates: SubjectStateStore {
         var kept = state
         kept.lastNotifiedDay = state.lastNotifiedDay.filter { suppressing.contains($0.key) }
         guard kept.lastFix != nil else { return }
-        saved[state.subjectId] = SubjectRecord.encode(kept)
+        saved[SubjectKey(state.subjectId)] = SubjectRecord.encode(kept)
     }
 
     /// Every subject that was given a record or saved one, in the byte order
@@ -37,7 +38,7 @@ final class RecordStates: SubjectStateStore {
     func records() -> [(subject: String, record: String)] {
         var subjects = Set(given.keys)
         subjects.formUnion(saved.keys)
-        return subjects.sorted { $0.utf8.lexicographicallyPrecedes($1.utf8) }.map { ($0, saved[$0] ?? given[$0]!) }
+        return subjects.sorted().map { ($0.id, saved[$0] ?? given[$0]!) }
     }
 }
 

@@ -44,16 +44,18 @@ public final class TaskJudgement {
     /// caller's terms (a row of an Arrow batch) for the error of a bad one,
     /// or of a subject given twice.
     public static func checkedStates(_ states: [(subject: String, record: String)],
-                                     describe: (Int) -> String) throws -> [String: String] {
-        var byId: [String: String] = [:], rowOf: [String: Int] = [:]
+                                     describe: (Int) -> String) throws -> [SubjectKey: String] {
+        // By the ids' bytes, as a catalog keys them: "café" composed and decomposed are two subjects.
+        var byId: [SubjectKey: String] = [:], rowOf: [SubjectKey: Int] = [:]
         for (i, s) in states.enumerated() {
-            if let first = rowOf[s.subject] {
+            let key = SubjectKey(s.subject)
+            if let first = rowOf[key] {
                 throw InputError("\(describe(i)): subject \(Echo.quoted(s.subject)) has a state record at \(describe(first)) already; give one per subject")
             }
-            do { byId[s.subject] = try StateTransfer.check(subject: s.subject, text: s.record).text } catch let e as InputError {
+            do { byId[key] = try StateTransfer.check(subject: s.subject, text: s.record).text } catch let e as InputError {
                 throw InputError("\(describe(i)): \(e.message)")
             }
-            rowOf[s.subject] = i
+            rowOf[key] = i
         }
         return byId
     }
@@ -64,7 +66,7 @@ public final class TaskJudgement {
     /// judged fix are stale (counted), invalid rows are counted as `geofence
     /// judge` counts them. A subject with a record and no fix keeps its
     /// record unchanged.
-    public func judge(_ rows: [FixRow], states: [String: String]) throws -> Output {
+    public func judge(_ rows: [FixRow], states: [SubjectKey: String]) throws -> Output {
         try oneAtATime.with {
             let store = RecordStates(given: states, suppressing: suppressing)
             let sink = CollectedRun()

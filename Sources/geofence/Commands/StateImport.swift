@@ -51,7 +51,8 @@ extension State {
             var capacity = 0
             defer { free(line) }
             var number = 0, imported = 0, replaced = 0
-            var seen = Set<String>()
+            // By the ids' bytes, as the catalog keys them: "café" composed and decomposed are two subjects.
+            var seen = Set<SubjectKey>()
             while true {
                 let n = getline(&line, &capacity, input)
                 if n < 0 {
@@ -67,7 +68,7 @@ extension State {
                 if text.utf8.allSatisfy({ $0 == 0x20 || $0 == 0x09 || $0 == 0x0A || $0 == 0x0D }) { continue }
                 let checked: StateTransfer.Checked
                 do { checked = try Self.checked(text) } catch let e as InputError { throw e.located(file: name, item: at) }
-                guard seen.insert(checked.subject).inserted else {
+                guard seen.insert(SubjectKey(checked.subject)).inserted else {
                     throw InputError("subject \(Echo.quoted(checked.subject)) has a line above already: one line per subject", file: name, item: at)
                 }
                 let had = try transfer.record(of: checked.subject) != nil
