@@ -103,7 +103,7 @@ public struct SubjectJudge {
             break
         }
         counters.judged += 1
-        state.judgedFixes += 1
+        state.judgedFixes = min(state.judgedFixes + 1, SubjectState.maxJudgedFixes)
         return true
     }
 

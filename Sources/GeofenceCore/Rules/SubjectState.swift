@@ -6,8 +6,11 @@ public struct SubjectState: Equatable, Sendable {
     public var subjectId: String
     public var lastFix: Fix?
     /// How many fixes of this subject have been judged (stale and dropped
-    /// ones do not count): the clock a stored streak grows by.
+    /// ones do not count): the clock a stored streak grows by. It stops at
+    /// `maxJudgedFixes`, the most a subject record holds exactly (2^53):
+    /// a record imported with a count near it stays readable.
     public var judgedFixes = 0
+    public static let maxJudgedFixes = 1 << 53
     public var stays = StayMap()
     /// The local day each condition with a suppression last notified this subject (behaviour §5: no other rule reads a day).
     public var lastNotifiedDay: [Int64: Int] = [:]

@@ -16,16 +16,3 @@ extension Connection {
         return try body()
     }
 }
-
-extension Connection {
-    /// Copies the -wal into the database file and empties it (`PRAGMA
-    /// wal_checkpoint(TRUNCATE)`), the file unmapped: SQLite writes a page
-    /// that lies within its mapping by copying it into the mapping, so a
-    /// checkpoint of a large run made mapped leaves every page it wrote
-    /// resident in this process, and counted in its peak RSS. A command
-    /// that writes a large transaction turns the automatic checkpoint at
-    /// its COMMIT off (`PRAGMA wal_autocheckpoint = 0`) and calls this after.
-    public func checkpointUnmapped() throws {
-        try unmapped { _ = try query("PRAGMA wal_checkpoint(TRUNCATE)") }
-    }
-}

@@ -74,8 +74,6 @@ struct Judge: ParsableCommand {
         Parallel.threads = threads
         try reporting {
             let conn = try openCatalog(db)
-            // The run's checkpoint is made after it, unmapped (`checkpointUnmapped`), not at its COMMIT.
-            try conn.execute("PRAGMA wal_autocheckpoint = 0")
             let feed = try feedColumns.feed(time: time, catalog: conn)
             // Opened first: a refused or unwritable --out fails before the run.
             let output = try out.map { try OutputFile($0 == standardStream ? nil : $0, database: conn) }
@@ -128,9 +126,8 @@ struct Judge: ParsableCommand {
             }
             // A committed run is in the -wal until a checkpoint, and this process ends with statements
             // still open (a connection closed that way keeps its -wal): copied alone, the catalog
-            // file would lack the run. Written into it now, as a last connection's close would do,
-            // unmapped (the automatic checkpoint at COMMIT is off: `checkpointUnmapped`).
-            try? conn.checkpointUnmapped()
+            // file would lack the run. Written into it now, as a last connection's close would do.
+            _ = try? conn.query("PRAGMA wal_checkpoint(TRUNCATE)")
             let c = report.counters
             // With the events on standard output, the summary goes to standard error.
             let print = out == standardStream ? warn : { Swift.print($0) }
