@@ -3,14 +3,15 @@ ABI through geofence.arrow, issue 41): a catalog opened read-only, never
 written; the notifications and the end state `geofence judge` and `geofence
 state export` give, byte for byte, whatever order the rows come in when an
 order column says theirs, with the ts as text or as a timestamp; runs split
-by event time carrying the records; bad input refused naming its row or
-subject, and the task still usable after."""
+by event time carrying the records; times without an offset read in the
+catalog's default_timezone as judge reads them; bad input refused naming its
+row or subject, and the task still usable after."""
 import random
 
 import pyarrow as pa
 import pytest
 
-from task_scenario import canonical, digest, export_text, fixes_with_ties, reference, use_this_build
+from task_scenario import canonical, digest, export_text, fixes_with_ties, gf, reference, use_this_build
 
 use_this_build()
 from geofence import GeofenceError, arrow  # noqa: E402  (after use_this_build)
@@ -91,3 +92,20 @@ def test_bad_input_is_refused_naming_its_row_or_subject(tmp_path):
     invalid = table(rows, order=False).set_column(1, "ts", pa.array(["not a time"] + [r[1] for r in rows[1:]]))
     _, _, counters = task.judge(invalid)
     assert counters["invalid"] == 1 and counters["judged"] + counters["stale"] == len(rows) - 1
+
+
+@pytest.mark.parametrize("zone", ["Asia/Tokyo", None])
+def test_times_without_an_offset_are_read_as_judge_reads_them(tmp_path, zone):
+    # Local times: in the catalog's default_timezone once set, as `geofence
+    # judge` reads them; refused (every fix invalid) in a catalog without one.
+    db, rows = fixes_with_ties(tmp_path, subjects=8, per_subject=40, seed=11)
+    if zone:
+        gf("settings", db, "default_timezone", zone)
+    local = [(s, t.removesuffix("+09:00"), lat, lon, acc) for s, t, lat, lon, acc in rows]
+    assert all(r[1] != l[1] for r, l in zip(rows, local))
+    expected, exported, counts = reference(tmp_path, db, [local])
+    assert counts["invalid"] == (0 if zone else len(rows))
+    notes, states, counters = arrow.Task(db).judge(table(local))
+    assert notes_of(notes) == expected
+    assert export_text(states["subject_id"].to_pylist(), states["record"].to_pylist()) == exported
+    assert {k: counters[k] for k in counts} == counts

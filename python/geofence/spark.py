@@ -25,6 +25,11 @@ _OUT_SCHEMA = ("kind string, subject_id string, ts string, area_id string, condi
 _COUNTERS = ("fixes", "judged", "stale", "invalid", "transitions", "notifications", "filtered")
 NOTIFICATION_COLUMNS = ("subject_id", "ts", "area_id", "condition_id", "transition", "lat", "lon", "accuracy_m")
 
+# A test hook, not an API: when the session's conf names a file under this
+# key, the first task to create that file fails after handing over its rows,
+# so that Spark retries it (a test proves a retried task changes nothing).
+TEST_HOOK_FAIL_ONCE = "spark.geofence.testHook.failOnceMarker"
+
 
 def judge(fixes_df, catalog, state=None, *, order=None, partitions=None):
     """Judges ``fixes_df`` (columns subject_id, ts, lat, lon, accuracy_m; ts a
@@ -56,8 +61,9 @@ def judge(fixes_df, catalog, state=None, *, order=None, partitions=None):
     path = os.path.abspath(os.fspath(catalog))
     if not os.path.isfile(path):
         raise GeofenceError(f"{path}: no such catalog file")
-    spark.sparkContext.addFile(path)
-    shipped = os.path.basename(path)
+    shipped = _snapshot(path)
+    spark.sparkContext.addFile(shipped)
+    shipped = os.path.basename(shipped)
 
     order_column = order or ("order" if "order" in fixes_df.columns else None)
     fixes = fixes_df
@@ -75,7 +81,8 @@ def judge(fixes_df, catalog, state=None, *, order=None, partitions=None):
         rows = rows.unionByName(records)
     rows = rows.repartition(partitions, "subject_id") if partitions else rows.repartition("subject_id")
     rows = rows.sortWithinPartitions("subject_id", "ts", "order")
-    out = rows.mapInArrow(lambda batches: _judge_partition(shipped, batches), _OUT_SCHEMA).persist()
+    fail_once = spark.conf.get(TEST_HOOK_FAIL_ONCE, None) or None
+    out = rows.mapInArrow(lambda batches: _judge_partition(shipped, batches, fail_once), _OUT_SCHEMA).persist()
 
     notes = out.where(F.col("kind") == "n").select(*NOTIFICATION_COLUMNS)
     new_state = out.where(F.col("kind") == "s").select("subject_id", "record")
@@ -84,11 +91,37 @@ def judge(fixes_df, catalog, state=None, *, order=None, partitions=None):
     return notes, new_state, runs
 
 
-def _judge_partition(shipped, batches):
+def _snapshot(path):
+    """A copy of the catalog at ``path`` named for its contents
+    (``NAME-SHA256PREFIX.db`` in a folder of the temporary directory), made
+    once per contents. Spark ships a file under its base name and refuses a
+    second file of that name with other contents, so a catalog changed
+    between runs, or two catalogs named alike, each get a name of their own;
+    and the copy cannot change while executors fetch it."""
+    import hashlib
+    import shutil
+    import tempfile
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        for block in iter(lambda: f.read(1 << 20), b""):
+            h.update(block)
+    stem, suffix = os.path.splitext(os.path.basename(path))
+    folder = os.path.join(tempfile.gettempdir(), f"geofence-spark-{os.getuid()}")
+    os.makedirs(folder, exist_ok=True)
+    copy = os.path.join(folder, f"{stem}-{h.hexdigest()[:16]}{suffix}")
+    if not os.path.exists(copy):
+        partial = f"{copy}.{os.getpid()}.partial"
+        shutil.copyfile(path, partial)
+        os.replace(partial, copy)
+    return copy
+
+
+def _judge_partition(shipped, batches, fail_once=None):
     """One partition judged (run on an executor): every batch gathered, the
     state records told from the fixes by a non-null record, one engine call
     (``geofence.arrow.task`` of the shipped catalog), and the rows of
-    ``_OUT_SCHEMA`` yielded as one batch."""
+    ``_OUT_SCHEMA`` yielded as one batch. ``fail_once`` (``TEST_HOOK_FAIL_ONCE``):
+    the path of a marker file; the task that creates it raises after its rows."""
     import pyarrow as pa
     import pyarrow.compute as pc
     from pyspark import SparkFiles
@@ -103,6 +136,17 @@ def _judge_partition(shipped, batches):
     states = table.filter(is_state).select(["subject_id", "record"])
     notes, new_states, counters = arrow.task(SparkFiles.get(shipped)).judge(fixes, states)
     yield _rows(notes, new_states, counters)
+    if fail_once and _created(fail_once):
+        raise RuntimeError(f"{TEST_HOOK_FAIL_ONCE}: this task fails once, as asked ({fail_once} made)")
+
+
+def _created(path):
+    """Whether this call made the file at ``path`` (False: it was there already)."""
+    try:
+        os.close(os.open(path, os.O_CREAT | os.O_EXCL | os.O_WRONLY))
+    except FileExistsError:
+        return False
+    return True
 
 
 def _rows(notes, states, counters):

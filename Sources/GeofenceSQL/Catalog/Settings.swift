@@ -76,5 +76,20 @@ public struct Settings {
                      [.text(key), value.sqlValue])
     }
 
+    /// The zone a time written without a UTC offset is read in
+    /// (`FixFeed.localZone`): the catalog's default_timezone once it has been
+    /// set to a zone other than UTC, a new catalog's value (behaviour §6:
+    /// `Etc/UTC` reads such times as UTC); nil: such times are refused, as
+    /// they always were. Every door that judges fixes of this catalog (`geofence
+    /// judge`, `check`, a task over Arrow) asks this one rule, so a time means
+    /// the same instant through each. A zone this machine cannot load is an
+    /// input error of default_timezone.
+    public func localZone() throws -> TimeZone? {
+        guard let name = try get("default_timezone"), name != "UTC" else { return nil }
+        do { return try TimeZone.load(name) } catch let e as TimeZone.LoadError {
+            throw InputError(e.description, field: "default_timezone")
+        }
+    }
+
     public var defaultConfidence: Double { (try? get("default_confidence")).flatMap { $0.flatMap(Double.init) } ?? 0 }
 }

@@ -18,6 +18,10 @@ public final class TaskJudgement {
     private let catalog: KeptCatalog
     /// The conditions with a suppression: the only ones whose day a record keeps.
     private let suppressing: Set<Int64>
+    /// How the task reads a time given as text: as `geofence judge` reads the
+    /// catalog's feeds (`Settings.localZone`: without an offset, local time in
+    /// the catalog's default_timezone once that is set to a zone).
+    private let feed: FixFeed
     private let oneAtATime = Lock()
 
     /// What a batch gave: notifications in canonical order, every subject's
@@ -31,6 +35,9 @@ public final class TaskJudgement {
     /// Opens the catalog at `catalogPath` read-only and prepares every area.
     public init(catalogPath: String) throws {
         db = try HostSQLite.openReadOnly(catalogPath)
+        var feed = FixFeed.standard
+        feed.localZone = try Settings(db).localZone()
+        self.feed = feed
         suppressing = Set(try db.query("SELECT condition_id FROM gf_conditions WHERE renotify_suppress_days > 0").compactMap { $0[0].int64 })
         catalog = try KeptCatalog(try SQLCatalog(db))
     }
@@ -62,12 +69,19 @@ public final class TaskJudgement {
 
     /// Judges `rows` (in the order the engine takes as input order for
     /// fixes of equal time) with the subjects' records `states` (checked,
-    /// canonical: `checkedStates`). Fixes older than their subject's last
+    /// canonical: `checkedStates`). A time given as text is read as `geofence
+    /// judge` reads it in this catalog (`FixFeed.finish` with the catalog's
+    /// zone: one without an offset is local time in its default_timezone once
+    /// set, else refused and the fix invalid). Fixes older than their subject's last
     /// judged fix are stale (counted), invalid rows are counted as `geofence
     /// judge` counts them. A subject with a record and no fix keeps its
     /// record unchanged.
     public func judge(_ rows: [FixRow], states: [SubjectKey: String]) throws -> Output {
-        try oneAtATime.with {
+        var rows = rows
+        if feed.readsTimesOrAccuracy {
+            for i in rows.indices { feed.finish(&rows[i]) }
+        }
+        return try oneAtATime.with {
             let store = RecordStates(given: states, suppressing: suppressing)
             let sink = CollectedRun()
             let engine = BatchEngine(BatchDoors(areas: catalog, states: store, sink: sink))

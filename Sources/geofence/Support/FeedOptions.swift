@@ -41,20 +41,11 @@ struct TimeUnitOption: ParsableArguments {
     @Option(help: "Unit of times written as numbers: s (Unix seconds) or ms (epoch milliseconds, as pandas' to_json and JavaScript write them); never guessed from the digits. Default: s.")
     var timeUnit: FixFeed.TimeUnit = .seconds
 
-    /// Sets the unit, and the zone a time without an offset is read in: the
-    /// catalog's default_timezone once it has been set to a zone other than
-    /// UTC, a new catalog's value (behaviour §6: `Etc/UTC` reads such times as
-    /// UTC). Without one they are refused, as times without an offset always were.
+    /// Sets the unit, and the zone a time without an offset is read in
+    /// (`Settings.localZone`: the catalog's default_timezone once set to a
+    /// zone other than UTC; without one such times are refused).
     func apply(to feed: inout FixFeed, catalog: Connection?) throws {
         feed.timeUnit = timeUnit
-        feed.localZone = try catalog.flatMap(Self.localZone)
-    }
-
-    /// The zone `catalog` reads times without an offset in, as `apply` says; nil: refused.
-    static func localZone(of catalog: Connection) throws -> TimeZone? {
-        guard let name = try Settings(catalog).get("default_timezone"), name != "UTC" else { return nil }
-        do { return try TimeZone.load(name) } catch let e as TimeZone.LoadError {
-            throw InputError(e.description, field: "default_timezone")
-        }
+        feed.localZone = try catalog.flatMap { try Settings($0).localZone() }
     }
 }

@@ -35,7 +35,7 @@ func parseTimeOrDate(_ text: String, field: String, catalog: Connection) throws 
     }
     guard let day = CivilDate.parse(trimmed) else {
         var feed = FixFeed.standard
-        feed.localZone = try TimeUnitOption.localZone(of: catalog)
+        feed.localZone = try Settings(catalog).localZone()
         do { return try feed.time(text) } catch { throw InputError("\(error)", field: field) }
     }
     let name = try Settings(catalog).get("default_timezone") ?? "UTC"
