@@ -62,11 +62,14 @@ def cli_run(cli, *args):
 
 
 def catalogs(cli, work):
-    """cond.db and plain.db, made once (kept between runs of the script)."""
+    """cond.db and plain.db, made once (kept between runs of the script);
+    kept ones are opened once by `cli`, which upgrades them to its schema
+    (gf_check, in check_targets.py, does not upgrade behind a query)."""
     fences, conditions = work / "fences.geojson", work / "conditions.csv"
     for name, with_conditions in (("cond.db", True), ("plain.db", False)):
         db = work / name
         if db.exists():
+            cli_run(cli, "settings", db)
             continue
         part = work / (name + ".part")
         removed(part)
