@@ -17,13 +17,40 @@ NOTIFICATION_COLUMNS = "subject_id, ts, area_id, condition_id, transition, lat, 
 
 
 def use_this_build():
-    """Imports come from python/, and geofence.arrow calls DIST's libgeofence
-    (also in Spark's Python workers, which inherit the environment)."""
+    """Imports in this process come from python/, and geofence.arrow calls
+    DIST's libgeofence. PYTHONPATH is not set for the whole session: other
+    tests' subprocesses (a venv with the wheel installed) would import
+    python/ instead of what they installed; processes of this build get
+    `this_build_env()`, a SparkSession `spark_session`."""
     os.environ["GEOFENCE_LIBRARY"] = str(EXTENSION)
     path = str(ROOT / "python")
     if path not in sys.path:
         sys.path.insert(0, path)
-    os.environ["PYTHONPATH"] = os.pathsep.join([path] + [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p])
+
+
+def this_build_env():
+    """The environment a subprocess (or Spark's JVM and its Python workers)
+    needs to import python/ and call DIST's libgeofence."""
+    path = str(ROOT / "python")
+    return dict(os.environ, GEOFENCE_LIBRARY=str(EXTENSION), PYSPARK_PYTHON=sys.executable,
+                PYTHONPATH=os.pathsep.join([path] + [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p]))
+
+
+def spark_session(master, name):
+    """A local SparkSession whose Python workers import this build: its JVM
+    is started with `this_build_env()` (the workers inherit the JVM's
+    environment), which is then taken back from this process."""
+    from pyspark.sql import SparkSession
+    saved = dict(os.environ)
+    os.environ.update(this_build_env())
+    try:
+        session = (SparkSession.builder.master(master).appName(name)
+                   .config("spark.ui.enabled", "false").config("spark.sql.shuffle.partitions", "4")
+                   .config("spark.driver.bindAddress", "127.0.0.1").getOrCreate())
+    finally:
+        os.environ.clear()
+        os.environ.update(saved)
+    return session
 
 
 def fixes_with_ties(tmp_path, subjects, per_subject, seed=41):

@@ -7,12 +7,10 @@ copy of the catalog (equal times in input order), the new state is `geofence
 state export`'s byte for byte, and the catalog file is unchanged. One
 SparkSession for the module (local[2]); Java 17 and pyspark come from
 scripts/test.sh."""
-import os
-import sys
 
 import pytest
 
-from task_scenario import canonical, digest, export_text, fixes_with_ties, reference, use_this_build
+from task_scenario import canonical, digest, export_text, fixes_with_ties, reference, spark_session, use_this_build
 
 use_this_build()
 pyspark = pytest.importorskip("pyspark")  # listed in Tests/requirements.txt: missing means a broken venv
@@ -21,11 +19,7 @@ from geofence import spark as gs  # noqa: E402
 
 @pytest.fixture(scope="module")
 def spark():
-    os.environ["PYSPARK_PYTHON"] = sys.executable
-    from pyspark.sql import SparkSession
-    session = (SparkSession.builder.master("local[2]").appName("geofence-test")
-               .config("spark.ui.enabled", "false").config("spark.sql.shuffle.partitions", "4")
-               .config("spark.driver.bindAddress", "127.0.0.1").getOrCreate())
+    session = spark_session("local[2]", "geofence-test")
     session.sparkContext.setLogLevel("ERROR")
     yield session
     session.stop()

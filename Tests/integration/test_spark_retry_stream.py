@@ -17,7 +17,7 @@ import sys
 import pytest
 
 from conftest import ROOT, SAMPLES
-from task_scenario import canonical, export_text, fixes_with_ties, gf, reference, use_this_build, write_rows
+from task_scenario import canonical, export_text, fixes_with_ties, gf, reference, spark_session, this_build_env, use_this_build, write_rows
 
 use_this_build()
 pyspark = pytest.importorskip("pyspark")  # listed in Tests/requirements.txt: missing means a broken venv
@@ -26,11 +26,7 @@ from geofence import spark as gs  # noqa: E402
 
 @pytest.fixture(scope="module")
 def spark():
-    os.environ["PYSPARK_PYTHON"] = sys.executable
-    from pyspark.sql import SparkSession
-    session = (SparkSession.builder.master("local[2,2]").appName("geofence-retry")
-               .config("spark.ui.enabled", "false").config("spark.sql.shuffle.partitions", "4")
-               .config("spark.driver.bindAddress", "127.0.0.1").getOrCreate())
+    session = spark_session("local[2,2]", "geofence-retry")
     session.sparkContext.setLogLevel("OFF")
     yield session
     session.stop()
@@ -44,7 +40,7 @@ def collected(notes, states):
 
 def python(*args, cwd):
     """Runs a script with this Python and this build's library, as a user would; its output."""
-    env = dict(os.environ, PYSPARK_PYTHON=sys.executable, SPARK_LOCAL_IP="127.0.0.1")
+    env = dict(this_build_env(), SPARK_LOCAL_IP="127.0.0.1")
     p = subprocess.run([sys.executable, *map(str, args)], cwd=cwd, env=env, capture_output=True, text=True)
     assert p.returncode == 0, p.stderr[-4000:]
     return p.stdout
