@@ -64,10 +64,7 @@ final class StateStore: SubjectStateStore {
     /// ended being INSIDE.
     func save(_ s: SubjectState, before: SubjectState) throws {
         saved[SubjectKey(s.subjectId)] = nil  // set again only once every write has succeeded
-        var kept = s
-        kept.lastNotifiedDay = s.lastNotifiedDay.filter { suppressing.contains($0.key) }
-        // A subject never judged has nothing to store (no record has a stay without a last fix).
-        guard kept.lastFix != nil else { return }
+        guard let kept = Self.stored(s, suppressing: suppressing) else { return }
         var text: String?
         if kept != before {
             let record = SubjectRecord.encode(kept)
@@ -80,6 +77,18 @@ final class StateStore: SubjectStateStore {
         guard lastLoadTrusted, let text else { return }
         if saved.count >= Self.savedSubjects { saved.removeAll(keepingCapacity: true) }
         saved[SubjectKey(s.subjectId)] = (text, kept)
+    }
+
+    /// What of `s` a stored record keeps: the last-notified days of the
+    /// `suppressing` conditions only (no rule reads another's); nil for a
+    /// subject never judged, which has nothing to store (no record has a
+    /// stay without a last fix). Every door that stores records keeps this
+    /// rule, so the same state gives the same bytes (`RecordStates` too).
+    static func stored(_ s: SubjectState, suppressing: Set<Int64>) -> SubjectState? {
+        guard s.lastFix != nil else { return nil }
+        var kept = s
+        kept.lastNotifiedDay = s.lastNotifiedDay.filter { suppressing.contains($0.key) }
+        return kept
     }
 
     /// gf_inside's rows of this subject: one removed per stay no longer

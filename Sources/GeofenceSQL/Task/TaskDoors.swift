@@ -26,9 +26,7 @@ final class RecordStates: SubjectStateStore {
 
     /// Keeps the subject's new record, as a catalog's `StateStore` writes it.
     func save(_ state: SubjectState, before: SubjectState) throws {
-        var kept = state
-        kept.lastNotifiedDay = state.lastNotifiedDay.filter { suppressing.contains($0.key) }
-        guard kept.lastFix != nil else { return }
+        guard let kept = StateStore.stored(state, suppressing: suppressing) else { return }
         saved[SubjectKey(state.subjectId)] = SubjectRecord.encode(kept)
     }
 
