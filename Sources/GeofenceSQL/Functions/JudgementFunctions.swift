@@ -34,7 +34,7 @@ enum JudgementFunctions {
                         try session.settle()
                         return notifications
                     }
-                    return .text(NotificationJSON.array(notifications).serialized)
+                    return .text(String(decoding: NotificationJSON.array(notifications), as: UTF8.self))
                 } catch {
                     // What the session cached during a call that was undone is not the database's.
                     session.forget()
@@ -53,13 +53,4 @@ enum JudgementFunctions {
             }
         }
     }
-}
-
-public enum NotificationJSON {
-    public static func object(_ n: Notification) -> JSONValue {
-        .object([("subject_id", .string(n.subjectId)), ("ts", .string(n.ts.iso8601)), ("area_id", .string(n.areaId)),
-                 ("condition_id", .number(String(n.conditionId))), ("transition", .string(n.transition.rawValue)),
-                 ("lat", JSONValue.number(n.lat)), ("lon", JSONValue.number(n.lon)), ("accuracy_m", JSONValue.number(n.accuracy))])
-    }
-    public static func array(_ ns: [Notification]) -> JSONValue { .array(ns.map(object)) }
 }
