@@ -96,6 +96,11 @@ final class Session {
     /// changed during the call (a user's trigger: gf_check never changes it)
     /// drops the cache instead.
     func settle() throws {
+        // With no trigger of the user's on the tables gf_check writes, only the
+        // call's own writes happened during it (a trigger cannot change the
+        // schema, and no other connection commits while the call holds the
+        // write lock): the change count is all that moved.
+        if trustsState { stamp.changes = sqlite.pointee.total_changes64!(db.handle); return }
         let now = try currentStamp()
         if now.catalog != stamp.catalog || now.schema != stamp.schema { forget() } else { stamp = now }
     }
