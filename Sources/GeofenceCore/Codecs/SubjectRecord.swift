@@ -35,7 +35,7 @@ public enum SubjectRecord {
         out += #","last":"#.utf8
         if let f = state.lastFix {
             out += #"{"ts":""#.utf8
-            out += f.ts.storageText.utf8
+            f.ts.appendStorageText(to: &out)
             out += #"","lat":"#.utf8
             out += number(f.position.lat).utf8
             out += #","lon":"#.utf8
@@ -49,10 +49,11 @@ public enum SubjectRecord {
         out += #","judged":"#.utf8
         integer(Int64(state.judgedFixes), &out)
         out += #","stays":["#.utf8
+        // The map keeps its ids in byte order (`StayMap`), the canonical order;
+        // sorted here only if a caller inserted out of it.
         var stays = Array(state.stays)
-        // The map's order is Swift's string order, which is byte order for most ids: sorted only when it is not.
-        if !zip(stays, stays.dropFirst()).allSatisfy({ $0.0.utf8.lexicographicallyPrecedes($1.0.utf8) }) {
-            stays.sort { $0.0.utf8.lexicographicallyPrecedes($1.0.utf8) }
+        if !zip(stays, stays.dropFirst()).allSatisfy({ $0.0.utf8Precedes($1.0) }) {
+            stays.sort { $0.0.utf8Precedes($1.0) }
         }
         for (i, (area, stay)) in stays.enumerated() {
             if i > 0 { out.append(UInt8(ascii: ",")) }
@@ -66,7 +67,7 @@ public enum SubjectRecord {
             integer(Int64(stay.outStreak), &out)
             if let t = stay.enteredAt {
                 out += #","entered":""#.utf8
-                out += t.storageText.utf8
+                t.appendStorageText(to: &out)
                 out.append(UInt8(ascii: "\""))
             }
             if !stay.dwellSpent.isEmpty {
@@ -95,7 +96,14 @@ public enum SubjectRecord {
     /// An integer's decimal digits.
     static func integer(_ n: Int64, _ out: inout [UInt8]) {
         if n >= 0 && n < 10 { out.append(UInt8(48 + n)); return }
-        out += String(n).utf8
+        guard n > 0 else { out += String(n).utf8; return }
+        // Streaks and counts: positive, written without a String between.
+        var digits: (UInt64, UInt64, UInt64) = (0, 0, 0)  // 24 bytes: room for Int64.max's 19 digits
+        withUnsafeMutableBytes(of: &digits) { b in
+            var v = n, k = b.count
+            while v > 0 { k -= 1; b[k] = UInt8(48 + v % 10); v /= 10 }
+            out.append(contentsOf: b[k...])
+        }
     }
 
     /// The state `text` holds for `subject`; throws `InputError` naming the

@@ -18,30 +18,46 @@ public struct Timestamp: Comparable, Hashable, Sendable, CustomStringConvertible
     public var storageText: String { text(alwaysFraction: true) }
 
     func text(alwaysFraction: Bool) -> String {
+        let fast = String(unsafeUninitializedCapacity: 27) { digits(alwaysFraction: alwaysFraction, into: $0) }
+        if !fast.isEmpty { return fast }
         let (secs, micros) = microseconds.floorDivided(by: 1_000_000)
         let (days, sod) = secs.floorDivided(by: 86_400)
         let (y, m, d) = CivilDate.fromDays(days)
-        // Written digit by digit into one buffer: every judged fix stores one
-        // (gf_check's subject row), and the general path below builds a
-        // dozen small strings.
-        if (0...9999).contains(y) && (micros != 0 || alwaysFraction) {
-            return String(unsafeUninitializedCapacity: 27) { b in
-                var i = 0
-                func put(_ v: Int, _ width: Int) {
-                    var v = v, k = i + width - 1
-                    while k >= i { b[k] = UInt8(48 + v % 10); v /= 10; k -= 1 }
-                    i += width
-                }
-                func put(_ c: UInt8) { b[i] = c; i += 1 }
-                put(y, 4); put(0x2D); put(m, 2); put(0x2D); put(d, 2); put(0x54)
-                put(Int(sod / 3600), 2); put(0x3A); put(Int(sod % 3600 / 60), 2); put(0x3A); put(Int(sod % 60), 2)
-                put(0x2E); put(Int(micros), 6); put(0x5A)
-                return i
-            }
-        }
         var s = CivilDate.format(y, m, d) + "T" + pad(Int(sod / 3600), 2) + ":" + pad(Int(sod % 3600 / 60), 2) + ":" + pad(Int(sod % 60), 2)
         if micros != 0 || alwaysFraction { s += "." + pad(Int(micros), 6) }
         return s + "Z"
+    }
+
+    /// Appends `storageText`'s bytes to `out`: a subject record writes one
+    /// per INSIDE stay at every judged fix.
+    public func appendStorageText(to out: inout [UInt8]) {
+        withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 27) { b in
+            let n = digits(alwaysFraction: true, into: b)
+            if n > 0 { out.append(contentsOf: UnsafeBufferPointer(rebasing: b[0..<n])) } else { out += storageText.utf8 }
+        }
+    }
+
+    /// The text of a time of years 0…9999 that has a fraction (or must show
+    /// one), written digit by digit into `b` (27 bytes): its length, or 0 for
+    /// a time the general path writes. Every judged fix stores one, and the
+    /// general path builds a dozen small strings.
+    private func digits(alwaysFraction: Bool, into b: UnsafeMutableBufferPointer<UInt8>) -> Int {
+        let (secs, micros) = microseconds.floorDivided(by: 1_000_000)
+        guard micros != 0 || alwaysFraction else { return 0 }
+        let (days, sod) = secs.floorDivided(by: 86_400)
+        let (y, m, d) = CivilDate.fromDays(days)
+        guard (0...9999).contains(y) else { return 0 }
+        var i = 0
+        func put(_ v: Int, _ width: Int) {
+            var v = v, k = i + width - 1
+            while k >= i { b[k] = UInt8(48 + v % 10); v /= 10; k -= 1 }
+            i += width
+        }
+        func put(_ c: UInt8) { b[i] = c; i += 1 }
+        put(y, 4); put(0x2D); put(m, 2); put(0x2D); put(d, 2); put(0x54)
+        put(Int(sod / 3600), 2); put(0x3A); put(Int(sod % 3600 / 60), 2); put(0x3A); put(Int(sod % 60), 2)
+        put(0x2E); put(Int(micros), 6); put(0x5A)
+        return i
     }
 
     /// The instants a time may be: 0000-01-01T00:00:00Z through
