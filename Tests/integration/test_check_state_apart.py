@@ -6,8 +6,9 @@ stay as they were; a catalog attached to a main that is no state database
 is refused, so no call can write into it."""
 import os
 import shutil
+import sqlite3
 
-from conftest import sql
+from conftest import EXTENSION, sql
 from task_scenario import digest, fixes_with_ties, write_rows
 
 CHECK_ALL = """
@@ -80,3 +81,47 @@ def test_a_catalog_attached_to_a_database_that_is_no_state_database_is_refused(t
     assert p.returncode != 0 and "main has gf_" in p.stderr, p.stderr
     assert digest(db) == before
     assert not os.path.exists(f"{db}-journal")
+
+
+def connect(path, catalog=None):
+    """A connection of this process with SpatiaLite and the extension, the catalog attached read-only if given."""
+    c = sqlite3.connect(f"file:{path}", uri=True, isolation_level=None)
+    c.enable_load_extension(True)
+    c.load_extension("mod_spatialite")
+    c.load_extension(str(EXTENSION))
+    if catalog:
+        c.execute(f"ATTACH 'file:{catalog}?mode=ro' AS catalog")
+    return c
+
+
+def test_a_catalog_changed_by_another_connection_between_calls_is_judged_as_it_now_is(tmp_path):
+    """gf_check's session keeps the catalog between calls while its stamp
+    (in the catalog's gf_meta, changed by a trigger with every change of a
+    condition) is the one it read: with the catalog attached, the stamp is
+    read there, so a change by another connection is seen at the next call,
+    as it is on the catalog itself."""
+    db, rows = fixes_with_ties(tmp_path, subjects=4, per_subject=60)
+    catalog, reference, state = tmp_path / "catalog.db", tmp_path / "reference.db", tmp_path / "state.db"
+    shutil.copy(db, catalog)
+    shutil.copy(db, reference)
+    ordered = sorted(range(len(rows)), key=lambda i: (rows[i][1], i))
+    on_state, on_reference = connect(state, catalog), connect(reference)
+    on_state.execute("SELECT gf_state_init()")
+    half = len(ordered) // 2
+    listing = "SELECT * FROM gf_notifications ORDER BY id"
+    for c in (on_state, on_reference):
+        for i in ordered[:half]:
+            c.execute("SELECT gf_check(?, ?, ?, ?, ?)", rows[i])
+    before = on_state.execute(listing).fetchall()
+    # Another connection drops the conditions of even ids from each catalog, between two calls.
+    for path in (catalog, reference):
+        w = sqlite3.connect(path, isolation_level=None)
+        w.execute("DELETE FROM gf_conditions WHERE condition_id % 2 = 0")
+        w.close()
+    for c in (on_state, on_reference):
+        for i in ordered[half:]:
+            c.execute("SELECT gf_check(?, ?, ?, ?, ?)", rows[i])
+    got, expected = on_state.execute(listing).fetchall(), on_reference.execute(listing).fetchall()
+    assert got == expected
+    later = got[len(before):]
+    assert any(n[5] % 2 == 0 for n in before) and later and all(n[5] % 2 == 1 for n in later)

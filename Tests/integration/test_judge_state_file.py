@@ -11,12 +11,13 @@ import io
 import os
 import re
 import shutil
+import signal
 import tempfile
 from pathlib import Path
 
 import pytest
 
-from conftest import CLI, gf, run
+from conftest import CLI, Stopped, gf, run
 from task_scenario import digest, fixes_with_ties, write_rows
 
 COUNTS = re.compile(r"(\d+) fix(?:es)?: (\d+) judged, (\d+) stale, (\d+) invalid; (\d+) transitions?, (\d+) notifications?")
@@ -125,6 +126,31 @@ def test_a_hostile_state_file_is_refused_naming_the_file_and_line_and_the_old_st
     assert sorted(os.listdir(tmp_path)) == sorted(["shared", "state.jsonl", "n1.csv", "all.csv", "first.csv", "second.csv", "scenario.db",
                                                    "areas.geojson", "conditions.csv", "fixes.csv"])
     assert digest(catalog) == before and listing(catalog.parent) == ["fences.db"]
+
+
+@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGKILL])
+def test_a_run_stopped_before_its_end_leaves_the_old_state_file(tmp_path, split, sig):
+    """Stopped once its fixes are judged, before anything is put in place:
+    the state file is as it was, the notifications file is not made, and
+    the same run again gives what it would have given."""
+    catalog, fixes = split
+    state = tmp_path / "state.jsonl"
+    gf("judge", catalog, "--fixes", fixes["first"], "--state", state, "--out", tmp_path / "n1.csv")
+    kept = state.read_bytes()
+    run_args = [CLI, "judge", catalog, "--fixes", fixes["second"], "--state", state, "--out", tmp_path / "n2.csv"]
+    code, _, err = Stopped(run_args, "chunk").send(sig)
+    assert code == -sig, (code, err)
+    assert state.read_bytes() == kept
+    assert not (tmp_path / "n2.csv").exists()
+    if sig != signal.SIGKILL:  # after SIGKILL nothing can run: a .partial file stays
+        assert not [n for n in os.listdir(tmp_path) if ".partial-" in n]
+    assert listing(catalog.parent) == ["fences.db"]
+    gf(*run_args[1:])
+    reference = tmp_path / "reference.db"
+    shutil.copy(catalog, reference)
+    gf("judge", reference, "--fixes", fixes["all"], "--out", tmp_path / "reference.csv")
+    assert csv_lines(tmp_path / "n1.csv", tmp_path / "n2.csv") == csv_lines(tmp_path / "reference.csv")
+    assert state.read_bytes() == gf("state", "export", reference).stdout.encode()
 
 
 @pytest.mark.parametrize("options, named", [
