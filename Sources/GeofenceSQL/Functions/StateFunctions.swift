@@ -6,6 +6,7 @@ import GeofenceCore
 ///     SELECT gf_state_export('u1');                -- the subject's record, or NULL
 ///     SELECT gf_state_import('u1', :record);       -- 1; refused if u1 has state
 ///     SELECT gf_state_import('u1', :record, 1);    -- 1; replaces u1's state
+///     SELECT gf_state_init();                      -- 1; main becomes a state database (`StateDatabase`)
 ///
 /// gf_state_import changes state, so it is direct-only as gf_check is, and
 /// one call is one transaction (`CallTransaction`): the record and its
@@ -13,6 +14,7 @@ import GeofenceCore
 /// `geofence state export|import` do, with the same checks and refusals.
 enum StateFunctions {
     static func register(_ db: Connection) throws {
+        try registerStateInit(db)
         try db.createFunction("gf_state_export", arities: [1], argumentNames: ["subject_id"], flags: FunctionFlags.reading) { a in
             if a.isNull(0) { return .null }
             let subject = try a.text(0)
@@ -42,6 +44,23 @@ enum StateFunctions {
                                      + "gf_state_import(subject_id, record, 1) replaces it")
                 }
                 return .integer(1)
+            }
+        }
+    }
+
+    /// gf_state_init(): makes main a state database for the catalog
+    /// attached to it (`StateDatabase`), in one transaction; 1.
+    static func registerStateInit(_ db: Connection) throws {
+        try db.createFunction("gf_state_init", arities: [0], argumentNames: [], flags: FunctionFlags.changing) { a in
+            let conn = a.connection
+            do {
+                let session = try Session.of(conn)
+                try session.stateInit.run { try StateDatabase.create(conn) }
+                // main's tables changed: whatever the session read is not what it will judge with.
+                session.forget()
+                return .integer(1)
+            } catch let e as CatalogError {
+                throw FunctionError("gf_state_init: \(e.message)")
             }
         }
     }

@@ -14,7 +14,9 @@ enum CatalogStamp {
 
     /// The stamp triggers that are missing or not as the engine wrote them.
     static func damaged(_ db: Connection) throws -> [String] {
-        let stored = try db.query("SELECT name, sql FROM sqlite_master WHERE type = 'trigger' AND name GLOB 'gf_*_stamp_*'")
+        // The catalog's own triggers: main's, or an attached catalog's (`StateDatabase`).
+        let schema = try StateDatabase.catalogSchema(db)
+        let stored = try db.query("SELECT name, sql FROM \(schema).sqlite_master WHERE type = 'trigger' AND name GLOB 'gf_*_stamp_*'")
         return triggers.filter { t in !stored.contains { $0[0].string == t.name && $0[1].string == t.sql } }.map(\.name)
     }
 

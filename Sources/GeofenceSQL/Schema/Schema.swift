@@ -10,10 +10,13 @@ public enum Schema {
 
     public enum State: Equatable { case absent, current, older(Int), newer(Int) }
 
+    /// The catalog's version on this connection: that of main's catalog, or
+    /// of the catalog main's state database judges with (`StateDatabase`).
     public static func state(of db: Connection) throws -> State {
-        let exists = try db.scalar("SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = 'gf_meta'")
+        let schema = try StateDatabase.catalogSchema(db)
+        let exists = try db.scalar("SELECT count(*) FROM \(schema).sqlite_master WHERE type = 'table' AND name = 'gf_meta'")
         guard exists.int64 == 1 else { return .absent }
-        guard let v = try db.scalar("SELECT value FROM gf_meta WHERE key = 'schema_version'").string.flatMap({ Int($0) }) else {
+        guard let v = try db.scalar("SELECT value FROM \(schema).gf_meta WHERE key = 'schema_version'").string.flatMap({ Int($0) }) else {
             throw CatalogError("gf_meta has no schema_version: not a geofence database, or a damaged one")
         }
         if v == currentVersion { return .current }
@@ -90,7 +93,7 @@ public enum Schema {
     /// the job of whoever opens the file, never a side effect of a query.
     public static func requireCurrent(_ db: Connection, for what: String) throws {
         switch try state(of: db) {
-        case .current: return
+        case .current: return try StateDatabase.requireStateInMain(db)
         case .absent: throw CatalogError("no geofence catalog in this database: create one with `geofence init`")
         case .newer(let v): throw newerError(v)
         case .older(let v):

@@ -42,15 +42,22 @@ final class RecordStates: SubjectStateStore {
 
 /// The result door of a task: notifications collected in the order the
 /// engine hands them over, which is the canonical order (subject by
-/// subject, each subject's by time, area_id, condition_id). Explanations
-/// are not asked for and not kept.
+/// subject, each subject's by time, area_id, condition_id), or handed to a
+/// tap in that order instead (`geofence judge --state` writes them out as
+/// they come, and keeps none). Explanations are not asked for and not kept.
 final class CollectedRun: RunSink {
     private(set) var notifications: [Notification] = []
+    private let tap: NotificationTap?
+
+    init(tap: NotificationTap? = nil) { self.tap = tap }
 
     func checkStillWanted() throws {}
     func willStore(validFixes: Int) throws {}
-    func store(_ notifications: [Notification], encoded: [UInt8]?) throws { self.notifications += notifications }
+    func store(_ notifications: [Notification], encoded: [UInt8]?) throws {
+        guard let tap else { return self.notifications += notifications }
+        try tap.write(notifications, encoded)
+    }
     func store(_ explanations: [Explanation]) throws {}
     func finish() throws {}
-    var encode: (@Sendable ([Notification]) -> [UInt8]?)? { nil }
+    var encode: (@Sendable ([Notification]) -> [UInt8]?)? { tap?.encode }
 }

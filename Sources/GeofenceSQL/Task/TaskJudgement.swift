@@ -13,6 +13,8 @@ import GeofenceCore
 /// The doors of its `BatchEngine`: `KeptCatalog` (areas), `RecordStates`
 /// (state), `CollectedRun` (notifications), no spill (a partition is ordered
 /// in memory). Batches are judged one at a time per task (a lock).
+/// `geofence judge --state` judges through the same path, with a file's
+/// rows, a tap for the notifications and a TEMP spill (`Stream`).
 public final class TaskJudgement {
     private let db: Connection
     private let catalog: KeptCatalog
@@ -33,8 +35,14 @@ public final class TaskJudgement {
     }
 
     /// Opens the catalog at `catalogPath` read-only and prepares every area.
-    public init(catalogPath: String) throws {
-        db = try HostSQLite.openReadOnly(catalogPath)
+    public convenience init(catalogPath: String) throws {
+        try self.init(catalog: try HostSQLite.openReadOnly(catalogPath))
+    }
+
+    /// Judges against the catalog `db`, a connection the caller opened
+    /// read-only (`geofence judge --state`), and prepares every area now.
+    public init(catalog db: Connection) throws {
+        self.db = db
         var feed = FixFeed.standard
         feed.localZone = try Settings(db).localZone()
         self.feed = feed
@@ -81,13 +89,50 @@ public final class TaskJudgement {
         if feed.readsTimesOrAccuracy {
             for i in rows.indices { feed.finish(&rows[i]) }
         }
-        return try oneAtATime.with {
+        // Invalid rows described in the standard columns' terms (an Arrow batch has those).
+        return try run(rows, states: states, stream: Stream(feed: .standard))
+    }
+
+    /// How a batch read from a file is judged (`geofence judge --state`):
+    /// its rows come finished by a reader that knew the feed.
+    public struct Stream {
+        /// How the rows' source names its columns: invalid fixes are described in its terms.
+        public var feed: FixFeed
+        /// Where notifications go as they are judged, subject by subject in
+        /// canonical order (`NotificationTap`); with one, `Output.notifications` is empty.
+        public var tap: NotificationTap?
+        /// Whether a batch past memory is ordered in a temporary table of
+        /// the catalog's connection (TEMP: the catalog file is not written).
+        public var spills = false
+        /// Drops the fixes a device with these positioning settings would not have reported.
+        public var fixFilter: FixFilter?
+        /// A guess at the batch's size when the rows cannot tell (a file being read).
+        public var expectedFixes: Int?
+        /// Gets (fixes judged, valid fixes in the batch).
+        public var progress: ((Int, Int) -> Void)?
+
+        public init(feed: FixFeed, tap: NotificationTap? = nil) { self.feed = feed; self.tap = tap }
+    }
+
+    /// Judges `rows`, already finished as `stream.feed` reads them (a
+    /// file's reader does that), with the subjects' records `states`
+    /// (checked, canonical); otherwise as `judge(_:states:)`. Nothing is
+    /// written to the catalog; the new records are in the output.
+    public func judge(finished rows: some Sequence<FixRow>, states: [SubjectKey: String], stream: Stream) throws -> Output {
+        try run(rows, states: states, stream: stream)
+    }
+
+    private func run(_ rows: some Sequence<FixRow>, states: [SubjectKey: String], stream: Stream) throws -> Output {
+        try oneAtATime.with {
             let store = RecordStates(given: states, suppressing: suppressing)
-            let sink = CollectedRun()
-            let engine = BatchEngine(BatchDoors(areas: catalog, states: store, sink: sink))
+            let sink = CollectedRun(tap: stream.tap)
+            let engine = BatchEngine(BatchDoors(areas: catalog, states: store, sink: sink,
+                                                spill: stream.spills ? SpilledFixes.Opener(db) : nil),
+                                     fixFilter: stream.fixFilter)
+            engine.feed = stream.feed
             // Kept areas are never dropped, however many.
             engine.settings.maxPreparedAreas = max(engine.settings.maxPreparedAreas, catalog.areaCount)
-            let report = try engine.run(rows)
+            let report = try engine.run(rows, expectedFixes: stream.expectedFixes, progress: stream.progress)
             return Output(notifications: sink.notifications, states: store.records(), report: report)
         }
     }

@@ -24,6 +24,12 @@ struct Judge: ParsableCommand {
             --no-store-notifications (with --out), for pipelines: the notifications go to --out only \
             and are not stored in the catalog; the run is still recorded in gf_runs with its counts, \
             and the subjects' state is stored as always.
+
+            --state FILE keeps the subjects' state in FILE instead of the catalog, which is then opened \
+            read-only and never written (a catalog shared by many runs): FILE holds one JSON line per \
+            subject as `geofence state export` writes them, is read if it exists, and is replaced whole \
+            once the notifications are out (docs/state.md). The notifications go to --out, or standard \
+            output; the counts to standard error; no run is recorded.
             """)
 
     @Argument(help: "The database file.") var db: String
@@ -46,6 +52,8 @@ struct Judge: ParsableCommand {
     var deviceFilter = false
     @Flag(help: "With --out: write the notifications to --out only, not to the catalog (stream-only); the run's counts and the state are stored.")
     var noStoreNotifications = false
+    @Option(help: "Keep the subjects' state in this file (JSON lines, as `state export` writes them) and never write the catalog, opened read-only.")
+    var state: String?
     @Flag(help: "Print only the summary line.") var quiet = false
     @Option(help: ArgumentHelp("Judging threads (1–256). Default: the CPUs this process may use (its affinity mask and cgroup CPU quota), at most 8.",
                                valueName: "N"))
@@ -57,6 +65,7 @@ struct Judge: ParsableCommand {
         }
         try requireOutputName(out)
         _ = try Self.outNames.resolve(out: out, given: format)
+        try validateState()
         if noStoreNotifications && out == nil {
             throw ValidationError("--no-store-notifications needs --out FILE (or --out - for standard output): the notifications would go nowhere")
         }
@@ -72,6 +81,7 @@ struct Judge: ParsableCommand {
     func run() throws {
         HugePages.adviseForThisProcess()
         Parallel.threads = threads
+        if let state { return try reporting { try judgeWithState(state) } }
         try reporting {
             let conn = try openCatalog(db)
             let feed = try feedColumns.feed(time: time, catalog: conn)
@@ -128,33 +138,39 @@ struct Judge: ParsableCommand {
             // still open (a connection closed that way keeps its -wal): copied alone, the catalog
             // file would lack the run. Written into it now, as a last connection's close would do.
             _ = try? conn.query("PRAGMA wal_checkpoint(TRUNCATE)")
-            let c = report.counters
             // With the events on standard output, the summary goes to standard error.
-            let print = out == standardStream ? warn : { Swift.print($0) }
-            print("run \(report.runId): \(counted(report.fixes, "fix", plural: "fixes")): \(c.judged) judged, \(c.stale) stale, \(c.invalid) invalid; "
-                  + "\(counted(c.transitions, "transition")), \(counted(c.notifications, "notification")), \(c.filtered) not notified (filters)"
-                  + (deviceFilter ? "; device filter dropped \(c.droppedAccuracy) (accuracy), \(c.droppedDistance) (distance)" : ""))
-            if !quiet, let first = report.firstInvalid {
-                // On standard error whatever the output: a cron job's log keeps it.
-                warn("invalid fixes: \(c.invalid) of \(report.fixes), not judged; the first: \(first)"
-                     + (explain ? "" : " (--explain records every reason in gf_explain)"))
-                if let cure = Self.cure(report, feed: feed) { warn(cure) }
-            }
-            if !quiet, report.localTimes > 0, let zone = feed.localZone {
-                // Never silent: a feed of naive UTC times read in another zone is off by its offset.
-                warn("\(counted(report.localTimes, "time")) without a UTC offset read as local time in \(zone.name) (the catalog's default_timezone)")
-            }
+            summarize("run \(report.runId)", report.batch, feed: feed, print: out == standardStream ? warn : { Swift.print($0) })
             if !quiet && explain { print("reasons: `geofence explain \(Echo.shellWord(db)) --run \(report.runId)` (table gf_explain)") }
         }
     }
 }
 
 extension Judge {
+    /// Prints the run's counts as one line opening with `label`, then (unless
+    /// --quiet, on standard error) what was wrong with its invalid fixes and
+    /// how many times were read in the catalog's zone.
+    func summarize(_ label: String, _ report: BatchReport, feed: FixFeed, print: (String) -> Void) {
+        let c = report.counters
+        print("\(label): \(counted(report.fixes, "fix", plural: "fixes")): \(c.judged) judged, \(c.stale) stale, \(c.invalid) invalid; "
+              + "\(counted(c.transitions, "transition")), \(counted(c.notifications, "notification")), \(c.filtered) not notified (filters)"
+              + (deviceFilter ? "; device filter dropped \(c.droppedAccuracy) (accuracy), \(c.droppedDistance) (distance)" : ""))
+        if !quiet, let first = report.firstInvalid {
+            // On standard error whatever the output: a cron job's log keeps it.
+            warn("invalid fixes: \(c.invalid) of \(report.fixes), not judged; the first: \(first)"
+                 + (explain ? "" : " (--explain records every reason in gf_explain)"))
+            if let cure = Self.cure(report, feed: feed) { warn(cure) }
+        }
+        if !quiet, report.localTimes > 0, let zone = feed.localZone {
+            // Never silent: a feed of naive UTC times read in another zone is off by its offset.
+            warn("\(counted(report.localTimes, "time")) without a UTC offset read as local time in \(zone.name) (the catalog's default_timezone)")
+        }
+    }
+
     /// What to do when every invalid fix failed the same way a feed's
     /// fixes do when an option is missing: epoch milliseconds read as
     /// seconds, local times without a zone, no accuracy column. nil when
     /// the invalid fixes are not all of one such kind.
-    static func cure(_ report: Judgement.Report, feed: FixFeed) -> String? {
+    static func cure(_ report: BatchReport, feed: FixFeed) -> String? {
         let invalid = report.counters.invalid
         guard invalid > 0 else { return nil }
         if feed.timeUnit == .seconds && report.millisecondTimes == invalid {

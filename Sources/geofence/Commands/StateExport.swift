@@ -38,7 +38,7 @@ extension State {
                 try transfer.forEach(only: subject.isEmpty ? nil : subject) { id, text in
                     // Checked, and written as the engine writes it (a stored record already is).
                     let state = try SubjectRecord.decode(text, subject: id)
-                    Self.line(id, SubjectRecord.encode(state), &buffer)
+                    StateLines.line(id, SubjectRecord.encode(state), &buffer)
                     count += 1
                     if buffer.count >= 1 << 20 { try output.write(bytes: buffer); buffer.removeAll(keepingCapacity: true) }
                 }
@@ -47,15 +47,6 @@ extension State {
                 // Standard output holds the lines alone; a file's summary goes to standard error.
                 if let out, out != standardStream { warn("exported the state of \(counted(count, "subject")) to \(out)") }
             }
-        }
-
-        /// One line: `{"subject_id":…,"record":…}` and a newline, the record's text as it is.
-        static func line(_ subject: String, _ record: String, _ out: inout [UInt8]) {
-            out += #"{"subject_id":"#.utf8
-            JSONValue.appendString(subject, to: &out)
-            out += #","record":"#.utf8
-            out += record.utf8
-            out += "}\n".utf8
         }
     }
 }

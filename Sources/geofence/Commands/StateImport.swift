@@ -44,33 +44,11 @@ extension State {
         /// Reads every line of `input` (called `name`) and puts its record,
         /// inside the caller's transaction; returns how many were put and how
         /// many of those replaced a subject's state. The first bad line
-        /// throws, located by file and line: the caller rolls back.
+        /// throws, located by file and line (`StateLines.read`): the caller rolls back.
         static func read(_ input: UnsafeMutablePointer<FILE>, _ name: String, into transfer: StateTransfer,
                          replace: Bool) throws -> (Int, Int) {
-            var line: UnsafeMutablePointer<CChar>?
-            var capacity = 0
-            defer { free(line) }
-            var number = 0, imported = 0, replaced = 0
-            // By the ids' bytes, as the catalog keys them: "café" composed and decomposed are two subjects.
-            var seen = Set<SubjectKey>()
-            while true {
-                let n = getline(&line, &capacity, input)
-                if n < 0 {
-                    if ferror(input) != 0 { throw InputError("read error: \(String(cString: strerror(errno)))", file: name) }
-                    break
-                }
-                number += 1
-                let bytes = UnsafeRawBufferPointer(start: line, count: n)
-                let at = "line \(number)"
-                guard let text = String(validating: bytes.bindMemory(to: UInt8.self), as: UTF8.self) else {
-                    throw InputError("is not UTF-8 text", file: name, item: at)
-                }
-                if text.utf8.allSatisfy({ $0 == 0x20 || $0 == 0x09 || $0 == 0x0A || $0 == 0x0D }) { continue }
-                let checked: StateTransfer.Checked
-                do { checked = try Self.checked(text) } catch let e as InputError { throw e.located(file: name, item: at) }
-                guard seen.insert(SubjectKey(checked.subject)).inserted else {
-                    throw InputError("subject \(Echo.quoted(checked.subject)) has a line above already: one line per subject", file: name, item: at)
-                }
+            var imported = 0, replaced = 0
+            try StateLines.read(input, name) { checked, at in
                 let had = try transfer.record(of: checked.subject) != nil
                 guard try transfer.put(checked, replace: replace) else {
                     throw InputError("subject \(Echo.quoted(checked.subject)) already has state in this catalog: --replace replaces it",
@@ -82,36 +60,6 @@ extension State {
             }
             if imported % 10_000 != 0 { TestStops.reach(.chunk) }
             return (imported, replaced)
-        }
-
-        /// One line's subject and record, checked (`StateTransfer.check`).
-        static func checked(_ text: String) throws -> StateTransfer.Checked {
-            let value: JSONValue
-            do { value = try JSONReader.parse(text) } catch {
-                throw InputError("is not a JSON object {\"subject_id\":…,\"record\":…} (\(error))")
-            }
-            guard case .object(let members) = value else {
-                throw InputError("is a JSON \(value.typeName), not an object {\"subject_id\":…,\"record\":…}")
-            }
-            var subject: String?, record: JSONValue?
-            for (key, member) in members {
-                switch key {
-                case "subject_id" where subject == nil:
-                    guard case .string(let s) = member else { throw InputError("has a subject_id of type \(member.typeName), not a string") }
-                    subject = s
-                case "record" where record == nil:
-                    record = member
-                case "subject_id", "record":
-                    throw InputError("has two members \(Echo.quoted(key))")
-                default:
-                    throw InputError("has a member \(Echo.quoted(key)), which a state line does not have (only subject_id and record)")
-                }
-            }
-            guard let subject else { throw InputError("has no subject_id") }
-            guard let record, case .object = record else {
-                throw InputError("has no \"record\" object for subject \(Echo.quoted(subject))")
-            }
-            return try StateTransfer.check(subject: subject, record: record)
         }
     }
 }

@@ -58,9 +58,11 @@ enum ReadOnlyCatalog {
     /// A WAL catalog in a folder nobody may write has no -shm file, and SQLite
     /// cannot read it even read-only without one unless told the file cannot
     /// change (`immutable=1`): that second try is made only then.
-    static func open(_ path: String, reason: String) throws -> Connection {
+    /// With `immutable`, the file is read as one nobody writes (see `openShared`).
+    static func open(_ path: String, reason: String, immutable: Bool = false) throws -> Connection {
         opened = (path, reason)
-        let uri = path.hasPrefix("file:") ? path : "file:" + escaped(path) + "?mode=ro"
+        var uri = path.hasPrefix("file:") ? path : "file:" + escaped(path) + "?mode=ro"
+        if immutable { uri += (uri.contains("?") ? "&" : "?") + "immutable=1" }
         var db: Connection
         do {
             let first = try Database.open(uri, readOnly: true)
@@ -98,6 +100,38 @@ enum ReadOnlyCatalog {
             try Schema.open(db)    // current: nothing to do; absent or newer: its error
         }
         return db
+    }
+
+    /// Opens the catalog only to read it, whoever may write it (`judge
+    /// --state`): SQLITE_OPEN_READONLY, so nothing of this process writes
+    /// it, and no file is left beside it that was not there. SQLite makes a
+    /// -wal and a -shm file beside a WAL catalog for every connection, a
+    /// reader's too, and only a writer's last close removes them. A WAL
+    /// catalog without a -wal file is one no connection has open, whose
+    /// every committed change is in the file itself: it is read as
+    /// immutable (no lock, no side file), which holds as long as nobody
+    /// writes it meanwhile; judgement reads it whole as it opens it (every
+    /// area prepared) and not again. Any other catalog (a -wal there, one in
+    /// rollback mode) is opened as `open` opens it, with the side files
+    /// that are there.
+    static func openShared(_ path: String, reason: String) throws -> Connection {
+        naming(catalog: path)
+        let file = path.hasPrefix("file:") ? nil : resolved(path)
+        let alone = file.map { isWAL($0) && access($0 + "-wal", F_OK) != 0 } ?? false
+        do {
+            return try open(path, reason: reason, immutable: alone)
+        } catch let e as CatalogError where !e.message.hasPrefix(path + ":") {
+            throw CatalogError("\(path): \(e.message)")   // the file the message is about
+        }
+    }
+
+    /// Whether the database file at `path` is in WAL mode (its header's
+    /// write version, byte 18, is 2); false if it cannot be read.
+    private static func isWAL(_ path: String) -> Bool {
+        guard let f = fopen(path, "rb") else { return false }
+        defer { fclose(f) }
+        var header = [UInt8](repeating: 0, count: 20)
+        return fread(&header, 1, 20, f) == 20 && header[18] == 2
     }
 
     /// The message for a write refused by SQLite on a read-only catalog.

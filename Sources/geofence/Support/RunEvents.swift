@@ -63,13 +63,18 @@ final class RunEvents {
     /// Completes the output and closes it (the caller commits it): the
     /// streamed lines, or the run read back through `listing`.
     func finish(_ conn: Connection, _ listing: NotificationListing) throws {
-        if let target, inOrder {
-            try target.write(format.footer)
-            if target !== output { try target.copy(to: output) }
-            return try output.close()
-        }
+        if target != nil && inOrder { return try finishStreamed() }
         if target === output { try output.rewind() }
         try writeNotifications(conn, listing, format: format, to: output)
+    }
+
+    /// Completes an output whose every line was streamed (always so when
+    /// stream-only: lines out of order fail the run) and closes it.
+    func finishStreamed() throws {
+        guard let target, inOrder else { throw InputError("the notifications could not be streamed in canonical order", file: output.name) }
+        try target.write(format.footer)
+        if target !== output { try target.copy(to: output) }
+        try output.close()
     }
 
     private func write(_ rows: [Notification], _ bytes: [UInt8]?) throws {
