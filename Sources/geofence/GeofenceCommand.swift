@@ -1,6 +1,7 @@
 import ArgumentParser
 import GeofenceHost
 import GeofenceSQL
+@preconcurrency import Glibc
 
 @main
 struct GeofenceCommand: ParsableCommand {
@@ -33,6 +34,8 @@ struct GeofenceCommand: ParsableCommand {
             fail("error: \(why): ids, times and file names are read as UTF-8; nothing was changed", code: 1)
         }
         SignalEnding.install()
+        // A file past `ulimit -f` is a write error said in words (EFBIG), not a silent death by SIGXFSZ.
+        signal(SIGXFSZ, SIG_IGN)
         main(nil)
     }
 }

@@ -123,7 +123,7 @@ def test_a_hostile_state_file_is_refused_naming_the_file_and_line_and_the_old_st
     assert f"error: {state}, line 3: " in p.stderr, p.stderr
     assert state.read_bytes() == kept
     assert not (tmp_path / "n2.csv").exists()
-    assert sorted(os.listdir(tmp_path)) == sorted(["shared", "state.jsonl", "n1.csv", "all.csv", "first.csv", "second.csv", "scenario.db",
+    assert sorted(os.listdir(tmp_path)) == sorted(["shared", "state.jsonl", "state.jsonl.lock", "n1.csv", "all.csv", "first.csv", "second.csv", "scenario.db",
                                                    "areas.geojson", "conditions.csv", "fixes.csv"])
     assert digest(catalog) == before and listing(catalog.parent) == ["fences.db"]
 

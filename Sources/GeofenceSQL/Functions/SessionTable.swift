@@ -40,6 +40,10 @@ final class Session {
     private var catalogStamp: Statement?
     private var schemaVersion: Statement?
     private var tempSchemaVersion: Statement?
+    /// Of the attached catalog a state database judges with (`StateDatabase`):
+    /// main's data_version and schema_version do not move when another
+    /// connection changes an attached database.
+    private var catalogVersions: (data: Statement, schema: Statement)?
     /// The schema versions of main and temp as one number, as `currentJudgement` read them last.
     private(set) var schema: Int64 = -1
     /// Whether the subject state saved by one call may be reused by the next (no trigger of the user's on the tables gf_check writes).
@@ -75,6 +79,9 @@ final class Session {
         schema = now.schema
         if let j = judgement, now == stamp { return j }
         let j = try Judgement(db)  // checks the schema version first
+        let catalog = try StateDatabase.catalogSchema(db)
+        catalogVersions = catalog == "main" ? nil
+            : (try db.prepare("PRAGMA \(catalog).data_version"), try db.prepare("PRAGMA \(catalog).schema_version"))
         // Without its stamp triggers a catalog change rolled back on this
         // connection would go unseen, and the cache would judge by it.
         let damaged = try CatalogStamp.damaged(db)
@@ -90,7 +97,8 @@ final class Session {
                  + (SELECT count(*) FROM sqlite_temp_master WHERE type = 'trigger' AND lower(tbl_name) IN (\(tables)))
             """).int64 == 0
         judgement = j
-        stamp = now
+        // Read again: the attached catalog's versions are part of it from now on.
+        stamp = catalogVersions == nil ? now : try currentStamp()
         return j
     }
 
@@ -117,17 +125,21 @@ final class Session {
             defer { s.reset() }
             return try s.step() ? s.value(0) : .null
         }
-        let version = try first(dataVersion!).int64 ?? 0
+        var version = try first(dataVersion!).int64 ?? 0
         let catalog = try first(catalogStamp!).string ?? ""
         // A TEMP trigger (on this connection, after some calls) changes only the temp schema's version.
-        let schema = (try first(schemaVersion!).int64 ?? 0) &* 4_294_967_296 &+ (try first(tempSchemaVersion!).int64 ?? 0)
+        var schema = (try first(schemaVersion!).int64 ?? 0) &* 4_294_967_296 &+ (try first(tempSchemaVersion!).int64 ?? 0)
+        if let attached = catalogVersions {
+            version = version &* 4_294_967_296 &+ (try first(attached.data).int64 ?? 0)
+            schema = schema &* 65_537 &+ (try first(attached.schema).int64 ?? 0)
+        }
         return Stamp(changes: sqlite.pointee.total_changes64!(db.handle), dataVersion: version, catalog: catalog, schema: schema)
     }
 
     /// Drops the cached judgement: after a failed call, whose writes were undone.
     func forget() { judgement = nil; stamp = Stamp(changes: -1, dataVersion: -1, catalog: "", schema: -1) }
 
-    func close() { judgement = nil; dataVersion = nil; catalogStamp = nil; schemaVersion = nil; tempSchemaVersion = nil; transaction.close(); stateImport.close(); stateInit.close(); outputReaders.close() }
+    func close() { judgement = nil; catalogVersions = nil; dataVersion = nil; catalogStamp = nil; schemaVersion = nil; tempSchemaVersion = nil; transaction.close(); stateImport.close(); stateInit.close(); outputReaders.close() }
 
     // MARK: Registry
 

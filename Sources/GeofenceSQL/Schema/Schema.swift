@@ -58,7 +58,7 @@ public enum Schema {
     /// Refuses a database that already holds a catalog, of any version.
     public static func refuseExisting(_ db: Connection) throws {
         switch try state(of: db) {
-        case .absent: break
+        case .absent: if let m = try StateDatabase.notACatalog(db) { throw CatalogError(m) }
         case .current: throw CatalogError("the database already holds a geofence catalog (schema version \(currentVersion))")
         case .older(let v): throw CatalogError("the database already holds a geofence catalog (schema version \(v)); open it to upgrade")
         case .newer(let v): throw newerError(v)
@@ -70,7 +70,7 @@ public enum Schema {
     /// (when the file can be written: a reader does not depend on them).
     public static func open(_ db: Connection) throws {
         switch try state(of: db) {
-        case .absent: throw CatalogError("no geofence catalog in this database: run `geofence init` first")
+        case .absent: throw CatalogError(try StateDatabase.notACatalog(db) ?? "no geofence catalog in this database: run `geofence init` first")
         case .current: break
         case .newer(let v): throw newerError(v)
         case .older:
@@ -94,7 +94,7 @@ public enum Schema {
     public static func requireCurrent(_ db: Connection, for what: String) throws {
         switch try state(of: db) {
         case .current: return try StateDatabase.requireStateInMain(db)
-        case .absent: throw CatalogError("no geofence catalog in this database: create one with `geofence init`")
+        case .absent: throw CatalogError(try StateDatabase.notACatalog(db) ?? "no geofence catalog in this database: create one with `geofence init`")
         case .newer(let v): throw newerError(v)
         case .older(let v):
             throw CatalogError("the catalog has schema version \(v), and \(what) needs version \(currentVersion): "

@@ -1,3 +1,4 @@
+import CSQLite
 import GeofenceCore
 
 /// A state database: gf_check's subjects' state and notifications kept apart
@@ -20,10 +21,15 @@ import GeofenceCore
 /// Attached `mode=ro`, the catalog cannot be written by anything on the
 /// connection.
 public enum StateDatabase {
-    /// What of a catalog a state database holds, in the order they are made.
-    static let objects = ["gf_subject_keys", "gf_area_keys", "gf_notification_rows", "gf_notification_rows_by_subject",
-                          "gf_subject_state", "gf_inside", "gf_runs", "gf_explain",
-                          "gf_notifications", "gf_notifications_delete", "gf_subjects", "gf_subjects_remove"]
+    /// The catalog's views a state database cannot hold (a view in main reads
+    /// main's tables only, and these read the catalog's too), each made in
+    /// main as a view of a table that does not exist, named for what to do:
+    /// without it, SQLite would find the attached catalog's own view, which
+    /// reads the catalog's state, not this database's.
+    static let unkept = [
+        ("gf_stays", "gf_stays is not kept in a state database: read the stays in gf_subject_state's records (docs/state.md)"),
+        ("gf_last_notified", "gf_last_notified is not kept in a state database: read the days in gf_subject_state's records (docs/state.md)"),
+    ]
 
     /// The schema that holds the catalog on this connection, as SQL names
     /// it: main when main holds one (a gf_meta table), else the first
@@ -38,6 +44,18 @@ public enum StateDatabase {
             }
         }
         return "main"
+    }
+
+    /// What to say of a database with no catalog that is a state database
+    /// (its catalog not attached: the command-line tool, or a connection
+    /// that did not ATTACH it); nil for any other database.
+    static func notACatalog(_ db: Connection) throws -> String? {
+        guard try db.scalar("SELECT count(*) FROM main.sqlite_master WHERE type = 'table' AND name = 'gf_state_meta'").int64 == 1 else {
+            return nil
+        }
+        return "this is a state database (made by gf_state_init), not a catalog: it holds subjects' state and notifications "
+            + "for a catalog ATTACHed to it. Read it in SQL with its catalog attached (gf_state_export, gf_notifications; "
+            + "docs/state.md); the command-line tool opens catalogs only"
     }
 
     /// Refuses a connection whose catalog is attached to a main that is not
@@ -56,6 +74,31 @@ public enum StateDatabase {
             throw CatalogError("main is a state database of schema version \(version.map(String.init) ?? "unknown"), and this geofence "
                                + "needs version \(Schema.currentVersion): export its subjects' state (gf_state_export) and import it "
                                + "into a new state database")
+        }
+        try requireIntact(db, catalog: schema)
+    }
+
+    /// Refuses a state database whose objects are not the engine's (a table
+    /// missing would send the writes to the attached catalog; one of the
+    /// catalog's names in main would hide the catalog's rows), and a catalog
+    /// attached so that it can be written.
+    private static func requireIntact(_ db: Connection, catalog schema: String) throws {
+        let stored = Dictionary(try db.query("SELECT name, sql FROM main.sqlite_master WHERE name GLOB 'gf_*'").compactMap { row in
+            row[0].string.map { ($0, row[1].string ?? "") }
+        }, uniquingKeysWith: { a, _ in a })
+        let damage = "main is a damaged state database"
+        for object in StateObjects.all where stored[object.name] != object.sql {
+            throw CatalogError("\(damage): its \(object.name) is \(stored[object.name] == nil ? "missing" : "not as gf_state_init made it") "
+                               + "(export the state with gf_state_export and import it into a new state database)")
+        }
+        let own = Set(StateObjects.all.map(\.name) + unkept.map(\.0) + ["gf_state_meta"])
+        let catalogNames = Set(try db.query("SELECT name FROM \(schema).sqlite_master").compactMap { $0[0].string })
+        if let shadow = stored.keys.sorted().first(where: { !own.contains($0) && catalogNames.contains($0) }) {
+            throw CatalogError("\(damage): it has \(shadow), which would hide the catalog's own (a state database holds only what gf_state_init made)")
+        }
+        if try !attachedReadOnly(db, schema) {
+            throw CatalogError("the catalog is attached as \(schema) so that it can be written: attach it read-only "
+                               + "(`ATTACH 'file:fences.db?mode=ro' AS catalog`), so that no call can write it")
         }
     }
 
@@ -81,16 +124,22 @@ public enum StateDatabase {
         if let first = taken.first {
             throw CatalogError("main has \(first) already: a state database is made in a new, empty database")
         }
-        for name in objects {
-            guard let sql = try db.scalar("SELECT sql FROM \(schema).sqlite_master WHERE name = ?", [.text(name)]).string else {
-                throw CatalogError("the attached catalog \(schema) has no \(name): a damaged catalog")
-            }
-            // Made in main: a CREATE without a schema makes its object there.
-            try db.execute(sql)
-        }
+        // The engine's own text (`StateObjects`), one statement each: never the attached catalog's.
+        for object in StateObjects.all { try db.execute(object.sql) }
+        for (view, instead) in unkept { try db.execute("CREATE VIEW \(view) AS SELECT * FROM \(quoted(instead))") }
         try db.execute("CREATE TABLE gf_state_meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)")
         try db.query("INSERT INTO main.gf_state_meta (key, value) VALUES ('schema_version', ?), ('created_by', ?)",
                      [.text(String(Schema.currentVersion)), .text("geofence " + GeofenceVersion.string)])
+    }
+
+    /// Whether the database attached as `schema` (as `catalogSchema` names
+    /// it) was attached read-only.
+    private static func attachedReadOnly(_ db: Connection, _ schema: String) throws -> Bool {
+        for row in try db.query("PRAGMA database_list") {
+            guard let name = row[1].string, quoted(name) == schema else { continue }
+            return sqlite.pointee.db_readonly!(db.handle, name) == 1
+        }
+        return false
     }
 
     /// `name` as an SQL identifier: in double quotes, a quote in it doubled.

@@ -10,7 +10,7 @@ struct Judge: ParsableCommand {
             Fixes come from --fixes FILE (CSV with a header, or NDJSON with .ndjson/.jsonl) or from \
             --table (default gf_fixes, the inbox, which a run empties). Columns: subject_id, ts, lat, \
             lon, accuracy_m, or the feed's own names with --columns; --time-unit ms reads epoch \
-            milliseconds, --accuracy-m M stands in for a missing accuracy (docs/inputs.md). Per subject, fixes are judged in time order (ties keep input order); \
+            milliseconds, --accuracy-m M stands in for a missing accuracy (docs/inputs.md). Per subject, fixes are judged in time order (ties keep input order, and the later of two fixes at one time is stale); \
             stale and invalid fixes are counted and skipped. The run is one transaction.
 
             --out FILE writes this run's notifications, CSV columns subject_id, ts, area_id, \

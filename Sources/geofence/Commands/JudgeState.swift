@@ -37,6 +37,13 @@ extension Judge {
             throw ValidationError("--explain records its reasons in the catalog (gf_explain), which --state never writes: leave it out, "
                                   + "or judge a copy of the catalog without --state")
         }
+        if db.hasPrefix("file:") {
+            throw ValidationError("--state opens the catalog read-only itself (and leaves no file beside it): name it as a file, not as the URI \(db)")
+        }
+        var st = stat()
+        if stat(state, &st) == 0, st.st_mode & S_IFMT != S_IFREG {
+            throw ValidationError("--state \(state) is not a regular file: the new state is written beside it and renamed over it")
+        }
         for (option, path) in [("--fixes", fixes), ("--out", out)] {
             if let path, path != standardStream, Self.sameFile(path, state) {
                 throw ValidationError("\(option) and --state name the same file (\(path)): the new state would be written over it")
@@ -52,6 +59,8 @@ extension Judge {
         // catalog's files) and a refused --out fail before anything is judged.
         try OutputFile(statePath, database: conn).discard()
         let output = try OutputFile(out == nil || out == standardStream ? nil : out, database: conn)
+        // One run at a time on STATE, from before it is read until the new one is in place.
+        try StateFileLock.take(statePath)
         let given = try readStates(statePath)
         let source = fixes ?? standardStream
         let spooled = try spooledFixes(source)
@@ -117,10 +126,31 @@ extension Judge {
         try file.commit()
     }
 
-    /// Whether `a` and `b` name one file: the same name, or the same device and inode.
+    /// Whether `a` and `b` name one file: the same device and inode, or (for
+    /// a file not made yet) the same place once links and folders are
+    /// resolved (`./s.jsonl` and `s.jsonl`, a dangling link to the other).
     private static func sameFile(_ a: String, _ b: String) -> Bool {
         if a == b { return true }
         var x = stat(), y = stat()
-        return stat(a, &x) == 0 && stat(b, &y) == 0 && x.st_dev == y.st_dev && x.st_ino == y.st_ino
+        if stat(a, &x) == 0 && stat(b, &y) == 0 { return x.st_dev == y.st_dev && x.st_ino == y.st_ino }
+        return place(a) == place(b)
+    }
+
+    /// Where writing `path` would put a file: its links followed (a dangling
+    /// one too), its folder's real path and its own name.
+    private static func place(_ path: String) -> String {
+        var path = path
+        for _ in 0..<40 {
+            var buffer = [CChar](repeating: 0, count: Int(PATH_MAX) + 1)
+            let n = readlink(path, &buffer, Int(PATH_MAX))
+            guard n > 0 else { break }
+            let target = String(decoding: buffer[0..<n].map { UInt8(bitPattern: $0) }, as: UTF8.self)
+            path = target.hasPrefix("/") ? target : ReadOnlyCatalog.folder(of: path) + "/" + target
+        }
+        let folder = ReadOnlyCatalog.folder(of: path)
+        let name = path.split(separator: "/").last.map(String.init) ?? path
+        guard let real = realpath(folder, nil) else { return path }
+        defer { free(real) }
+        return String(cString: real) + "/" + name
     }
 }

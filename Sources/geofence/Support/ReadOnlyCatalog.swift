@@ -61,6 +61,10 @@ enum ReadOnlyCatalog {
     /// With `immutable`, the file is read as one nobody writes (see `openShared`).
     static func open(_ path: String, reason: String, immutable: Bool = false) throws -> Connection {
         opened = (path, reason)
+        // Named as the user named it: the URI below is this function's own.
+        if !path.hasPrefix("file:"), access(path, F_OK) != 0 {
+            throw CatalogError("\(path): no such database (create one with `geofence init \(Echo.shellWord(path))`)")
+        }
         var uri = path.hasPrefix("file:") ? path : "file:" + escaped(path) + "?mode=ro"
         if immutable { uri += (uri.contains("?") ? "&" : "?") + "immutable=1" }
         var db: Connection
