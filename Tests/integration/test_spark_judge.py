@@ -1,16 +1,19 @@
 """geofence.spark.judge on a local Spark (issue 41): the catalog shipped with
 SparkContext.addFile and opened read-only in the executors' Python workers,
 fixes and records partitioned by subject, each partition judged in process
-through Arrow. In 1, 3 and 7 partitions, and in two runs split by event time
-carrying the state, the notifications are those of one `geofence judge` on a
-copy of the catalog (equal times in input order), the new state is `geofence
-state export`'s byte for byte, and the catalog file is unchanged. One
-SparkSession for the module (local[2]); Java 17 and pyspark come from
-scripts/test.sh."""
+through Arrow. Over the issue's size (task_scenario.AT_SCALE: ~305,000 fixes
+of 1,100 subjects, conditions of every kind, equal times), read by Spark
+from a parquet file, in 1, 3 and 7 partitions and in two runs split by event
+time carrying the state, the notifications are those of one `geofence judge`
+on a copy of the catalog (equal times in input order), the new state is
+`geofence state export`'s byte for byte, and the catalog file is unchanged.
+One SparkSession and one data set for the module (local[2]); Java 17 and
+pyspark come from scripts/test.sh."""
 
 import pytest
 
-from task_scenario import canonical, digest, export_text, fixes_with_ties, reference, spark_session, use_this_build
+from task_scenario import (AT_SCALE, canonical, digest, fixes_with_ties, reference, spark_collected, spark_session,
+                           use_this_build, write_parquet)
 
 use_this_build()
 pyspark = pytest.importorskip("pyspark")  # listed in Tests/requirements.txt: missing means a broken venv
@@ -27,32 +30,26 @@ def spark():
 
 @pytest.fixture(scope="module")
 def data(tmp_path_factory):
-    """~50 subjects, ~4,400 fixes with ties; the rows in file order."""
+    """The catalog, the rows in file order and one `geofence judge` over all of them."""
     tmp = tmp_path_factory.mktemp("spark")
-    db, rows = fixes_with_ties(tmp, subjects=50, per_subject=80, seed=43)
-    return tmp, db, rows
+    db, rows = fixes_with_ties(tmp, seed=43, **AT_SCALE)
+    write_parquet(tmp / "all.parquet", rows)
+    return tmp, db, rows, reference(tmp, db, [rows], name="all")
 
 
-def frame(spark, rows, start=0):
-    """rows as a DataFrame with their file order in an `order` column."""
-    return spark.createDataFrame([(*r, start + i) for i, r in enumerate(rows)],
-                                 "subject_id string, ts string, lat double, lon double, accuracy_m double, order long")
-
-
-def collected(notes, states):
-    n = [tuple(r) for r in notes.collect()]
-    s = sorted(((r.subject_id, r.record) for r in states.collect()), key=lambda x: x[0].encode())
-    return canonical(n), export_text([x[0] for x in s], [x[1] for x in s])
+def frame(spark, path, rows, start=0):
+    """rows as a DataFrame Spark reads from a parquet file, their file order (from ``start``) in an `order` column."""
+    return spark.read.parquet(str(write_parquet(path, rows, start)))
 
 
 @pytest.mark.parametrize("partitions", [1, 3, 7])
 def test_partitions_give_one_judge(spark, data, partitions):
-    tmp, db, rows = data
-    expected, exported, counts = reference(tmp, db, [rows], name=f"p{partitions}")
+    tmp, db, rows, (expected, exported, counts) = data
     assert {n[4] for n in expected} == {"IN", "OUT", "DWELL"}
+    assert len(rows) > 300_000 and counts["stale"] > 0  # the issue's size; ties judged in input order
     before = digest(db)
-    notes, states, runs = gs.judge(frame(spark, rows), catalog=db, partitions=partitions)
-    got_notes, got_state = collected(notes, states)
+    notes, states, runs = gs.judge(spark.read.parquet(str(tmp / "all.parquet")), catalog=db, partitions=partitions)
+    got_notes, got_state = spark_collected(notes, states)
     assert got_notes == canonical(expected)
     assert got_state == exported
     run = runs.collect()[0]
@@ -61,16 +58,18 @@ def test_partitions_give_one_judge(spark, data, partitions):
 
 
 def test_two_runs_split_by_event_time_carry_the_state(spark, data):
-    tmp, db, rows = data
+    tmp, db, rows, _ = data
     cut = sorted(r[1] for r in rows)[len(rows) // 2]  # text order is time order: one offset throughout
     first = [r for r in rows if r[1] < cut]
     late = [r for r in first if r[0] == "dev-7"][-2]  # older than dev-7's state after the first run
     second = [r for r in rows if r[1] >= cut] + [late]
     expected, exported, counts = reference(tmp, db, [first, second], name="split")
-    notes1, states1, runs1 = gs.judge(frame(spark, first), catalog=db, partitions=3)
-    notes2, states2, runs2 = gs.judge(frame(spark, second, start=len(first)), catalog=db, state=states1, partitions=5)
-    n1, _ = collected(notes1, states1)
-    n2, state = collected(notes2, states2)
+    notes1, states1, runs1 = gs.judge(frame(spark, tmp / "first.parquet", first), catalog=db, partitions=3)
+    notes2, states2, runs2 = gs.judge(frame(spark, tmp / "second.parquet", second, start=len(first)), catalog=db,
+                                      state=states1, partitions=5)
+    n1, _ = spark_collected(notes1, states1)
+    n2, state = spark_collected(notes2, states2)
     assert canonical(n1 + n2) == canonical(expected)
     assert state == exported
     assert runs1.collect()[0]["stale"] + runs2.collect()[0]["stale"] == counts["stale"] >= 1
+
