@@ -6,9 +6,17 @@ of 1,100 subjects, conditions of every kind, equal times), read by Spark
 from a parquet file, in 1, 3 and 7 partitions and in two runs split by event
 time carrying the state, the notifications are those of one `geofence judge`
 on a copy of the catalog (equal times in input order), the new state is
-`geofence state export`'s byte for byte, and the catalog file is unchanged.
+`geofence state export`'s byte for byte, and the catalog file is unchanged. What is shipped is the catalog as a reader sees
+it now (a -wal's committed pages included), and the copies are kept for the
+live session alone.
 One SparkSession and one data set for the module (local[2]); Java 17 and
 pyspark come from scripts/test.sh."""
+
+import os
+import sqlite3
+import subprocess
+import tempfile
+from pathlib import Path
 
 import pytest
 
@@ -73,3 +81,39 @@ def test_two_runs_split_by_event_time_carry_the_state(spark, data):
     assert state == exported
     assert runs1.collect()[0]["stale"] + runs2.collect()[0]["stale"] == counts["stale"] >= 1
 
+
+def test_a_catalog_another_connection_wrote_and_holds_is_judged_as_it_now_is(spark, tmp_path):
+    # A connection that wrote the catalog and is still open leaves its pages in
+    # the -wal (no checkpoint): what is shipped must be what a reader sees now.
+    db, rows = fixes_with_ties(tmp_path, subjects=8, per_subject=40, seed=67)
+    held = sqlite3.connect(db, isolation_level=None)
+    try:
+        held.execute("PRAGMA wal_autocheckpoint = 0")
+        held.execute("INSERT INTO gf_conditions (condition_id, area_id, timing) SELECT 1000 + rowid, area_id, 'IN' FROM gf_areas")
+        assert os.path.getsize(f"{db}-wal") > 0
+        now = tmp_path / "now.db"  # the catalog as it now is, for the reference
+        with sqlite3.connect(now) as copy:
+            held.backup(copy)
+        expected, exported, _ = reference(tmp_path, now, [rows])
+        assert any(n[3] > 1000 for n in expected)  # the new conditions notify
+        notes, states, _ = gs.judge(frame(spark, tmp_path / "fixes.parquet", rows), catalog=db, partitions=2)
+        assert spark_collected(notes, states) == (canonical(expected), exported)
+    finally:
+        held.close()
+
+
+def test_shipped_copies_are_kept_for_the_live_session_alone(spark, tmp_path):
+    db, rows = fixes_with_ties(tmp_path, subjects=3, per_subject=10, seed=71)
+    # Copies are made under geofence-spark-UID, a folder PID-SESSION per session (docs/spark.md).
+    base = Path(tempfile.gettempdir()) / f"geofence-spark-{os.getuid()}"
+    gone = subprocess.run(["sh", "-c", "echo $$"], capture_output=True, text=True).stdout.strip()  # a process that ended
+    stale = [base / f"{gone}-local-1", base / f"{os.getpid()}-local-2", base / "scenario-0123456789abcdef.db"]
+    base.mkdir(exist_ok=True)
+    for path in stale[:2]:
+        path.mkdir()
+        (path / "scenario-0123456789abcdef.db").write_bytes(b"an earlier copy")
+    stale[2].write_bytes(b"a copy of an older layout")
+    gs.judge(frame(spark, tmp_path / "fixes.parquet", rows), catalog=db, partitions=1)[0].count()
+    live = base / f"{os.getpid()}-{spark.sparkContext.applicationId}"
+    assert [p for p in stale if p.exists()] == []
+    assert any(p.name.startswith("scenario-") for p in live.iterdir())
