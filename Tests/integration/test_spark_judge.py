@@ -6,13 +6,16 @@ of 1,100 subjects, conditions of every kind, equal times), read by Spark
 from a parquet file, in 1, 3 and 7 partitions and in two runs split by event
 time carrying the state, the notifications are those of one `geofence judge`
 on a copy of the catalog (equal times in input order), the new state is
-`geofence state export`'s byte for byte, and the catalog file is unchanged. What is shipped is the catalog as a reader sees
+`geofence state export`'s byte for byte (and so is the state written as
+parquet and imported into a catalog with geofence.import_state), and the
+catalog file is unchanged. What is shipped is the catalog as a reader sees
 it now (a -wal's committed pages included), and the copies are kept for the
 live session alone.
 One SparkSession and one data set for the module (local[2]); Java 17 and
 pyspark come from scripts/test.sh."""
 
 import os
+import shutil
 import sqlite3
 import subprocess
 import tempfile
@@ -20,11 +23,12 @@ from pathlib import Path
 
 import pytest
 
-from task_scenario import (AT_SCALE, canonical, digest, fixes_with_ties, reference, spark_collected, spark_session,
+from task_scenario import (AT_SCALE, canonical, digest, fixes_with_ties, gf, reference, spark_collected, spark_session,
                            use_this_build, write_parquet)
 
 use_this_build()
 pyspark = pytest.importorskip("pyspark")  # listed in Tests/requirements.txt: missing means a broken venv
+import geofence  # noqa: E402
 from geofence import spark as gs  # noqa: E402
 
 
@@ -63,6 +67,12 @@ def test_partitions_give_one_judge(spark, data, partitions):
     run = runs.collect()[0]
     assert {k: run[k] for k in counts} == counts and run["partitions"] == partitions
     assert digest(db) == before
+    # The job's state written as parquet and imported into a catalog (geofence.import_state)
+    # is the state `geofence judge` leaves, byte for byte.
+    states.write.parquet(str(tmp / f"state-{partitions}"))
+    other = shutil.copy(db, tmp / f"imported-{partitions}.db")
+    assert geofence.import_state(other, tmp / f"state-{partitions}") == 1100
+    assert gf("state", "export", other).stdout == exported
 
 
 def test_two_runs_split_by_event_time_carry_the_state(spark, data):
