@@ -117,12 +117,11 @@ def test_shipped_copies_are_kept_for_the_live_session_alone(spark, tmp_path):
     # Copies are made under geofence-spark-UID, a folder PID-SESSION per session (docs/spark.md).
     base = Path(tempfile.gettempdir()) / f"geofence-spark-{os.getuid()}"
     gone = subprocess.run(["sh", "-c", "echo $$"], capture_output=True, text=True).stdout.strip()  # a process that ended
-    stale = [base / f"{gone}-local-1", base / f"{os.getpid()}-local-2", base / "scenario-0123456789abcdef.db"]
+    stale = [base / f"{gone}-local-1", base / f"{os.getpid()}-local-2"]
     base.mkdir(exist_ok=True)
-    for path in stale[:2]:
+    for path in stale:
         path.mkdir()
         (path / "scenario-0123456789abcdef.db").write_bytes(b"an earlier copy")
-    stale[2].write_bytes(b"a copy of an older layout")
     gs.judge(frame(spark, tmp_path / "fixes.parquet", rows), catalog=db, partitions=1)[0].count()
     live = base / f"{os.getpid()}-{spark.sparkContext.applicationId}"
     assert [p for p in stale if p.exists()] == []

@@ -114,8 +114,7 @@ def _session_folder(session):
     name = f"{os.getpid()}-{_safe(session)}"
     for other in os.listdir(base):
         if other != name and _over(other):
-            gone = os.path.join(base, other)
-            shutil.rmtree(gone, ignore_errors=True) if os.path.isdir(gone) else _remove(gone)
+            shutil.rmtree(os.path.join(base, other), ignore_errors=True)
     folder = os.path.join(base, name)
     if not os.path.isdir(folder):
         os.makedirs(folder, exist_ok=True)
@@ -127,11 +126,11 @@ def _over(name):
     """Whether the session of the folder ``name`` (``PID-SESSION``) can run
     no more tasks: an earlier session of this process (only one SparkContext
     runs in a process), or any session of a process that is gone. A name of
-    another form (a copy shipped by an older version, directly in the base
-    folder) is over too."""
+    another form (a copy an older version shipped, directly in the base
+    folder) is not: such a process may still be running and fetching it."""
     pid, _, _ = name.partition("-")
-    if not pid.isdigit():
-        return True
+    if not pid.isdigit() or not os.path.isdir(os.path.join(base_folder(), name)):
+        return False
     if int(pid) == os.getpid():
         return True  # the caller keeps the current session's folder out of this
     try:
