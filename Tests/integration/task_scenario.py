@@ -1,8 +1,9 @@
 """What the tests of in-process judgement share (test_task_arrow.py,
-test_spark_judge.py): a scenario of many subjects with IN, OUT, DWELL and
+test_spark_*.py): a scenario of many subjects with IN, OUT, DWELL and
 suppressions and fixes of equal times, the reference (one `geofence judge`
-on a copy of the catalog, and `geofence state export` of it), and the
-Python package pointed at this build's libgeofence."""
+on a copy of the catalog, and `geofence state export` of it), the Python
+package pointed at this build's libgeofence, and for Spark the issue's size
+of input (`AT_SCALE`) as a parquet file Spark reads."""
 import hashlib
 import json
 import os
@@ -14,6 +15,10 @@ from conftest import EXTENSION, ROOT, run
 from test_judgement import scenario, write_fixes
 
 NOTIFICATION_COLUMNS = "subject_id, ts, area_id, condition_id, transition, lat, lon, accuracy_m"
+
+# The Spark tests' size (issue 41: "a few hundred thousand fixes of many
+# subjects"): 1,100 subjects of 250 fixes, and ties, 305,556 fixes.
+AT_SCALE = dict(subjects=1100, per_subject=250)
 
 
 def use_this_build():
@@ -46,7 +51,10 @@ def spark_session(master, name):
     try:
         session = (SparkSession.builder.master(master).appName(name)
                    .config("spark.ui.enabled", "false").config("spark.sql.shuffle.partitions", "4")
-                   .config("spark.driver.bindAddress", "127.0.0.1").getOrCreate())
+                   # Loopback throughout: a large task result is fetched from the block manager at
+                   # driver.host, which otherwise names the machine's address the bind does not serve.
+                   .config("spark.driver.bindAddress", "127.0.0.1").config("spark.driver.host", "127.0.0.1")
+                   .getOrCreate())
     finally:
         os.environ.clear()
         os.environ.update(saved)
@@ -66,6 +74,32 @@ def fixes_with_ties(tmp_path, subjects, per_subject, seed=41):
         if i % 9 == 4:
             out.append((s, iso(t), round(lat + 0.004, 6), round(lon - 0.003, 6), 8.0))
     return db, out
+
+
+def write_parquet(path, rows, start=0):
+    """rows (tuples of fixes_with_ties) as a parquet file of a fixes frame,
+    their position from ``start`` in an ``order`` column: what Spark reads
+    (a frame of Python tuples would cost more than judging them)."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+    columns = list(zip(*rows)) if rows else [[]] * 5
+    table = pa.table({"subject_id": pa.array(columns[0], pa.string()), "ts": pa.array(columns[1], pa.string()),
+                      "lat": pa.array(columns[2], pa.float64()), "lon": pa.array(columns[3], pa.float64()),
+                      "accuracy_m": pa.array(columns[4], pa.float64()),
+                      "order": pa.array(range(start, start + len(rows)), pa.int64())})
+    pq.write_table(table, path)
+    return path
+
+
+def spark_collected(notes, states):
+    """A Spark job's notifications and new state (geofence.spark.judge's
+    frames), fetched as Arrow: (the notifications as tuples of
+    NOTIFICATION_COLUMNS in canonical order, the state as `state export` text)."""
+    columns = [c.strip() for c in NOTIFICATION_COLUMNS.split(",")]
+    n = notes.select(*columns).toArrow().to_pydict()
+    s = states.select("subject_id", "record").toArrow().to_pydict()
+    pairs = sorted(zip(s["subject_id"], s["record"]), key=lambda x: x[0].encode())
+    return canonical(list(zip(*[n[c] for c in columns]))), export_text([x[0] for x in pairs], [x[1] for x in pairs])
 
 
 def write_rows(path, rows):

@@ -4,7 +4,9 @@ notifications and state of one `geofence judge`; the Structured Streaming
 example (examples/spark_streaming.py) run as written over three files, one
 micro-batch each, gives those of one `geofence judge` over all of them, and a
 micro-batch replayed changes nothing; the README's "Scaling out with Spark"
-example runs as written. The scripts run in their own Python (a Spark of
+example runs as written. The retry and the stream judge the issue's size
+(task_scenario.AT_SCALE: ~305,000 fixes of 1,100 subjects), one data set and
+one reference for the module. The scripts run in their own Python (a Spark of
 their own, in the folder they are written for); the retry in this module's
 SparkSession."""
 import os
@@ -17,7 +19,8 @@ import sys
 import pytest
 
 from conftest import ROOT, SAMPLES
-from task_scenario import canonical, export_text, fixes_with_ties, gf, reference, spark_session, this_build_env, use_this_build, write_rows
+from task_scenario import (AT_SCALE, canonical, fixes_with_ties, gf, reference, spark_collected, spark_session,
+                           this_build_env, use_this_build, write_parquet, write_rows)
 
 use_this_build()
 pyspark = pytest.importorskip("pyspark")  # listed in Tests/requirements.txt: missing means a broken venv
@@ -32,30 +35,34 @@ def spark():
     session.stop()
 
 
-def collected(notes, states):
-    n = [tuple(r[c] for c in gs.NOTIFICATION_COLUMNS) for r in notes.collect()]
-    s = sorted(((r.subject_id, r.record) for r in states.collect()), key=lambda x: x[0].encode())
-    return canonical(n), export_text([x[0] for x in s], [x[1] for x in s])
-
-
 def python(*args, cwd):
     """Runs a script with this Python and this build's library, as a user would; its output."""
-    env = dict(this_build_env(), SPARK_LOCAL_IP="127.0.0.1")
+    # Four shuffle partitions, as a user of a small machine sets them: Spark's default 200 are
+    # 200 tasks a job (judge's result is cached, so adaptive execution does not merge them)
+    # and 200 parquet files a write, which cost minutes on the shared 2-core machine.
+    env = dict(this_build_env(), SPARK_LOCAL_IP="127.0.0.1",
+               PYSPARK_SUBMIT_ARGS="--conf spark.sql.shuffle.partitions=4 pyspark-shell")
     p = subprocess.run([sys.executable, *map(str, args)], cwd=cwd, env=env, capture_output=True, text=True)
     assert p.returncode == 0, p.stderr[-4000:]
     return p.stdout
 
 
-def test_a_task_that_fails_once_is_retried_and_changes_nothing(spark, tmp_path):
-    db, rows = fixes_with_ties(tmp_path, subjects=30, per_subject=60, seed=47)
-    expected, exported, counts = reference(tmp_path, db, [rows])
+@pytest.fixture(scope="module")
+def data(tmp_path_factory):
+    """The catalog, the rows in file order, and one `geofence judge` over all of them."""
+    tmp = tmp_path_factory.mktemp("retry-stream")
+    db, rows = fixes_with_ties(tmp, seed=47, **AT_SCALE)
+    return tmp, db, rows, reference(tmp, db, [rows])
+
+
+def test_a_task_that_fails_once_is_retried_and_changes_nothing(spark, data, tmp_path):
+    tmp, db, rows, (expected, exported, counts) = data
     marker = tmp_path / "failed-once"
     spark.conf.set(gs.TEST_HOOK_FAIL_ONCE, str(marker))
     try:
-        frame = spark.createDataFrame([(*r, i) for i, r in enumerate(rows)],
-                                      "subject_id string, ts string, lat double, lon double, accuracy_m double, order long")
+        frame = spark.read.parquet(str(write_parquet(tmp_path / "fixes.parquet", rows)))
         notes, states, runs = gs.judge(frame, catalog=db, partitions=3)
-        got_notes, got_state = collected(notes, states)
+        got_notes, got_state = spark_collected(notes, states)
         run = runs.collect()[0]
     finally:
         spark.conf.unset(gs.TEST_HOOK_FAIL_ONCE)
@@ -73,13 +80,14 @@ def test_catalogs_of_one_name_in_one_session_are_each_judged(spark, tmp_path):
         db, rows = fixes_with_ties(tmp_path / str(k), subjects=6, per_subject=30, seed=seed)
         expected, exported, _ = reference(tmp_path / str(k), db, [rows])
         frame = spark.createDataFrame(rows, "subject_id string, ts string, lat double, lon double, accuracy_m double")
-        assert collected(*gs.judge(frame, catalog=db, partitions=2)[:2]) == (canonical(expected), exported), seed
+        assert spark_collected(*gs.judge(frame, catalog=db, partitions=2)[:2]) == (canonical(expected), exported), seed
 
 
-def stream_files(tmp_path, seed=53):
-    """A catalog and three fixes files split by event time (ties kept in one
-    file), their modification times in that order (the file source's order)."""
-    db, rows = fixes_with_ties(tmp_path, subjects=24, per_subject=60, seed=seed)
+def stream_files(tmp_path, rows):
+    """Three fixes files of ``rows`` split by event time (ties kept in one
+    file, so the three in turn are ``rows`` in an order `geofence judge`
+    judges alike), their modification times in that order (the file
+    source's order)."""
     times = sorted(r[1] for r in rows)  # text order is time order: one offset throughout
     cuts = [times[len(times) // 3], times[2 * len(times) // 3]]
     parts = [[r for r in rows if r[1] < cuts[0]], [r for r in rows if cuts[0] <= r[1] < cuts[1]],
@@ -89,12 +97,12 @@ def stream_files(tmp_path, seed=53):
     for k, part in enumerate(parts):
         write_rows(inbox / f"fixes-{k}.csv", part)
         os.utime(inbox / f"fixes-{k}.csv", (1_800_000_000 + k * 60,) * 2)
-    return db, parts, inbox
+    return inbox
 
 
-def test_the_streaming_example_gives_one_judge_and_a_replay_changes_nothing(spark, tmp_path):
-    db, parts, inbox = stream_files(tmp_path)
-    expected, exported, counts = reference(tmp_path, db, [[r for p in parts for r in p]])
+def test_the_streaming_example_gives_one_judge_and_a_replay_changes_nothing(spark, data, tmp_path):
+    _, db, rows, (expected, exported, counts) = data
+    inbox = stream_files(tmp_path, rows)
     out = tmp_path / "out"
     python(ROOT / "examples" / "spark_streaming.py", db, inbox, out, cwd=tmp_path)
     example = {}
@@ -105,7 +113,7 @@ def test_the_streaming_example_gives_one_judge_and_a_replay_changes_nothing(spar
         notes = spark.read.parquet(str(out / "notifications")).drop("batch_id")
         state = spark.read.parquet(str(out / "state" / "batch_id=2"))
         runs = spark.read.parquet(str(out / "runs")).groupBy().sum("fixes", "judged", "stale", "invalid").collect()[0]
-        return (*collected(notes, state), dict(zip(counts, runs)))
+        return (*spark_collected(notes, state), dict(zip(counts, runs)))
 
     first = results()
     assert first == (canonical(expected), exported, counts)

@@ -7,6 +7,7 @@
 
     notes = geofence.judge("fences.db", fixes_df)     # a pandas DataFrame of notifications
     pairs = geofence.locate("fences.db", fixes_df)    # which areas hold each fix
+    state = geofence.export_state("fences.db")         # subjects' state as a pyarrow Table (import_state: back in)
 
 The package carries the loadable extension (``extension_path()``) and the
 ``geofence`` command (``binary_path()``, also installed on PATH). Neither needs
@@ -26,9 +27,11 @@ import tempfile
 from pathlib import Path
 
 from ._errors import GeofenceError, GeofenceWarning
+from ._state import export_state, import_state
 
 __version__ = "0.1.0"
-__all__ = ["GeofenceError", "GeofenceWarning", "binary_path", "extension_path", "judge", "load", "locate", "run"]
+__all__ = ["GeofenceError", "GeofenceWarning", "binary_path", "export_state", "extension_path", "import_state", "judge", "load",
+           "locate", "run"]
 
 _HERE = Path(__file__).resolve().parent
 

@@ -4,7 +4,8 @@ state as one ``geofence judge`` over all the fixes.
     from geofence import spark as gs
     notes, new_state, runs = gs.judge(fixes_df, catalog="fences.db", state=state_df)
 
-How: the catalog file is shipped to every executor (``SparkContext.addFile``)
+How: a consistent snapshot of the catalog file (_shipping.py: the pages its
+-wal holds included) is shipped to every executor (``SparkContext.addFile``)
 and opened there read-only (``geofence.arrow.task``: once per Python worker,
 which Spark reuses between tasks); fixes and state records are partitioned by
 subject_id and sorted within partitions by subject_id, ts and the order
@@ -16,6 +17,7 @@ the same rows. docs/spark.md says what is exact and what is not yet.
 import os
 
 from . import GeofenceError
+from ._shipping import shipped_copy
 
 # The rows one partition gives, of three kinds told apart by `kind`:
 # "n" a notification, "s" a subject's new state record, "c" the partition's counters.
@@ -61,7 +63,7 @@ def judge(fixes_df, catalog, state=None, *, order=None, partitions=None):
     path = os.path.abspath(os.fspath(catalog))
     if not os.path.isfile(path):
         raise GeofenceError(f"{path}: no such catalog file")
-    shipped = _snapshot(path)
+    shipped = shipped_copy(path, spark.sparkContext.applicationId)
     spark.sparkContext.addFile(shipped)
     shipped = os.path.basename(shipped)
 
@@ -89,31 +91,6 @@ def judge(fixes_df, catalog, state=None, *, order=None, partitions=None):
     runs = out.where(F.col("kind") == "c").agg(*[F.sum(c).cast("long").alias(c) for c in _COUNTERS],
                                                F.count(F.lit(1)).alias("partitions"))
     return notes, new_state, runs
-
-
-def _snapshot(path):
-    """A copy of the catalog at ``path`` named for its contents
-    (``NAME-SHA256PREFIX.db`` in a folder of the temporary directory), made
-    once per contents. Spark ships a file under its base name and refuses a
-    second file of that name with other contents, so a catalog changed
-    between runs, or two catalogs named alike, each get a name of their own;
-    and the copy cannot change while executors fetch it."""
-    import hashlib
-    import shutil
-    import tempfile
-    h = hashlib.sha256()
-    with open(path, "rb") as f:
-        for block in iter(lambda: f.read(1 << 20), b""):
-            h.update(block)
-    stem, suffix = os.path.splitext(os.path.basename(path))
-    folder = os.path.join(tempfile.gettempdir(), f"geofence-spark-{os.getuid()}")
-    os.makedirs(folder, exist_ok=True)
-    copy = os.path.join(folder, f"{stem}-{h.hexdigest()[:16]}{suffix}")
-    if not os.path.exists(copy):
-        partial = f"{copy}.{os.getpid()}.partial"
-        shutil.copyfile(path, partial)
-        os.replace(partial, copy)
-    return copy
 
 
 def _judge_partition(shipped, batches, fail_once=None):
