@@ -45,7 +45,7 @@ def shipped_copy(path, session):
     folders removed). Raises GeofenceError naming the file when SQLite
     cannot read it as a database."""
     folder = _session_folder(session)
-    signature = _signature(path)
+    signature = catalog_signature(path)
     with _lock:
         kept = _taken.get((path, session))
         if kept and kept[0] == signature and os.path.exists(kept[1]):
@@ -88,8 +88,9 @@ def _snapshot(path, folder):
     return copy
 
 
-def _signature(path):
-    """What tells one version of a catalog from another without reading it:
+def catalog_signature(path):
+    """What tells one version of a catalog from another without reading it
+    (the shipped snapshot here, an executor's opened task in arrow.py):
     the file's and its -wal's identity, size and modification time."""
     out = []
     for p in (path, path + "-wal"):

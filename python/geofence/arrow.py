@@ -22,6 +22,7 @@ import os
 import threading
 
 from . import GeofenceError, extension_path
+from ._shipping import catalog_signature as _signature
 
 # What gf_task_judge counts, in the order it fills its counters.
 COUNTERS = ("fixes", "judged", "stale", "invalid", "transitions", "notifications", "filtered")
@@ -136,19 +137,6 @@ class Task:
             self.close()
         except Exception:  # interpreter shutdown: the library may be gone first
             pass
-
-
-def _signature(path):
-    """What tells one version of a catalog file from another: the file's and
-    its -wal's identity, size and modification time."""
-    out = []
-    for p in (path, path + "-wal"):
-        try:
-            st = os.stat(p)
-            out.append((st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns))
-        except FileNotFoundError:
-            out.append(None)
-    return tuple(out)
 
 
 def task(catalog) -> Task:
