@@ -116,6 +116,9 @@ def test_a_command_upgrades_it_in_place_keeping_every_read(tmp_path, version):
     assert meta(db, "schema_version") == current_schema_version()
     assert reads(db, version) == expected(version)["reads"]
     assert run("sqlite3", db, "PRAGMA integrity_check").stdout.strip() == "ok"
+    # The package that upgraded it is recorded: a build older than it names it.
+    assert meta(db, "created_by") == expected(version)["gf_meta"].get("created_by")
+    assert meta(db, "upgraded_by") == "geofence " + gf("--version").stdout.split()[0]
 
 
 @pytest.mark.parametrize("version", VERSIONS)
@@ -133,13 +136,32 @@ def test_the_upgrade_is_one_transaction(tmp_path, version):
 @pytest.mark.parametrize("version", VERSIONS)
 def test_judging_on_gives_what_the_old_build_gave(tmp_path, version):
     """The upgraded catalog judges day three as the old build judged it
-    (the new run's file name and start time are this run's own)."""
+    (the new run's file name and start time are this run's own). A catalog
+    of a version without judgement (1) judges it as a new catalog of the
+    same areas, conditions and settings does."""
     db = old_catalog(tmp_path, version)
     gf("judge", db, "--fixes", FIXTURES / "next.csv", "--quiet")
     got, want = reads(db, version), expected(version)["after_next"]
+    if want is None:
+        fresh = tmp_path / "fresh.db"
+        gf("init", fresh)
+        gf("settings", fresh, "default_timezone", "Asia/Tokyo")
+        gf("import", fresh, FIXTURES / "areas.geojson")
+        gf("conditions", "import", fresh, FIXTURES / "conditions.csv")
+        gf("judge", fresh, "--fixes", FIXTURES / "next.csv", "--quiet")
+        got, want = read_all_of(db), read_all_of(fresh)
     for r in (got["runs"][-1], want["runs"][-1]):
         r[2] = r[3] = None
     assert got == want
+
+
+def read_all_of(db):
+    """Every read with all the columns this build's catalog has."""
+    con = sqlite3.connect(db)
+    try:
+        return read_all(con, {name: columns_of(con, name) for name in READS})
+    finally:
+        con.close()
 
 
 @pytest.mark.parametrize("version", VERSIONS)
@@ -151,3 +173,62 @@ def test_gf_check_refuses_an_old_catalog_naming_the_upgrade(tmp_path, version):
     assert f"schema version {version}" in p.stderr, p.stderr
     assert "geofence settings" in p.stderr, p.stderr
     assert digest(db) == before
+
+
+WRITER = "geofence 9.8.7"   # the package a newer catalog names as its writer
+
+
+def newer_catalog(tmp_path, writer=WRITER):
+    """A catalog of this build's areas and conditions, marked as of the next
+    schema version, last written by `writer` (None: a catalog naming none)."""
+    db = tmp_path / "newer.db"
+    gf("init", db)
+    gf("import", db, FIXTURES / "areas.geojson")
+    gf("conditions", "import", db, FIXTURES / "conditions.csv")
+    newer = int(current_schema_version()) + 1
+    mark = f"INSERT OR REPLACE INTO gf_meta VALUES ('upgraded_by', '{writer}');" if writer else "DELETE FROM gf_meta WHERE key LIKE '%_by';"
+    run("sqlite3", db, f"UPDATE gf_meta SET value = '{newer}' WHERE key = 'schema_version'; {mark}")
+    return db, newer
+
+
+AT = ["--lat", "35.685", "--lon", "139.705"]
+CLI_DOORS = [["settings", "{db}"], ["areas", "list", "{db}"], ["conditions", "list", "{db}"], ["locate", "{db}", *AT],
+             ["nearest", "{db}", *AT], ["regions", "{db}", *AT], ["positioning", "{db}"], ["export", "{db}"],
+             ["notifications", "{db}"], ["explain", "{db}"], ["state", "export", "{db}"],
+             ["judge", "{db}", "--fixes", str(FIXTURES / "next.csv")],
+             ["check", "{db}", "--subject", "s1", *AT, "--accuracy", "10", "--time", "2026-11-08T00:00:00Z"],
+             ["import", "{db}", str(FIXTURES / "areas.geojson"), "--upsert"]]
+SQL_DOORS = ["gf_check('s1', '2026-11-08T00:00:00Z', 35.685, 139.705, 10)", "gf_state_export('s1')",
+             "gf_area_contains('P', 35.685, 139.705, 10)", "gf_area_distance_m('P', 35.685, 139.705)",
+             "gf_area_inside_probability('P', 35.685, 139.705, 10)", "gf_area_contains('nowhere', 35.685, 139.705, 10)",
+             "(SELECT area_id FROM gf_nearest(35.685, 139.705, 1))", "gf_regions(35.685, 139.705, 2)",
+             "gf_positioning(0, 50)"]
+
+
+@pytest.mark.parametrize("door", CLI_DOORS, ids=lambda d: " ".join(d[:2]))
+def test_a_newer_catalog_is_refused_by_every_command(tmp_path, door):
+    db, newer = newer_catalog(tmp_path)
+    before = digest(db)
+    p = gf(*[a.format(db=db) for a in door], check=False)
+    assert p.returncode != 0
+    assert f"schema version {newer}, newer than this geofence" in p.stderr, p.stderr
+    assert f"written by {WRITER}: use that version of geofence or a later one" in p.stderr, p.stderr
+    assert digest(db) == before
+
+
+@pytest.mark.parametrize("call", SQL_DOORS, ids=lambda c: c.split("(")[0].strip("("))
+def test_a_newer_catalog_is_refused_by_every_function_that_reads_it(tmp_path, call):
+    db, newer = newer_catalog(tmp_path)
+    before = digest(db)
+    p = sql(db, f"SELECT {call};\n", check=False)
+    assert p.returncode != 0
+    assert f"schema version {newer}, newer than this geofence" in p.stderr, p.stderr
+    assert f"written by {WRITER}" in p.stderr, p.stderr
+    assert digest(db) == before
+
+
+def test_a_newer_catalog_naming_no_writer_is_refused_saying_so(tmp_path):
+    db, newer = newer_catalog(tmp_path, writer=None)
+    p = gf("settings", db, check=False)
+    assert p.returncode != 0
+    assert f"schema version {newer}" in p.stderr and "use the version of geofence that wrote it, or a later one" in p.stderr
