@@ -178,17 +178,27 @@ def test_gf_check_refuses_an_old_catalog_naming_the_upgrade(tmp_path, version):
 WRITER = "geofence 9.8.7"   # the package a newer catalog names as its writer
 
 
-def newer_catalog(tmp_path, writer=WRITER):
+@pytest.fixture(scope="module")
+def newer_template(tmp_path_factory):
     """A catalog of this build's areas and conditions, marked as of the next
-    schema version, last written by `writer` (None: a catalog naming none)."""
-    db = tmp_path / "newer.db"
+    schema version, last written by WRITER; made once, copied by each test."""
+    db = tmp_path_factory.mktemp("newer") / "newer.db"
     gf("init", db)
     gf("import", db, FIXTURES / "areas.geojson")
     gf("conditions", "import", db, FIXTURES / "conditions.csv")
     newer = int(current_schema_version()) + 1
-    mark = f"INSERT OR REPLACE INTO gf_meta VALUES ('upgraded_by', '{writer}');" if writer else "DELETE FROM gf_meta WHERE key LIKE '%_by';"
-    run("sqlite3", db, f"UPDATE gf_meta SET value = '{newer}' WHERE key = 'schema_version'; {mark}")
+    run("sqlite3", db, f"UPDATE gf_meta SET value = '{newer}' WHERE key = 'schema_version';"
+                       f"INSERT OR REPLACE INTO gf_meta VALUES ('upgraded_by', '{WRITER}');")
     return db, newer
+
+
+def newer_catalog(tmp_path, template, writer=WRITER):
+    """A copy of the template; writer None: a catalog naming no writer."""
+    db = tmp_path / "newer.db"
+    db.write_bytes(template[0].read_bytes())
+    if writer is None:
+        run("sqlite3", db, "DELETE FROM gf_meta WHERE key IN ('created_by', 'upgraded_by');")
+    return db, template[1]
 
 
 AT = ["--lat", "35.685", "--lon", "139.705"]
@@ -206,8 +216,8 @@ SQL_DOORS = ["gf_check('s1', '2026-11-08T00:00:00Z', 35.685, 139.705, 10)", "gf_
 
 
 @pytest.mark.parametrize("door", CLI_DOORS, ids=lambda d: " ".join(d[:2]))
-def test_a_newer_catalog_is_refused_by_every_command(tmp_path, door):
-    db, newer = newer_catalog(tmp_path)
+def test_a_newer_catalog_is_refused_by_every_command(tmp_path, newer_template, door):
+    db, newer = newer_catalog(tmp_path, newer_template)
     before = digest(db)
     p = gf(*[a.format(db=db) for a in door], check=False)
     assert p.returncode != 0
@@ -217,8 +227,8 @@ def test_a_newer_catalog_is_refused_by_every_command(tmp_path, door):
 
 
 @pytest.mark.parametrize("call", SQL_DOORS, ids=lambda c: c.split("(")[0].strip("("))
-def test_a_newer_catalog_is_refused_by_every_function_that_reads_it(tmp_path, call):
-    db, newer = newer_catalog(tmp_path)
+def test_a_newer_catalog_is_refused_by_every_function_that_reads_it(tmp_path, newer_template, call):
+    db, newer = newer_catalog(tmp_path, newer_template)
     before = digest(db)
     p = sql(db, f"SELECT {call};\n", check=False)
     assert p.returncode != 0
@@ -227,8 +237,8 @@ def test_a_newer_catalog_is_refused_by_every_function_that_reads_it(tmp_path, ca
     assert digest(db) == before
 
 
-def test_a_newer_catalog_naming_no_writer_is_refused_saying_so(tmp_path):
-    db, newer = newer_catalog(tmp_path, writer=None)
+def test_a_newer_catalog_naming_no_writer_is_refused_saying_so(tmp_path, newer_template):
+    db, newer = newer_catalog(tmp_path, newer_template, writer=None)
     p = gf("settings", db, check=False)
     assert p.returncode != 0
     assert f"schema version {newer}" in p.stderr and "use the version of geofence that wrote it, or a later one" in p.stderr
