@@ -207,7 +207,8 @@ CLI_DOORS = [["settings", "{db}"], ["areas", "list", "{db}"], ["conditions", "li
              ["notifications", "{db}"], ["explain", "{db}"], ["state", "export", "{db}"],
              ["judge", "{db}", "--fixes", str(FIXTURES / "next.csv")],
              ["check", "{db}", "--subject", "s1", *AT, "--accuracy", "10", "--time", "2026-11-08T00:00:00Z"],
-             ["import", "{db}", str(FIXTURES / "areas.geojson"), "--upsert"]]
+             ["import", "{db}", str(FIXTURES / "areas.geojson"), "--upsert"], ["clear", "{db}"], ["state", "show", "{db}"],
+             ["conditions", "import", "{db}", str(FIXTURES / "conditions.csv")], ["init", "{db}"]]
 SQL_DOORS = ["gf_check('s1', '2026-11-08T00:00:00Z', 35.685, 139.705, 10)", "gf_state_export('s1')",
              "gf_area_contains('P', 35.685, 139.705, 10)", "gf_area_distance_m('P', 35.685, 139.705)",
              "gf_area_inside_probability('P', 35.685, 139.705, 10)", "gf_area_contains('nowhere', 35.685, 139.705, 10)",
