@@ -13,6 +13,8 @@ import hashlib
 import json
 import signal
 import sqlite3
+import subprocess
+import sys
 
 import pytest
 
@@ -243,3 +245,18 @@ def test_a_newer_catalog_naming_no_writer_is_refused_saying_so(tmp_path, newer_t
     p = gf("settings", db, check=False)
     assert p.returncode != 0
     assert f"schema version {newer}" in p.stderr and "use the version of geofence that wrote it, or a later one" in p.stderr
+
+
+def test_the_arrow_task_refuses_a_newer_catalog_and_an_older_one(tmp_path, newer_template):
+    """geofence.arrow and geofence.spark open the catalog through
+    gf_task_open: a newer catalog is refused naming its writer, an older one
+    naming the command that upgrades it; neither is written."""
+    from task_scenario import this_build_env
+    older = old_catalog(tmp_path, VERSIONS[-1])
+    db, newer = newer_catalog(tmp_path, newer_template)
+    for path, wanted in ((db, f"schema version {newer}, newer than this geofence"), (older, "geofence settings")):
+        before = digest(path)
+        p = subprocess.run([sys.executable, "-c", f"from geofence import arrow; arrow.Task({str(path)!r})"],
+                           capture_output=True, text=True, env=this_build_env(), timeout=300)
+        assert p.returncode != 0 and wanted in p.stderr, p.stderr
+        assert digest(path) == before
