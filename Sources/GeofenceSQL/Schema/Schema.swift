@@ -106,9 +106,12 @@ public enum Schema {
     /// Refuses a catalog newer than this build, for the extension's functions
     /// that only read areas and settings: they answer on an older catalog
     /// (what they read is unchanged since version 1), never on a newer one,
-    /// whose meaning this build cannot know.
+    /// whose meaning this build cannot know. One statement, as it runs per
+    /// call; a database without `gf_meta` passes (no catalog: the function's
+    /// own read says so).
     public static func refuseNewer(_ db: Connection) throws {
-        if case .newer(let v) = try state(of: db) { throw newerError(v, db) }
+        let stored = try? db.scalar("SELECT CAST(value AS INTEGER) FROM gf_meta WHERE key = 'schema_version'").int64
+        if let v = stored, v > currentVersion { throw newerError(Int(v), db) }
     }
 
     /// Runs one migration: its script, or the part above `-- @convert`, the
