@@ -3,6 +3,8 @@ import GeofenceCore
 /// Containment against a catalog area by id: the area's own accuracy limits
 /// and confidence, else the database's default_confidence, unless the call
 /// gives `p`. Unknown ids are an error (a typo should not read as "outside").
+/// A catalog of a newer schema is refused (its areas may mean what this build
+/// cannot know); an older one is read as it is, its areas' columns unchanged.
 enum CatalogFunctions {
     static func register(_ db: Connection) throws {
         let cache = ShapeCache()
@@ -38,13 +40,18 @@ enum CatalogFunctions {
             rows = try db.query("""
                 SELECT CASE kind WHEN 'circle' THEN gf_circle(center_lat, center_lon, radius_m) ELSE geom END,
                        in_accuracy_max_m, out_accuracy_max_m,
-                       coalesce(confidence, (SELECT CAST(value AS REAL) FROM gf_settings WHERE key = 'default_confidence'), 0)
+                       coalesce(confidence, (SELECT CAST(value AS REAL) FROM gf_settings WHERE key = 'default_confidence'), 0),
+                       (SELECT CAST(value AS INTEGER) FROM gf_meta WHERE key = 'schema_version')
                 FROM gf_areas WHERE area_id = ?
                 """, [.text(id)])
         } catch let e as SQLiteError where e.isPlainError && (try? Schema.missingTables(db).contains("gf_areas")) == true {
             throw FunctionError("\(a.function): no geofence catalog in this database (no gf_areas table): create one with `geofence init`")
         }
-        guard let r = rows.first else { throw a.fail(0, "names no area in gf_areas: \(Echo.quoted(id))") }
+        guard let r = rows.first else {
+            try Schema.refuseNewer(db)
+            throw a.fail(0, "names no area in gf_areas: \(Echo.quoted(id))")
+        }
+        if let v = r[4].int64, v > Schema.currentVersion { throw Schema.newerError(Int(v), db) }
         guard case .blob(let bytes) = r[0] else { throw FunctionError("\(a.function): area \(Echo.quoted(id)) has no geometry") }
         let shape = try bytes.withUnsafeBytes { b in
             try cache.shape(for: b) { try GeometryFunctions.shape(from: b, a, 0) }

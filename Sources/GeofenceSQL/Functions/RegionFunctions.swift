@@ -53,6 +53,7 @@ enum RegionFunctions {
                 guard (0...100).contains(v) else { throw a.fail(1, "must be a percentage from 0 to 100, got \(JSONValue.numberText(v))") }
                 battery = v
             }
+            try Schema.refuseNewer(a.connection)   // settings of a newer schema may mean what this build cannot know
             let settings = try Settings(a.connection).positioning()
             return .text(settings.decide(speedMps: speed, batteryPct: battery).json.serialized)
         }

@@ -107,8 +107,10 @@ public final class NearestAreas {
     }
 
     /// Up to `count` areas nearest to `p`, nearest first (ties by area_id);
-    /// with `at`, only areas valid at that time.
+    /// with `at`, only areas valid at that time. A catalog of a newer schema
+    /// is refused (`Schema.refuseNewer`).
     public func nearest(to p: LonLat, count: Int, at time: Timestamp? = nil) throws -> [Found] {
+        try Schema.refuseNewer(db)
         guard count > 0 else { return [] }
         var search = Search(p: p, count: count, time: time, bounds: SphereBounds(p))
         if let tree = try treeReader() {

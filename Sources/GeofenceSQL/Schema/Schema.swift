@@ -4,7 +4,10 @@ import GeofenceCore
 ///
 /// `gf_meta.schema_version` says which sql/NNN_*.sql files a database has had.
 /// Opening checks it: an older database is upgraded in one transaction, a
-/// newer one is refused with a message, never touched.
+/// newer one is refused with a message, never touched. `gf_meta` also names
+/// the package that wrote the catalog's schema (`created_by` at init,
+/// `upgraded_by` at each upgrade), so a build refusing a newer catalog can
+/// name the version to use instead (docs/versions.md is the policy).
 public enum Schema {
     public static var currentVersion: Int { EmbeddedSQL.migrations.last!.0 }
 
@@ -51,7 +54,7 @@ public enum Schema {
                                    + "the database may hold tables of those names that are not SpatiaLite's")
             }
             for (v, _, script) in EmbeddedSQL.migrations where v <= version { try apply(db, v, script) }
-            try db.query("INSERT INTO gf_meta (key, value) VALUES ('created_by', ?)", [.text("geofence " + GeofenceVersion.string)])
+            try db.query("INSERT INTO gf_meta (key, value) VALUES ('created_by', ?)", [.text(packageName)])
         }
     }
 
@@ -61,7 +64,7 @@ public enum Schema {
         case .absent: if let m = try StateDatabase.notACatalog(db) { throw CatalogError(m) }
         case .current: throw CatalogError("the database already holds a geofence catalog (schema version \(currentVersion))")
         case .older(let v): throw CatalogError("the database already holds a geofence catalog (schema version \(v)); open it to upgrade")
-        case .newer(let v): throw newerError(v)
+        case .newer(let v): throw newerError(v, db)
         }
     }
 
@@ -72,7 +75,7 @@ public enum Schema {
         switch try state(of: db) {
         case .absent: throw CatalogError(try StateDatabase.notACatalog(db) ?? "no geofence catalog in this database: run `geofence init` first")
         case .current: break
-        case .newer(let v): throw newerError(v)
+        case .newer(let v): throw newerError(v, db)
         case .older:
             try db.transaction {
                 // Read again under the write lock: another command opening the
@@ -80,6 +83,7 @@ public enum Schema {
                 guard case .older(let v) = try state(of: db) else { return }
                 try SchemaConversions.refuseUserObjects(db, upgradingFrom: v)
                 for (version, _, script) in EmbeddedSQL.migrations where version > v { try apply(db, version, script) }
+                try db.query("INSERT OR REPLACE INTO gf_meta (key, value) VALUES ('upgraded_by', ?)", [.text(packageName)])
             }
         }
         let damaged = try CatalogStamp.damaged(db)
@@ -95,11 +99,22 @@ public enum Schema {
         switch try state(of: db) {
         case .current: return try StateDatabase.requireStateInMain(db)
         case .absent: throw CatalogError(try StateDatabase.notACatalog(db) ?? "no geofence catalog in this database: create one with `geofence init`")
-        case .newer(let v): throw newerError(v)
+        case .newer(let v): throw newerError(v, db)
         case .older(let v):
             throw CatalogError("the catalog has schema version \(v), and \(what) needs version \(currentVersion): "
                                + "upgrade it in place by opening it once with the command-line tool (e.g. `geofence settings DB`)")
         }
+    }
+
+    /// Refuses a catalog newer than this build, for the extension's functions
+    /// that only read areas and settings: they answer on an older catalog
+    /// (what they read is unchanged since version 1), never on a newer one,
+    /// whose meaning this build cannot know. One statement, as it runs per
+    /// call; a database without `gf_meta` passes (no catalog: the function's
+    /// own read says so).
+    public static func refuseNewer(_ db: Connection) throws {
+        let stored = try? db.scalar("SELECT CAST(value AS INTEGER) FROM gf_meta WHERE key = 'schema_version'").int64
+        if let v = stored, v > currentVersion { throw newerError(Int(v), db) }
     }
 
     /// Runs one migration: its script, or the part above `-- @convert`, the
@@ -118,8 +133,21 @@ public enum Schema {
         try db.query("INSERT OR REPLACE INTO gf_meta (key, value) VALUES ('schema_version', ?)", [.text(String(version))])
     }
 
-    static func newerError(_ v: Int) -> CatalogError {
-        CatalogError("the database has schema version \(v), newer than this geofence \(GeofenceVersion.string) understands (up to \(currentVersion)): upgrade geofence")
+    /// What `created_by` and `upgraded_by` hold: this package and its version.
+    static var packageName: String { "geofence " + GeofenceVersion.string }
+
+    /// The refusal of a catalog whose schema is newer than this build's: it
+    /// names the package that last wrote the catalog's schema (`upgraded_by`,
+    /// else `created_by`; a catalog may carry neither), which opens it.
+    public static func newerError(_ v: Int, _ db: Connection) -> CatalogError {
+        let writer = try? db.scalar("""
+            SELECT value FROM gf_meta WHERE key IN ('upgraded_by', 'created_by') AND value <> ''
+            ORDER BY key = 'upgraded_by' DESC LIMIT 1
+            """).string
+        let use = writer.map { "it was written by \($0): use that version of geofence or a later one" }
+            ?? "use the version of geofence that wrote it, or a later one"
+        return CatalogError("the database has schema version \(v), newer than this geofence \(GeofenceVersion.string) understands "
+                            + "(schema versions 1 to \(currentVersion)): \(use); nothing was changed (docs/versions.md)")
     }
 }
 
