@@ -4,6 +4,7 @@ after scripts/build.sh has put the release binaries into dist/."""
 import json
 import os
 import re
+import sqlite3
 import subprocess
 from pathlib import Path
 
@@ -53,6 +54,15 @@ def gf(*args, check=True, input=None):
 def current_schema_version():
     """The catalog schema version this build writes ("catalog schema N" in `geofence --version`)."""
     return re.search(r"catalog schema (\d+)", gf("version").stdout).group(1)
+
+
+def stored_rows(db, query, args=()):
+    """The rows `query` reads from the database file `db` (Python's sqlite3, no extension), the connection closed after."""
+    con = sqlite3.connect(db)
+    try:
+        return con.execute(query, args).fetchall()
+    finally:
+        con.close()
 
 
 def sql(db, script, check=True):

@@ -18,7 +18,7 @@ import sys
 
 import pytest
 
-from conftest import CLI, ROOT, Stopped, current_schema_version, gf, run, sql
+from conftest import CLI, ROOT, Stopped, current_schema_version, gf, run, sql, stored_rows
 
 FIXTURES = ROOT / "Tests" / "fixtures" / "catalog_versions"
 VERSIONS = sorted(int(p.name[1:]) for p in FIXTURES.glob("v*") if (p / "catalog.db.gz").exists())
@@ -72,11 +72,7 @@ def old_catalog(tmp_path, version):
 
 
 def stored(db, query):
-    con = sqlite3.connect(db)
-    try:
-        return con.execute(query).fetchall()
-    finally:
-        con.close()
+    return stored_rows(db, query)
 
 
 def meta(db, key):

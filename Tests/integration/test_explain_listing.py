@@ -12,7 +12,7 @@ import os
 import sqlite3
 from pathlib import Path
 
-from conftest import SAMPLES, current_schema_version, gf, run
+from conftest import SAMPLES, current_schema_version, gf, run, stored_rows
 from older_layouts import VERSION_6_NOTIFICATIONS, state_layout_before_version_8
 
 COLUMNS = ["run_id", "subject_id", "ts", "area_id", "condition_id", "kind", "reason", "lat", "lon"]
@@ -45,11 +45,7 @@ def fixes_file(path):
 
 
 def stored(db, query):
-    con = sqlite3.connect(db)
-    try:
-        return con.execute(query).fetchall()
-    finally:
-        con.close()
+    return stored_rows(db, query)
 
 
 def listing(db, *args):

@@ -14,7 +14,7 @@ import sqlite3
 
 import signal
 
-from conftest import CLI, ROOT, Stopped, gf, run
+from conftest import CLI, ROOT, Stopped, gf, run, stored_rows
 
 FIXTURE = ROOT / "Tests" / "fixtures" / "catalog_v6"
 READS = {
@@ -42,11 +42,7 @@ def version(db):
 
 
 def stored(db, query):
-    con = sqlite3.connect(db)
-    try:
-        return con.execute(query).fetchall()
-    finally:
-        con.close()
+    return stored_rows(db, query)
 
 
 def reads(db):
