@@ -12,7 +12,7 @@
 - gf_check refuses a state database whose objects are missing, altered or
   shadow the catalog's, and a catalog attached read-write;
 - gf_stays read on a state database fails, naming why, instead of reading
-  the attached catalog's own view;
+  the attached catalog's own view; gf_check on a read-only catalog points to one;
 - a change of the attached catalog by another connection reaches the next
   gf_check even when the catalog's stamp did not move."""
 import fcntl
@@ -156,3 +156,16 @@ def test_a_catalog_changed_by_another_connection_is_seen_without_its_stamp(tmp_p
         raise AssertionError("the changed catalog was not seen")
     except sqlite3.OperationalError as e:
         assert "is missing or altered" in str(e)
+
+
+def test_gf_check_on_a_read_only_catalog_points_to_a_state_database(tmp_path):
+    db, _ = scenario(tmp_path)
+    c = sqlite3.connect(f"file:{db}?mode=ro", uri=True)
+    c.enable_load_extension(True)
+    c.load_extension("mod_spatialite")
+    c.load_extension(str(EXTENSION))
+    try:
+        c.execute("SELECT gf_check('u1', '2026-11-20T09:00:00Z', 35.0, 139.0, 10.0)").fetchone()
+        raise AssertionError("a read-only catalog was written")
+    except sqlite3.OperationalError as e:
+        assert "read-only here" in str(e) and "gf_state_init" in str(e), str(e)

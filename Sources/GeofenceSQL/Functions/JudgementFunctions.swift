@@ -1,3 +1,4 @@
+import CSQLite
 import GeofenceCore
 
 /// Judgement from SQL. gf_check changes state, so it is direct-only: a view or
@@ -42,6 +43,11 @@ enum JudgementFunctions {
                 }
             } catch let e as InputError {
                 throw FunctionError("gf_check: \(e.message)")
+            } catch let e as SQLiteError where e.code & 0xFF == SQLITE_READONLY {
+                // A catalog opened or attached read-only (a shared one): say where state can go instead.
+                throw FunctionError("gf_check: \(e.message): this catalog is read-only here, and gf_check writes the subject's "
+                                    + "state and notifications; keep them in a state database with the catalog attached read-only "
+                                    + "(`SELECT gf_state_init()`, docs/state.md), or judge a copy you can write")
             } catch let e as SQLiteError where e.isPlainError {
                 // Told by the schema, not the message: a missing catalog table, else the error as it is.
                 let missing = (try? Schema.missingTables(a.connection)) ?? []
