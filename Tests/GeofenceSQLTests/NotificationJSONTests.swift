@@ -1,5 +1,5 @@
 import XCTest
-import GeofenceCore
+@testable import GeofenceCore
 @testable import GeofenceSQL
 
 /// gf_check's return text, written byte by byte, is the text the general
@@ -7,7 +7,7 @@ import GeofenceCore
 /// built here, on ids that need escapes, integral and fractional numbers,
 /// and times with and without fractions.
 final class NotificationJSONTests: XCTestCase {
-    private func reference(_ ns: [Notification]) -> String {
+    private func reference(_ ns: [GeofenceCore.Notification]) -> String {
         JSONValue.array(ns.map { n in
             .object([("subject_id", .string(n.subjectId)), ("ts", .string(n.ts.iso8601)), ("area_id", .string(n.areaId)),
                      ("condition_id", .number(String(n.conditionId))), ("transition", .string(n.transition.rawValue)),
@@ -16,13 +16,13 @@ final class NotificationJSONTests: XCTestCase {
     }
 
     private func note(_ subject: String, _ area: String, micros: Int64, lat: Double, lon: Double, acc: Double,
-                      condition: Int64 = 7, timing: ConditionDefinition.Timing = .IN) -> Notification {
-        Notification(subjectId: subject, ts: Timestamp(microseconds: micros), areaId: area, conditionId: condition,
+                      condition: Int64 = 7, timing: ConditionDefinition.Timing = .IN) -> GeofenceCore.Notification {
+        GeofenceCore.Notification(subjectId: subject, ts: Timestamp(microseconds: micros), areaId: area, conditionId: condition,
                      transition: timing, lat: lat, lon: lon, accuracy: acc, localDay: 0)
     }
 
     func testSameTextAsTheGeneralWriter() {
-        let cases: [[Notification]] = [
+        let cases: [[GeofenceCore.Notification]] = [
             [],
             [note("u1", "A1", micros: 1_763_600_085_000_000, lat: 35.0, lon: 139.0, acc: 10)],
             [note("quote\"back\\slash", "tab\there\nline\u{1}", micros: 1_763_600_085_410_000, lat: -33.8688197, lon: 151.2092955,
