@@ -17,11 +17,18 @@ again only when the catalog file or its -wal changed (identity, size or
 modification time) since the last one this process took.
 
 Copies live in a folder per Spark session (``PID-SESSION`` under
-``geofence-spark-UID`` in the temporary directory), kept while that session
-may still run tasks that fetch them: each ship removes the folders of
-sessions that are over (an earlier session of this process, or a process
-that is gone), and this process removes its own when it exits.
+``geofence-spark-UID`` in the temporary directory, which must be this
+user's own and closed to others: a folder another user made or can write
+is refused, so nobody else can swap the copy a job ships). A session's
+folder is locked (flock on the folder itself) by the process that ships
+from it for as long as it runs; it is made under a hidden name, locked,
+then renamed into place, so no other process ever sees it unlocked while
+it is in use. Each ship removes the session folders whose lock nobody
+holds (sessions that are over, in any process or PID namespace that shares
+the folder) and this process's earlier sessions' folders, and the process
+removes its own when it exits.
 """
+import fcntl
 import atexit
 import hashlib
 import os
@@ -34,6 +41,8 @@ from urllib.request import pathname2url
 from ._errors import GeofenceError
 
 _lock = threading.Lock()
+# This process's session folders and the descriptor that holds each one's lock.
+_alive = {}
 # The last snapshot of each (catalog, session): the catalog's signature then, and the copy.
 _taken = {}
 
@@ -80,7 +89,8 @@ def _snapshot(path, folder):
         for block in iter(lambda: f.read(1 << 20), b""):
             h.update(block)
     stem, suffix = os.path.splitext(os.path.basename(path))
-    copy = os.path.join(folder, f"{stem}-{h.hexdigest()[:16]}{suffix}")
+    # Spark reads what it ships as a URI: a '#' or '?' in the name would end its path.
+    copy = os.path.join(folder, f"{_safe(stem)}-{h.hexdigest()[:16]}{_safe(suffix[1:]) and '.' + _safe(suffix[1:])}")
     if os.path.exists(copy):
         _remove(partial)
     else:
@@ -103,44 +113,65 @@ def catalog_signature(path):
 
 
 def base_folder():
-    """The folder of every session's copies for this user."""
-    return os.path.join(tempfile.gettempdir(), f"geofence-spark-{os.getuid()}")
+    """The folder of every session's copies for this user, made (mode 700)
+    if missing; refused unless it is a folder of this user's that nobody
+    else may write (group and others without write permission)."""
+    base = os.path.join(tempfile.gettempdir(), f"geofence-spark-{os.getuid()}")
+    try:
+        os.mkdir(base, 0o700)
+    except FileExistsError:
+        pass
+    st = os.lstat(base)
+    if not os.path.isdir(base) or os.path.islink(base) or st.st_uid != os.getuid() or st.st_mode & 0o022:
+        raise GeofenceError(f"{base}: the folder of the catalog copies geofence.spark ships is not this user's own, closed "
+                            f"to others (owner uid {st.st_uid}, mode {st.st_mode & 0o7777:o}): another user could replace "
+                            "what a job ships; remove it, or set TMPDIR to a folder of your own")
+    return base
 
 
 def _session_folder(session):
-    """``PID-SESSION`` under ``base_folder()``, made if missing, the folders
-    of sessions that are over removed first."""
+    """``PID-SESSION`` under ``base_folder()``, made if missing and locked
+    for this process's life; the folders of sessions that are over removed
+    first."""
     base = base_folder()
-    os.makedirs(base, exist_ok=True)
     name = f"{os.getpid()}-{_safe(session)}"
     for other in os.listdir(base):
-        if other != name and _over(other):
+        if other != name and not other.startswith(".") and _over(other):
             shutil.rmtree(os.path.join(base, other), ignore_errors=True)
+            mine = _alive.pop(other, None)
+            if mine is not None:
+                os.close(mine)
     folder = os.path.join(base, name)
-    if not os.path.isdir(folder):
-        os.makedirs(folder, exist_ok=True)
+    if name not in _alive:
+        making = tempfile.mkdtemp(prefix=".making-", dir=base)
+        fd = os.open(making, os.O_RDONLY | os.O_DIRECTORY)
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        # A folder of this name is a gone process's (its pid reused, the session id its own).
+        shutil.rmtree(folder, ignore_errors=True)
+        os.rename(making, folder)
+        _alive[name] = fd
         atexit.register(shutil.rmtree, folder, True)
     return folder
 
 
 def _over(name):
-    """Whether the session of the folder ``name`` (``PID-SESSION``) can run
-    no more tasks: an earlier session of this process (only one SparkContext
-    runs in a process), or any session of a process that is gone. A name of
-    another form (a copy an older version shipped, directly in the base
-    folder) is not: such a process may still be running and fetching it."""
-    pid, _, _ = name.partition("-")
-    if not pid.isdigit() or not os.path.isdir(os.path.join(base_folder(), name)):
-        return False
-    if int(pid) == os.getpid():
+    """Whether the session of the folder ``name`` can run no more tasks: an
+    earlier session of this process (one SparkContext runs in a process at a
+    time), or a folder no process holds locked (its process is gone,
+    whatever PID namespace it ran in)."""
+    if name in _alive:
         return True  # the caller keeps the current session's folder out of this
     try:
-        os.kill(int(pid), 0)
-    except ProcessLookupError:
+        fd = os.open(os.path.join(base_folder(), name), os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW)
+    except OSError:
+        return False
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         return True
-    except PermissionError:
-        return False  # alive, another user's: not ours to judge
-    return False
+    except BlockingIOError:
+        return False
+    finally:
+        os.close(fd)
 
 
 def _safe(session):
