@@ -69,3 +69,18 @@ def test_a_hash_in_the_catalogs_name_stays_out_of_the_shipped_name(temp):
     copy = _shipping.shipped_copy(str(odd), session="s4")
     name = os.path.basename(copy)
     assert "#" not in name and "?" not in name and name.endswith(".db") and os.path.getsize(copy) > 0
+
+
+def test_a_catalog_a_writer_holds_locked_is_refused_in_words_not_waited_for_without_end(temp):
+    import sqlite3
+    db, _ = fixes_with_ties(temp, subjects=2, per_subject=5)
+    catalog = temp / "journal.db"
+    shutil.copy(db, catalog)
+    c = sqlite3.connect(catalog, isolation_level=None)
+    c.execute("PRAGMA journal_mode = DELETE")
+    c.execute("BEGIN EXCLUSIVE")   # a writer in this very process, as a notebook's open transaction
+    c.execute("DELETE FROM gf_settings WHERE 0")
+    with pytest.raises(GeofenceError, match="database is locked"):
+        _shipping.shipped_copy(str(catalog), session="s5")
+    c.execute("ROLLBACK")
+    assert os.path.getsize(_shipping.shipped_copy(str(catalog), session="s5")) > 0

@@ -70,10 +70,16 @@ def _snapshot(path, folder):
     ``folder`` (dropped when a copy of that name is there already)."""
     partial = os.path.join(folder, f".{os.getpid()}-{threading.get_ident()}.partial")
     try:
-        source = sqlite3.connect(f"file:{pathname2url(path)}?mode=ro", uri=True)
+        # The command line's busy timeout: a writer's lock is waited for, then refused in words.
+        source = sqlite3.connect(f"file:{pathname2url(path)}?mode=ro", uri=True, timeout=10)
     except sqlite3.Error as e:
         raise GeofenceError(f"{path}: cannot open the catalog to ship it: {e}") from None
     try:
+        # The read transaction taken first, within the timeout: the backup then never meets a
+        # lock (Python's backup retries a locked source without end: a writer in this very
+        # process, a notebook's open transaction, would never let go).
+        source.execute("BEGIN")
+        source.execute("SELECT count(*) FROM sqlite_master").fetchone()
         target = sqlite3.connect(partial)
         try:
             source.backup(target)  # every page in one step: one read transaction
