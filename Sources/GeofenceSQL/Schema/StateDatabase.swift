@@ -12,8 +12,9 @@ import GeofenceCore
 ///
 /// It holds a catalog's state tables (gf_subject_state, gf_inside, the
 /// notification rows and their keys, gf_runs, gf_explain, and the views and
-/// triggers over those alone), made from the text the catalog itself was
-/// made with, and none of the catalog's own tables. SQLite looks a table
+/// triggers over those alone), made from the engine's own text
+/// (`StateObjects`, never the attached catalog's), and none of the
+/// catalog's own tables. SQLite looks a table
 /// named without a schema up in temp, then main, then the attached databases
 /// in the order they were attached; the engine's statements name no schema,
 /// so they read gf_areas, gf_conditions, gf_settings, gf_meta and the
