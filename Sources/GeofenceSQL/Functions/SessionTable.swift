@@ -108,8 +108,10 @@ final class Session {
     func settle() throws {
         // With no trigger of the user's on the tables gf_check writes, only the
         // call's own writes happened during it (a trigger cannot change the
-        // schema, and no other connection commits while the call holds the
-        // write lock): the change count is all that moved.
+        // schema, and no other connection commits to main while the call holds
+        // its write lock): the change count is all that moved here. An attached
+        // catalog another connection changed meanwhile shows at the next call,
+        // in its own versions (`catalogVersions`).
         if trustsState { stamp.changes = sqlite.pointee.total_changes64!(db.handle); return }
         let now = try currentStamp()
         if now.catalog != stamp.catalog || now.schema != stamp.schema { forget() } else { stamp = now }
