@@ -14,7 +14,8 @@ file under its base name and refuses a second file of that name with other
 contents, so a catalog changed between runs of one session, or two
 catalogs named alike, each get a name of their own. A snapshot is taken
 again only when the catalog file or its -wal changed (identity, size or
-modification time) since the last one this process took.
+modification time, header counters: _catalog_file.signature) since the
+last one this process took.
 
 Copies live in a folder per Spark session (``PID-SESSION`` under
 ``geofence-spark-UID`` in the temporary directory, which must be this
@@ -36,8 +37,8 @@ import shutil
 import sqlite3
 import tempfile
 import threading
-from urllib.request import pathname2url
 
+from ._catalog_file import open_read_only, signature as catalog_signature
 from ._errors import GeofenceError
 
 _lock = threading.Lock()
@@ -69,11 +70,8 @@ def _snapshot(path, folder):
     its final name, hashed, and renamed to ``NAME-SHA256PREFIX.SUFFIX`` in
     ``folder`` (dropped when a copy of that name is there already)."""
     partial = os.path.join(folder, f".{os.getpid()}-{threading.get_ident()}.partial")
-    try:
-        # The command line's busy timeout: a writer's lock is waited for, then refused in words.
-        source = sqlite3.connect(f"file:{pathname2url(path)}?mode=ro", uri=True, timeout=10)
-    except sqlite3.Error as e:
-        raise GeofenceError(f"{path}: cannot open the catalog to ship it: {e}") from None
+    # The command line's busy timeout: a writer's lock is waited for, then refused in words.
+    source = open_read_only(path, timeout=10)
     try:
         # The read transaction taken first, within the timeout: the backup then never meets a
         # lock (Python's backup retries a locked source without end: a writer in this very
@@ -102,20 +100,6 @@ def _snapshot(path, folder):
     else:
         os.replace(partial, copy)
     return copy
-
-
-def catalog_signature(path):
-    """What tells one version of a catalog from another without reading it
-    (the shipped snapshot here, an executor's opened task in arrow.py):
-    the file's and its -wal's identity, size and modification time."""
-    out = []
-    for p in (path, path + "-wal"):
-        try:
-            st = os.stat(p)
-            out.append((st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns))
-        except FileNotFoundError:
-            out.append(None)
-    return tuple(out)
 
 
 def base_folder():

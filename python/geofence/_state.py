@@ -17,6 +17,7 @@ import os
 import sqlite3
 from urllib.request import pathname2url
 
+from ._catalog_file import open_read_only
 from ._errors import GeofenceError
 
 STATE_COLUMNS = ("subject_id", "record")
@@ -29,6 +30,9 @@ def export_state(catalog, subjects=None):
     UTF-8: the records `geofence state export` writes, byte for byte, read
     in one read transaction of a read-only connection."""
     import pyarrow as pa
+    if isinstance(subjects, (str, bytes)):
+        raise GeofenceError(f"subjects: expected a list of subject ids, got the single {type(subjects).__name__} "
+                            f"{subjects!r} (write subjects=[{subjects!r}])")
     conn = _connect(catalog, readonly=True)
     try:
         conn.execute("BEGIN")
@@ -69,7 +73,10 @@ def import_state(catalog, state, replace=False):
         seen[subject.encode()] = row
     conn = _connect(catalog, readonly=False)
     try:
-        conn.execute("BEGIN IMMEDIATE")
+        try:
+            conn.execute("BEGIN IMMEDIATE")
+        except sqlite3.Error as e:
+            raise GeofenceError(f"{_path(catalog)}: cannot begin writing the state: {e}") from None
         for row, (subject, record) in enumerate(zip(ids, records), start=1):
             _import_one(conn, (source, row, catalog), subject, record, replace)
         conn.execute("COMMIT")
@@ -115,10 +122,12 @@ def _table(state):
     missing = [c for c in STATE_COLUMNS if c not in table.column_names]
     if missing:
         raise GeofenceError(f"{source}: no column {', '.join(missing)} (state has subject_id and record)")
-    try:
-        return table.select(list(STATE_COLUMNS)).cast(pa.schema([(c, pa.string()) for c in STATE_COLUMNS])), source
-    except (pa.ArrowException, ValueError) as e:
-        raise GeofenceError(f"{source}: subject_id and record must be strings: {e}") from None
+    # Strings only: a number cast to text would name another subject than the one it was exported as.
+    for name in STATE_COLUMNS:
+        kind = table.schema.field(name).type
+        if not (pa.types.is_string(kind) or pa.types.is_large_string(kind)):
+            raise GeofenceError(f"{source}: column {name} is {kind}, and must be strings (state export's text)")
+    return table.select(list(STATE_COLUMNS)).cast(pa.schema([(c, pa.string()) for c in STATE_COLUMNS])), source
 
 
 def _connect(catalog, readonly):
@@ -127,9 +136,12 @@ def _connect(catalog, readonly):
     a missing file is refused, not created."""
     from .arrow import library_path
     path = _path(catalog)
-    if not os.path.isfile(path):
+    if readonly:
+        conn = open_read_only(path)
+    elif not os.path.isfile(path):
         raise GeofenceError(f"{path}: no such catalog file")
-    conn = sqlite3.connect(f"file:{pathname2url(path)}?mode={'ro' if readonly else 'rw'}", uri=True, isolation_level=None)
+    else:
+        conn = sqlite3.connect(f"file:{pathname2url(path)}?mode=rw", uri=True, timeout=10, isolation_level=None)
     try:
         conn.enable_load_extension(True)
         conn.load_extension(library_path())
@@ -137,6 +149,12 @@ def _connect(catalog, readonly):
     except (AttributeError, sqlite3.Error) as e:
         conn.close()
         raise GeofenceError(f"cannot load libgeofence ({library_path()}) into this Python's sqlite3: {e}") from None
+    try:
+        # The engine's own check of the catalog (its schema version, its tables), and its words.
+        conn.execute("SELECT gf_state_export('')").fetchone()
+    except sqlite3.Error as e:
+        conn.close()
+        raise GeofenceError(f"{path}: {e}") from None
     return conn
 
 

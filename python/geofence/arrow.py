@@ -22,7 +22,7 @@ import os
 import threading
 
 from . import GeofenceError, extension_path
-from ._shipping import catalog_signature as _signature
+from ._catalog_file import signature as _signature
 
 # What gf_task_judge counts, in the order it fills its counters.
 COUNTERS = ("fixes", "judged", "stale", "invalid", "transitions", "notifications", "filtered")
