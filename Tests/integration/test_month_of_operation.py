@@ -1,0 +1,94 @@
+"""A month of operation ends where one uninterrupted history ends (issue 40's
+"Done means"). Thirty daily runs of month_scenario.py's fixes, two ways:
+
+- **uninterrupted**: this build judges day 1 to day 30, one run a day, on a
+  catalog it made;
+- **operated**: days 1–15 were judged by the previous release's package
+  (Tests/fixtures/month: its catalog, of its schema); this build takes the
+  catalog over (the upgrade midway) and judges days 16–30, with what months
+  of operation bring on the way (see OPERATED_DAYS).
+
+Both end with the same state (`geofence state export`, byte for byte), the
+same last-notified days, the same runs, and the same notifications (ids,
+runs, every column) from the prune's date on; before it the operated
+catalog holds none."""
+import gzip
+import shutil
+import sqlite3
+
+import pytest
+
+import month_scenario as month
+from conftest import CLI, gf, run
+
+PRUNE_BEFORE_DAY = 10
+
+
+def judge_day(db, folder, day, *extra):
+    """Day `day` judged as the fixture's old build judged it: from the folder
+    of the file, which a run records as its source."""
+    month.write_day(folder, day)
+    return run(CLI, "judge", db.name, "--fixes", month.day_name(day), *extra, cwd=folder)
+
+
+@pytest.fixture(scope="module")
+def uninterrupted(tmp_path_factory):
+    folder = tmp_path_factory.mktemp("month-uninterrupted")
+    db = folder / "month.db"
+    gf("init", db)
+    gf("settings", db, "default_timezone", "Asia/Tokyo")
+    gf("import", db, month.AREAS)
+    gf("conditions", "import", db, month.CONDITIONS)
+    for day in range(1, month.DAYS + 1):
+        judge_day(db, folder, day)
+    return db
+
+
+@pytest.fixture(scope="module")
+def operated(tmp_path_factory):
+    folder = tmp_path_factory.mktemp("month-operated")
+    db = folder / "month.db"
+    with gzip.open(month.FIXTURES / "month" / "days01-15.db.gz") as f:
+        db.write_bytes(f.read())
+    for day in range(16, month.DAYS + 1):
+        judge_day(db, folder, day)
+    return db
+
+
+def notifications(db, since=None):
+    con = sqlite3.connect(db)
+    try:
+        where, args = ("WHERE ts >= ?", (since,)) if since else ("", ())
+        return con.execute(f"SELECT * FROM gf_notifications {where} ORDER BY id", args).fetchall()
+    finally:
+        con.close()
+
+
+def reads(db, query):
+    con = sqlite3.connect(db)
+    try:
+        return con.execute(query).fetchall()
+    finally:
+        con.close()
+
+
+def test_the_state_is_the_same_byte_for_byte(uninterrupted, operated):
+    one, other = gf("state", "export", uninterrupted).stdout, gf("state", "export", operated).stdout
+    assert one.count("\n") == len(month.SUBJECTS) and one == other
+
+
+def test_the_last_notified_days_are_the_same(uninterrupted, operated):
+    query = "SELECT * FROM gf_last_notified ORDER BY 1, 2"
+    assert reads(uninterrupted, query) == reads(operated, query) != []
+
+
+def test_the_notifications_are_the_same(uninterrupted, operated):
+    since = month.day_start(PRUNE_BEFORE_DAY)
+    kept = notifications(operated)
+    assert kept == notifications(uninterrupted)[-len(kept):]
+    assert len(notifications(uninterrupted, since)) > 1000
+
+
+def test_the_runs_are_the_same(uninterrupted, operated):
+    query = "SELECT run_id, kind, source, fixes, judged, stale, invalid, transitions, notifications, filtered FROM gf_runs ORDER BY run_id"
+    assert reads(uninterrupted, query) == reads(operated, query)
