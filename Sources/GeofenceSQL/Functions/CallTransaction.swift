@@ -140,13 +140,13 @@ final class CallTransaction {
 
     /// `error` with what the caller must now do: its transaction is gone.
     static func transactionLost(_ error: Error, function: String) -> Error {
+        // A FunctionError's message names its function already (the registry passes it on as it is); SQLite's does not.
         let (message, code): (String, Int32) = switch error {
-        case let e as SQLiteError: (e.message, e.code)
+        case let e as SQLiteError: ("\(function): \(e.message)", e.code)
         case let e as FunctionError: (e.message, e.code)
-        default: ("\(error)", SQLITE_ERROR)
+        default: ("\(function): \(error)", SQLITE_ERROR)
         }
-        let prefix = message.hasPrefix("\(function):") ? "" : "\(function): "
-        return FunctionError("\(prefix)\(message); SQLite rolled back the whole transaction this call ran in (a trigger's "
+        return FunctionError("\(message); SQLite rolled back the whole transaction this call ran in (a trigger's "
                              + "RAISE(ROLLBACK), a full disk or memory): nothing since its BEGIN was kept, so retry the "
                              + "transaction from its BEGIN", code: code)
     }

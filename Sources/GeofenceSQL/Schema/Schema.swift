@@ -158,8 +158,16 @@ public enum GeofenceVersion {
 /// An error about the catalog's state (not about one input record).
 public struct CatalogError: Error, CustomStringConvertible {
     public var message: String
+    /// The file the message names at its start, when it names one.
+    public private(set) var file: String?
     public init(_ message: String) { self.message = message }
+    /// An error about `file`: the message begins with its name.
+    public init(file: String, _ what: String) { message = "\(file): \(what)"; self.file = file }
     public var description: String { message }
+
+    /// This error as one about `file`, for a command's caller: unchanged
+    /// when it names a file already, else its message after the file's name.
+    public func about(file path: String) -> CatalogError { file == nil ? CatalogError(file: path, message) : self }
 
     static func spatiaLiteMissing(_ what: String) -> CatalogError {
         CatalogError("SpatiaLite is not loaded in this connection, and \(what) needs it: run `.load mod_spatialite` (or SELECT load_extension('mod_spatialite')) first")

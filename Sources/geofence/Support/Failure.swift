@@ -62,7 +62,7 @@ func openCatalog(_ path: String) throws -> Connection {
         let db = try Database.open(path)
         try Schema.open(db)
         return db
-    } catch let e as CatalogError where !e.message.hasPrefix(path + ":") {
-        throw CatalogError("\(path): \(e.message)")   // the file the message is about
+    } catch let e as CatalogError {
+        throw e.about(file: path)
     }
 }

@@ -63,7 +63,7 @@ enum ReadOnlyCatalog {
         opened = (path, reason)
         // Named as the user named it: the URI below is this function's own.
         if !path.hasPrefix("file:"), access(path, F_OK) != 0 {
-            throw CatalogError("\(path): no such database (create one with `geofence init \(Echo.shellWord(path))`)")
+            throw CatalogError(file: path, "no such database (create one with `geofence init \(Echo.shellWord(path))`)")
         }
         var uri = path.hasPrefix("file:") ? path : "file:" + escaped(path) + "?mode=ro"
         if immutable { uri += (uri.contains("?") ? "&" : "?") + "immutable=1" }
@@ -82,13 +82,13 @@ enum ReadOnlyCatalog {
             // access; read as immutable it would show them, or seem malformed.
             var st = stat()
             if e.code == 776 || (file.map { stat($0 + "-journal", &st) == 0 && st.st_size > 0 } ?? false) && e.code & 0xFF == 8 {   // SQLITE_READONLY_ROLLBACK
-                throw CatalogError("\(path): a writer stopped in the middle of a transaction and left its -journal file; SQLite must roll "
+                throw CatalogError(file: path, "a writer stopped in the middle of a transaction and left its -journal file; SQLite must roll "
                                    + "the catalog back before it can be read, and cannot here (\(reason)): ask its owner to open it once "
                                    + "(`sqlite3 \(Echo.shellWord(plainPath(path))) 'PRAGMA quick_check'` rolls it back), or copy the catalog with its -journal "
                                    + "to a folder you can write")
             }
             if let file, stat(file + "-wal", &st) == 0, st.st_size > 0 {
-                throw CatalogError("\(path): the catalog has committed changes in its -wal file that SQLite cannot read here "
+                throw CatalogError(file: path, "the catalog has committed changes in its -wal file that SQLite cannot read here "
                                    + "(\(reason), so no -shm file can be made beside it): ask its owner to checkpoint it "
                                    + "(`sqlite3 \(Echo.shellWord(plainPath(path))) 'PRAGMA wal_checkpoint(TRUNCATE)'`), or copy the catalog "
                                    + "with its -wal to a folder you can write")
@@ -97,7 +97,7 @@ enum ReadOnlyCatalog {
         }
         switch try Schema.state(of: db) {
         case .older(let v):
-            throw CatalogError("\(path): the catalog has schema version \(v), and this geofence needs version \(Schema.currentVersion); "
+            throw CatalogError(file: path, "the catalog has schema version \(v), and this geofence needs version \(Schema.currentVersion); "
                                + "it cannot be upgraded here (\(reason)): upgrade it in place once as a user who can write it and its folder, "
                                + "e.g. `geofence settings \(Echo.shellWord(plainPath(path)))`")
         default:
@@ -124,8 +124,8 @@ enum ReadOnlyCatalog {
         let alone = file.map { isWAL($0) && access($0 + "-wal", F_OK) != 0 } ?? false
         do {
             return try open(path, reason: reason, immutable: alone)
-        } catch let e as CatalogError where !e.message.hasPrefix(path + ":") {
-            throw CatalogError("\(path): \(e.message)")   // the file the message is about
+        } catch let e as CatalogError {
+            throw e.about(file: path)
         }
     }
 
