@@ -125,6 +125,27 @@ def test_a_date_time_with_its_offset_is_that_instant(tmp_path):
     assert "runs: removed 0 " in out   # day 0's run still has rows
 
 
+def test_an_explanation_without_a_time_goes_by_its_runs_start(tmp_path):
+    db = catalog(tmp_path)
+    judge_day(db, tmp_path, 0)
+    bad = tmp_path / "bad.csv"
+    bad.write_text("subject_id,ts,lat,lon,accuracy_m\nz1,garbage,35.7,139.7,5\n")
+    gf("judge", db, "--fixes", bad, "--explain")
+    con = sqlite3.connect(db)
+    with con:
+        con.execute("UPDATE gf_runs SET started_at = '2026-11-21T12:00:00Z' WHERE run_id = 2")
+    con.close()
+    judge_day(db, tmp_path, 2)
+    untimed = "SELECT run_id, reason FROM gf_explain WHERE ts IS NULL"
+    assert [r[0] for r in stored_rows(db, untimed)] == [2]
+    gf("prune", db, "--before", "2026-11-21T12:00:00Z")   # its run started at that instant, not before
+    assert [r[0] for r in stored_rows(db, untimed)] == [2]
+    assert stored_rows(db, "SELECT run_id FROM gf_runs ORDER BY 1") == [(2,), (3,)]
+    out = gf("prune", db, "--before", "2026-11-21T12:00:01Z").stdout
+    assert stored_rows(db, untimed) == [] and "explanations: removed 1 " in out
+    assert stored_rows(db, "SELECT run_id FROM gf_runs ORDER BY 1") == [(3,)]
+
+
 def test_the_newest_run_and_a_run_with_rows_stay(tmp_path):
     db = month(tmp_path, days=3)
     out = gf("prune", db, "--before", "2030-01-01").stdout
