@@ -1,96 +1,23 @@
-"""Retention (issue 40): `geofence prune CATALOG --before DATE` and
-`gf_prune(before, max_rows)` remove notifications, explanations and runs
-older than a date, a bounded number of rows per transaction, and never the
-subjects' state: the state export is the same byte for byte, a suppression
-still suppresses after its notification is pruned, and the cursor read
-(`WHERE id > :last_seen`) stays exactly-once (docs/operations.md, "Retention")."""
-import csv
+"""Retention (issue 40): `geofence prune CATALOG --before DATE` removes
+notifications, explanations and runs older than a date, a bounded number of
+rows per transaction, and never the subjects' state: the state export is
+the same byte for byte, a suppression still suppresses after its
+notification is pruned, and the cursor read (`WHERE id > :last_seen`) stays
+exactly-once (docs/operations.md, "Retention"). The space afterwards and
+gf_prune: test_prune_space_and_sql.py."""
 import datetime
-import json
-import os
 import shutil
 import signal
 import sqlite3
+from pathlib import Path
 
 import pytest
 
-from conftest import CLI, Stopped, current_schema_version, gf, small_tmpfs, sql, stored_rows
+from conftest import CLI, Stopped, current_schema_version, gf, sql, stored_rows
 from older_layouts import version_6_catalog
-from pathlib import Path
+from prune_scenario import DAY0, catalog, counts, cursor_read, judge_day, month, older_than, state
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
-DAY0 = datetime.datetime(2026, 11, 20, 8, 0, tzinfo=datetime.timezone.utc)
-# A 300 m circle at A; B is 2 km away, outside it.
-A, B = (35.68, 139.70), (35.70, 139.70)
-
-
-def catalog(tmp_path):
-    """Area A with its default IN (1) and OUT (2), and condition 7: an IN
-    suppressed for 2 days after it notified (what the suppression reads
-    lives in the subject's record, not in the notifications)."""
-    areas = tmp_path / "a.geojson"
-    areas.write_text(json.dumps({"type": "FeatureCollection", "features": [
-        {"type": "Feature", "properties": {"area_id": "A", "radius_m": 300},
-         "geometry": {"type": "Point", "coordinates": [A[1], A[0]]}}]}))
-    db = tmp_path / "c.db"
-    gf("init", db)
-    gf("import", db, areas, "--with-default-conditions")
-    con = sqlite3.connect(db)
-    with con:
-        con.execute("INSERT INTO gf_conditions (condition_id, area_id, timing, renotify_suppress_days) VALUES (7, 'A', 'IN', 2)")
-    con.close()
-    return db
-
-
-def judge_day(db, tmp_path, day, visits=3, subjects=("u1", "u2")):
-    """One daily run: each subject in and out of A `visits` times, 10
-    minutes a fix, on day `day` after DAY0, with --explain (the repeated
-    INs of condition 7 are suppressed and explained). The run's start is
-    set to that day's end, as a daily job's would be."""
-    path = tmp_path / f"day{day}.csv"
-    start = DAY0 + datetime.timedelta(days=day)
-    with path.open("w", newline="") as f:
-        w = csv.writer(f)
-        w.writerow(["subject_id", "ts", "lat", "lon", "accuracy_m"])
-        for s in subjects:
-            for k in range(visits * 2):
-                lat, lon = A if k % 2 == 0 else B
-                w.writerow([s, (start + datetime.timedelta(minutes=10 * k)).isoformat(), lat, lon, 5])
-    gf("judge", db, "--fixes", path, "--explain")
-    con = sqlite3.connect(db)
-    with con:
-        con.execute("UPDATE gf_runs SET started_at = ? WHERE run_id = (SELECT max(run_id) FROM gf_runs)",
-                    ((start + datetime.timedelta(hours=15)).strftime("%Y-%m-%dT%H:%M:%SZ"),))
-    con.close()
-
-
-def month(tmp_path, days=4):
-    db = catalog(tmp_path)
-    for d in range(days):
-        judge_day(db, tmp_path, d)
-    return db
-
-
-def counts(db):
-    return {t: stored_rows(db, f"SELECT count(*) FROM {t}")[0][0] for t in ("gf_notification_rows", "gf_explain", "gf_runs")}
-
-
-def older_than(db, cutoff):
-    """What a prune before `cutoff` (a datetime) must remove: (notifications, explanations, runs)."""
-    us = int(cutoff.timestamp()) * 1_000_000
-    text = cutoff.strftime("%Y-%m-%dT%H:%M:%S.000000Z")
-    n = stored_rows(db, "SELECT count(*) FROM gf_notification_rows WHERE ts_us < ?", (us,))[0][0]
-    e = stored_rows(db, "SELECT count(*) FROM gf_explain WHERE ts < ?", (text,))[0][0]
-    r = stored_rows(db, """SELECT count(*) FROM gf_runs WHERE started_at < ? AND run_id < (SELECT max(run_id) FROM gf_runs)
-                           AND run_id NOT IN (SELECT run_id FROM gf_notification_rows WHERE ts_us >= ?)
-                           AND run_id NOT IN (SELECT run_id FROM gf_explain WHERE ts >= ?)""",
-                    (cutoff.strftime("%Y-%m-%dT%H:%M:%SZ"), us, text))[0][0]
-    return n, e, r
-
-
-def state(db):
-    """Every subject's state as `geofence state export` writes it, and gf_inside."""
-    return gf("state", "export", db).stdout, stored_rows(db, "SELECT * FROM gf_inside ORDER BY 1, 2")
 
 
 # ---- what goes and what stays ----------------------------------------------------------------------
@@ -186,11 +113,6 @@ def test_a_suppression_still_suppresses_after_its_notification_is_pruned(tmp_pat
 
 
 # ---- the cursor read ------------------------------------------------------------------------------
-
-def cursor_read(db, last_seen):
-    """The consumer of docs/sql.md: what came after last_seen, in id order."""
-    return stored_rows(db, "SELECT id, subject_id, ts, condition_id FROM gf_notifications WHERE id > ? ORDER BY id", (last_seen,))
-
 
 def test_the_cursor_read_stays_exactly_once_across_a_prune(tmp_path):
     db = catalog(tmp_path)
@@ -346,73 +268,3 @@ def test_a_bad_retention_setting_is_refused_naming_the_key_and_the_value(tmp_pat
     p = gf("prune", db, check=False)
     assert p.returncode == 1
     assert "retention_runs: must be a number of days such as 30d or 30 days, got '3 weeks'" in p.stderr
-
-
-# ---- space ----------------------------------------------------------------------------------------
-
-def test_vacuum_gives_the_free_pages_back(tmp_path):
-    db = month(tmp_path, days=3)
-    out = gf("prune", db, "--before", "2030-01-01", "--vacuum").stdout
-    assert "free pages: 0 of " in out
-    assert stored_rows(db, "PRAGMA freelist_count") == [(0,)]
-    assert stored_rows(db, "PRAGMA integrity_check") == [("ok",)]
-
-
-def test_a_vacuum_that_runs_out_of_space_leaves_the_prune_as_it_was(tmp_path):
-    src = month(tmp_path, days=3)
-    with small_tmpfs(tmp_path / "small", str(2 * os.path.getsize(src) + 2**20)) as small:
-        db = small / "c.db"
-        shutil.copy(src, db)
-        with open(small / "filler", "wb") as f:   # leaves less free space than the file's size
-            free = shutil.disk_usage(small).free
-            f.write(b"\0" * max(free - os.path.getsize(db) // 2, 0))
-        before = counts(db)
-        p = gf("prune", db, "--before", "2026-11-21", "--vacuum", check=False)
-        assert p.returncode == 2, p.stdout + p.stderr
-        assert "VACUUM ran out of space" in p.stderr and "the catalog is as the prune left it" in p.stderr
-        assert "notifications: removed " in p.stdout
-        (small / "filler").unlink()
-        assert stored_rows(db, "PRAGMA integrity_check") == [("ok",)]
-        assert counts(db)["gf_notification_rows"] < before["gf_notification_rows"]
-
-
-# ---- gf_prune -------------------------------------------------------------------------------------
-
-def test_gf_prune_in_a_loop_of_its_own_transactions(tmp_path):
-    db = month(tmp_path)
-    twin = tmp_path / "twin.db"
-    shutil.copy(db, twin)
-    gf("prune", twin, "--before", "2026-11-22")
-    n, e, r = older_than(db, datetime.datetime(2026, 11, 22, tzinfo=datetime.timezone.utc))
-    total = n + e + r
-    got = []
-    while True:
-        removed = int(sql(db, "SELECT gf_prune('2026-11-22', 7);").stdout)
-        got.append(removed)
-        if removed == 0:
-            break
-    assert sum(got) == total and max(got) <= 7 and len(got) > 3
-    assert counts(db) == counts(twin)
-
-
-def test_gf_prune_inside_the_callers_transaction(tmp_path):
-    db = month(tmp_path, days=2)
-    before = counts(db)
-    out = sql(db, "BEGIN; SELECT gf_prune('2030-01-01', 1000000); SELECT count(*) FROM gf_notification_rows; ROLLBACK;").stdout.split()
-    assert int(out[0]) > 0 and out[1] == "0"
-    assert counts(db) == before   # the caller's ROLLBACK undid it
-    sql(db, "BEGIN IMMEDIATE; SELECT gf_prune('2030-01-01', 1000000); COMMIT;")
-    assert counts(db) == {"gf_notification_rows": 0, "gf_explain": 0, "gf_runs": 1}
-
-
-@pytest.mark.parametrize("call, message", [
-    ("gf_prune('2026-13-01')", "gf_prune: argument 1 (before) must be a date (2026-10-01, its start in UTC) or a date-time with its offset (2026-10-01T00:00:00+09:00), got '2026-13-01'"),
-    ("gf_prune(30)", "gf_prune: argument 1 (before) must be a date (2026-10-01, its start in UTC)"),
-    ("gf_prune(NULL)", "gf_prune: argument 1 (before) must be a date (2026-10-01) or a date-time with its offset, not NULL"),
-    ("gf_prune('2026-10-01', 0)", "gf_prune: argument 2 (max_rows) must be a whole number of rows, 1 or more, got 0.0"),
-])
-def test_gf_prune_refuses_bad_arguments(tmp_path, call, message):
-    db = month(tmp_path, days=1)
-    p = sql(db, f"SELECT {call};", check=False)
-    assert message in p.stderr
-    assert p.returncode != 0
