@@ -25,7 +25,7 @@ struct GeofenceCommand: ParsableCommand {
         version: GeofenceVersion.string,
         subcommands: [
             Init.self, Import.self, Areas.self, Conditions.self, Clear.self, SettingsCommand.self,
-            Export.self, Locate.self, Nearest.self, Regions.self, Positioning.self, Check.self, Judge.self, Notifications.self, Explain.self, State.self, Reset.self, Version.self,
+            Export.self, Locate.self, Nearest.self, Regions.self, Positioning.self, Check.self, Judge.self, Notifications.self, Explain.self, Prune.self, State.self, Reset.self, Version.self,
         ]
     )
 

@@ -9,7 +9,7 @@ public struct Settings {
     public static let known: [(key: String, help: String)] = [
         ("default_timezone", "IANA time zone for conditions and areas without their own (default UTC)"),
         ("default_confidence", "CEP confidence p in [0, 1) for areas without their own; 0 = plain containment"),
-    ] + PositioningSettings.keys + regionKeys
+    ] + PositioningSettings.keys + regionKeys + Retention.keys
 
     /// Device region planning (`geofence regions`, gf_regions).
     public static let regionKeys: [(key: String, help: String)] = [
@@ -19,7 +19,7 @@ public struct Settings {
     ]
 
     /// Keys a user may remove, returning to the default.
-    static var unsettable: Set<String> { Set(PositioningSettings.keys.map(\.key) + regionKeys.map(\.key)) }
+    static var unsettable: Set<String> { Set(PositioningSettings.keys.map(\.key) + regionKeys.map(\.key) + Retention.keys.map(\.key)) }
 
     public func all() throws -> [(String, String?)] {
         try db.query("SELECT key, value FROM gf_settings ORDER BY key").map { ($0[0].string ?? "", $0[1].string) }
@@ -38,6 +38,8 @@ public struct Settings {
             let number = value.trimmingEdgeSpaces()
             guard let p = NumberText.double(number), p >= 0, p < 1 else { throw InputError("must be a number in [0, 1), got \(Echo.quoted(value))", field: key) }
             return try setUnchecked(key, number)
+        case _ where Retention.keys.contains(where: { $0.key == key }):
+            guard Retention.days(value) != nil else { throw InputError("must be \(Retention.ageForm), got \(Echo.quoted(value))", field: key) }
         case _ where Self.unsettable.contains(key):
             // These rules tie keys together (speed thresholds must rise), so check the whole set as it would be.
             var stored = try storedValues()
@@ -52,7 +54,7 @@ public struct Settings {
 
     /// Removes a positioning or region setting, so its default applies again.
     public func unset(_ key: String) throws {
-        guard Self.unsettable.contains(key) else { throw InputError("cannot be unset; only positioning and region settings can", field: key) }
+        guard Self.unsettable.contains(key) else { throw InputError("cannot be unset; only positioning, region and retention settings can", field: key) }
         var stored = try storedValues()
         stored[key] = nil
         _ = try PositioningSettings.from(stored)

@@ -43,6 +43,7 @@ public enum Registration {
         try CatalogFunctions.register(db)
         try JudgementFunctions.register(db)
         try StateFunctions.register(db)
+        try PruneFunction.register(db)
         try NearestTable.register(db)
         try RegionFunctions.register(db)
         try SessionTable.register(db)

@@ -68,6 +68,8 @@ final class Session {
     private(set) lazy var stateImport = CallTransaction(db, function: "gf_state_import")
     /// The gf_state_init call's transaction (or savepoint).
     private(set) lazy var stateInit = CallTransaction(db, function: "gf_state_init")
+    /// Each gf_prune call's transaction (or savepoint).
+    private(set) lazy var prune = CallTransaction(db, function: "gf_prune")
     /// Refuses a call from a statement that reads the notifications the calls write.
     private(set) lazy var outputReaders = OutputReaders(db, function: "gf_check", table: "gf_notification_rows")
 
@@ -141,7 +143,7 @@ final class Session {
     /// Drops the cached judgement: after a failed call, whose writes were undone.
     func forget() { judgement = nil; stamp = Stamp(changes: -1, dataVersion: -1, catalog: "", schema: -1) }
 
-    func close() { judgement = nil; catalogVersions = nil; dataVersion = nil; catalogStamp = nil; schemaVersion = nil; tempSchemaVersion = nil; transaction.close(); stateImport.close(); stateInit.close(); outputReaders.close() }
+    func close() { judgement = nil; catalogVersions = nil; dataVersion = nil; catalogStamp = nil; schemaVersion = nil; tempSchemaVersion = nil; transaction.close(); stateImport.close(); stateInit.close(); prune.close(); outputReaders.close() }
 
     // MARK: Registry
 

@@ -10,7 +10,7 @@ struct SettingsCommand: ParsableCommand {
     @Argument(help: "The database file.") var db: String
     @Argument(help: "A setting's key: show just that one.") var key: String?
     @Argument(help: "A new value for KEY.") var value: String?
-    @Flag(help: "Remove KEY (a positioning_*, power_saving, monitor_* or region_* setting), so its default applies.") var unset = false
+    @Flag(help: "Remove KEY (a positioning_*, power_saving, monitor_*, region_* or retention_* setting), so its default applies.") var unset = false
     @OptionGroup var output: OutputOptions
 
     func run() throws {

@@ -15,7 +15,9 @@
 /// - `began`: a write transaction has begun (BEGIN IMMEDIATE succeeded).
 /// - `chunk`: judge has judged and written a chunk of its fixes (the last
 ///   one too: the run is not yet committed); state import has written a
-///   chunk of its records (10,000, and the last ones).
+///   chunk of its records (10,000, and the last ones); prune has deleted a
+///   chunk of rows, not yet committed (each chunk is a transaction: prune
+///   reaches `began`, `committing` and `committed` once per chunk).
 /// - `committing`: the COMMIT is about to run, with the signals held (a
 ///   signal sent now is acted on once the COMMIT is over).
 /// - `committed`: the COMMIT has succeeded, the signals still held; the
