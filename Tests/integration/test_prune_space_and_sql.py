@@ -80,3 +80,19 @@ def test_gf_prune_refuses_bad_arguments(tmp_path, call, message):
     p = sql(db, f"SELECT {call};", check=False)
     assert message in p.stderr
     assert p.returncode != 0
+
+
+def test_gf_prune_on_a_state_database_prunes_its_rows_and_never_the_catalog(tmp_path):
+    db = month(tmp_path, days=1)
+    before = counts(db)
+    state = tmp_path / "state.db"
+    attach = f"ATTACH 'file:{db}?mode=ro' AS catalog;\n"
+    sql(state, attach + "SELECT gf_state_init();")
+    sql(state, attach + "SELECT gf_check('w', '2026-11-20T08:00:00Z', 35.68, 139.70, 5);"
+                        "SELECT gf_check('w', '2026-11-22T08:00:00Z', 35.70, 139.70, 5);")
+    assert [r[0] for r in stored_rows(state, "SELECT ts FROM gf_notifications ORDER BY id")] == [
+        "2026-11-20T08:00:00.000000Z", "2026-11-20T08:00:00.000000Z", "2026-11-22T08:00:00.000000Z"]
+    assert sql(state, attach + "SELECT gf_prune('2026-11-21');").stdout == "2\n"
+    assert [r[0] for r in stored_rows(state, "SELECT ts FROM gf_notifications")] == ["2026-11-22T08:00:00.000000Z"]
+    assert counts(db) == before
+
