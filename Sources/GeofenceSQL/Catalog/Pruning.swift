@@ -23,7 +23,11 @@ import GeofenceCore
 /// the unreferenced ones would cost a scan of every notification).
 ///
 /// Each step scans on from where the last one stopped (ids only grow), so a
-/// whole prune reads each table once. Notification ids are AUTOINCREMENT:
+/// whole prune reads each table once, and no further than the largest id
+/// there when it began: a row inserted meanwhile (a trigger of the user's
+/// putting a removed row back, under a new id) is not the prune's to chase.
+/// The counts are the rows SQLite deleted (a trigger's RAISE(IGNORE) keeps
+/// a row, and it is not counted). Notification ids are AUTOINCREMENT:
 /// removing any of them, the newest included, never lets an id be handed
 /// out again, so a consumer's `WHERE id > :last_seen` stays exactly-once.
 public final class Pruning {
@@ -44,6 +48,9 @@ public final class Pruning {
     /// The largest notification id and gf_explain rowid already looked at.
     private var notificationsAfter = Int64.min
     private var explanationsAfter = Int64.min
+    /// The largest notification id and gf_explain rowid when the prune began (read at its first step).
+    private var notificationsUpTo: Int64?
+    private var explanationsUpTo: Int64?
     private var notificationsDone: Bool
     private var explanationsDone: Bool
     private var runsDone: Bool
@@ -67,12 +74,14 @@ public final class Pruning {
         var counts = Counts()
         var left = Int64(max(limit, 1))
         if !notificationsDone, let cut = cutoffs.notifications {
-            counts.notifications = try removeNotifications(before: cut, limit: left)
-            left -= counts.notifications
+            let (found, removed) = try removeNotifications(before: cut, limit: left)
+            counts.notifications = removed
+            left -= found
         }
         if left > 0, !explanationsDone, let cut = cutoffs.explanations {
-            counts.explanations = try removeExplanations(before: cut, limit: left)
-            left -= counts.explanations
+            let (found, removed) = try removeExplanations(before: cut, limit: left)
+            counts.explanations = removed
+            left -= found
         }
         if left > 0, !runsDone, let cut = cutoffs.runs {
             counts.runs = try removeRuns(before: cut, limit: left)
@@ -80,38 +89,48 @@ public final class Pruning {
         return counts
     }
 
-    /// The next `limit` old notifications by id, from where the last step stopped.
-    private func removeNotifications(before cut: Timestamp, limit: Int64) throws -> Int64 {
+    /// The next `limit` old notifications by id, from where the last step
+    /// stopped: (rows found, rows SQLite deleted).
+    private func removeNotifications(before cut: Timestamp, limit: Int64) throws -> (Int64, Int64) {
+        if notificationsUpTo == nil {
+            notificationsUpTo = try db.scalar("SELECT coalesce(max(id), 0) FROM main.gf_notification_rows").int64 ?? 0
+        }
         let window = try db.query("""
             SELECT count(*), max(id) FROM (SELECT id FROM main.gf_notification_rows
-            WHERE id > ?1 AND ts_us < ?2 ORDER BY id LIMIT ?3)
-            """, [.integer(notificationsAfter), .integer(cut.microseconds), .integer(limit)])[0]
+            WHERE id > ?1 AND id <= ?4 AND ts_us < ?2 ORDER BY id LIMIT ?3)
+            """, [.integer(notificationsAfter), .integer(cut.microseconds), .integer(limit), .integer(notificationsUpTo ?? 0)])[0]
         let found = window[0].int64 ?? 0
-        guard found > 0, let last = window[1].int64 else { notificationsDone = true; return 0 }
+        guard found > 0, let last = window[1].int64 else { notificationsDone = true; return (0, 0) }
         try db.query("DELETE FROM main.gf_notification_rows WHERE id > ?1 AND id <= ?2 AND ts_us < ?3",
                      [.integer(notificationsAfter), .integer(last), .integer(cut.microseconds)])
+        let removed = Int64(db.changes)
         notificationsAfter = last
         if found < limit { notificationsDone = true }
-        return found
+        return (found, removed)
     }
 
     /// The next `limit` old explanations by rowid: by their fix's time (the
     /// stored text, whose order is time order), or without one by their run's start.
-    private func removeExplanations(before cut: Timestamp, limit: Int64) throws -> Int64 {
+    private func removeExplanations(before cut: Timestamp, limit: Int64) throws -> (Int64, Int64) {
+        if explanationsUpTo == nil {
+            explanationsUpTo = try db.scalar("SELECT coalesce(max(rowid), 0) FROM main.gf_explain").int64 ?? 0
+        }
         let old = """
             (ts < ?2 OR (ts IS NULL AND run_id IN (SELECT run_id FROM main.gf_runs
                                                    WHERE CAST(strftime('%s', started_at) AS INTEGER) < ?3)))
             """
         let values: [SQLiteValue] = [.integer(explanationsAfter), .text(cut.storageText), .real(Double(cut.microseconds) / 1e6)]
         let window = try db.query("""
-            SELECT count(*), max(rowid) FROM (SELECT rowid FROM main.gf_explain WHERE rowid > ?1 AND \(old) ORDER BY rowid LIMIT ?4)
-            """, values + [.integer(limit)])[0]
+            SELECT count(*), max(rowid) FROM (SELECT rowid FROM main.gf_explain
+            WHERE rowid > ?1 AND rowid <= ?5 AND \(old) ORDER BY rowid LIMIT ?4)
+            """, values + [.integer(limit), .integer(explanationsUpTo ?? 0)])[0]
         let found = window[0].int64 ?? 0
-        guard found > 0, let last = window[1].int64 else { explanationsDone = true; return 0 }
+        guard found > 0, let last = window[1].int64 else { explanationsDone = true; return (0, 0) }
         try db.query("DELETE FROM main.gf_explain WHERE rowid > ?1 AND rowid <= ?4 AND \(old)", values + [.integer(last)])
+        let removed = Int64(db.changes)
         explanationsAfter = last
         if found < limit { explanationsDone = true }
-        return found
+        return (found, removed)
     }
 
     /// Up to `limit` runs that started before `cut`, have no notification

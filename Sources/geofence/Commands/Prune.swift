@@ -47,6 +47,7 @@ struct Prune: ParsableCommand {
             }
             let pruning = Pruning(conn, cutoffs: cutoffs)
             var removed = Pruning.Counts()
+            var committed = 0
             do {
                 // A signal between chunks (after a COMMIT) ends the loop: what was committed stands.
                 while !pruning.isDone && SignalEnding.pendingSignal == 0 {
@@ -55,12 +56,23 @@ struct Prune: ParsableCommand {
                         TestStops.reach(.chunk)
                         return counts
                     }
+                    committed += 1
+                    // The chunk's pages copied into the file now: the -wal then starts over
+                    // at the next chunk instead of growing by every chunk until SQLite's own
+                    // checkpoint (1,000 pages), which a nearly full disk has no room for.
+                    // PASSIVE: never waits for a reader, so a reader only makes it copy less.
+                    _ = try? conn.execute("PRAGMA main.wal_checkpoint(PASSIVE)")
                 }
+            } catch let e as SQLiteError where e.isDiskFull {
+                report(removed, cutoffs, stopped: committed > 0)
+                throw CatalogError(file: db, "the disk filled during a chunk of --chunk-rows \(chunkRows) (\(e.message)); that chunk was "
+                                   + "rolled back\(committed > 0 ? ", the \(committed) before it stand" : ""): free some space, or run "
+                                   + "prune again with a smaller --chunk-rows (a chunk needs room for its pages in the -wal or -journal)")
             } catch {
-                report(removed, cutoffs, stopped: true)
+                report(removed, cutoffs, stopped: committed > 0)
                 throw error
             }
-            report(removed, cutoffs, stopped: SignalEnding.pendingSignal != 0)
+            report(removed, cutoffs, stopped: SignalEnding.pendingSignal != 0 && committed > 0)
             if vacuum && SignalEnding.pendingSignal == 0 { try vacuumCatalog(conn) }
             try reportSpace(conn)
         }
