@@ -48,6 +48,14 @@ import CSQLite
 /// back as SQLITE_BUSY errors that say to end the statement or transaction
 /// and retry it; every statement the call used is reset, so the connection
 /// holds no stale snapshot afterwards.
+///
+/// A transaction that has not read yet (a deferred `BEGIN`, as Python's
+/// `autocommit=False` opens one after every commit) holds no snapshot, so
+/// it can wait: the call would otherwise read the subject first, making a
+/// snapshot, and its first write would then meet another writer's lock at
+/// once. So there the call first takes `main`'s write lock with a statement
+/// that writes nothing, which SQLite lets wait up to the busy timeout, as
+/// `BEGIN IMMEDIATE` does.
 final class CallTransaction {
     private let db: Connection
     private let function: String
@@ -57,6 +65,9 @@ final class CallTransaction {
     private lazy var savepoint = try? db.prepare("SAVEPOINT gf_call")
     private lazy var release = try? db.prepare("RELEASE gf_call")
     private lazy var journalMode = try? db.prepare("PRAGMA main.journal_mode")
+    /// Writes nothing, but begins a write transaction on `main` (`takeWriteLock`);
+    /// nil while main has no such table (the call then says what is missing).
+    private var writeLock: Statement?
 
     /// Whether a call is running on this connection, and whether a call made
     /// inside it (from a trigger) was refused.
@@ -66,7 +77,7 @@ final class CallTransaction {
     init(_ db: Connection, function: String) { self.db = db; self.function = function }
 
     /// Finalizes the statements, so the connection can close.
-    func close() { begin = nil; commit = nil; savepoint = nil; release = nil; journalMode = nil }
+    func close() { begin = nil; commit = nil; savepoint = nil; release = nil; journalMode = nil; writeLock = nil }
 
     /// Runs `body` as one call: all of what it writes, or none. A call made
     /// while another runs on the connection (from the user's TEMP trigger on a
@@ -93,6 +104,11 @@ final class CallTransaction {
     }
 
     private func runAlone<T>(_ body: () throws -> T) throws -> T {
+        // Before anything is read: inside the caller's transaction, the call's first read (the journal mode's, even) opens the snapshot.
+        let snapshot = db.holdsReadSnapshot
+        if !db.isAutocommit && !snapshot && !db.hasWriteStatementRunning {
+            do { try takeWriteLock() } catch { throw Self.busy(error, function: function, insideSnapshot: false) }
+        }
         if try journalIsOff() {
             throw FunctionError("\(function): the database's journal_mode is OFF, in which SQLite cannot undo a call that fails "
                                 + "half way (its notifications could be lost): use PRAGMA journal_mode = WAL (or DELETE)")
@@ -104,7 +120,6 @@ final class CallTransaction {
                                 + "select \(function)(…) on its own and store its result with a second statement")
         }
         if db.isAutocommit {
-            let snapshot = db.holdsReadSnapshot
             do { try step(begin, "BEGIN IMMEDIATE") } catch {
                 throw Self.busy(error, function: function, insideSnapshot: snapshot)
             }
@@ -127,8 +142,19 @@ final class CallTransaction {
             if db.isAutocommit { throw Self.transactionLost(error, function: function) }
             try? db.execute("ROLLBACK TO gf_call")
             try? db.execute("RELEASE gf_call")
-            throw Self.busy(error, function: function, insideSnapshot: true)
+            throw Self.busy(error, function: function, insideSnapshot: snapshot)
         }
+    }
+
+    /// Begins the caller's transaction as a write transaction on `main`, before
+    /// anything is read, waiting for another writer up to the busy timeout: a
+    /// writing statement that starts with no read transaction open is the one
+    /// kind SQLite lets wait (SQLITE_BUSY after the timeout). One that has no
+    /// table to name (not a catalog) does nothing; the call then fails saying so.
+    private func takeWriteLock() throws {
+        if writeLock == nil { writeLock = try? db.prepare("DELETE FROM main.gf_subject_state WHERE 0") }
+        guard let writeLock else { return }
+        try step(writeLock, "")
     }
 
     private func journalIsOff() throws -> Bool {

@@ -15,45 +15,56 @@ import GeofenceCore
 ///
 ///     SELECT * FROM gf_session;   -- one row: whether this connection has a cached judgement
 ///
-/// Freshness: the cached catalog is dropped whenever anything else changed
-/// the database since the session's last call: another connection committed
-/// (`PRAGMA data_version`), this connection changed rows
-/// (`sqlite3_total_changes64` moved past what gf_check itself wrote), or the
-/// catalog is not the one the cache was read from (`gf_meta.catalog_stamp`,
-/// a random value every change of an area, condition or setting replaces:
-/// a rolled-back change takes its stamp with it, which neither count shows),
-/// or the schema changed (`PRAGMA schema_version`, of the database and of
-/// its temporary schema: a trigger added, say).
+/// Freshness: the cached catalog is dropped whenever the catalog may have
+/// changed since the session read it: the catalog is not the one the cache
+/// was read from (`gf_meta.catalog_stamp`, a random value every change of
+/// an area, condition or setting replaces, on any connection: a rolled-back
+/// change takes its stamp with it, so the stamp names the content), or the
+/// schema changed (`PRAGMA schema_version`, of the database and of its
+/// temporary schema: a trigger added, say), or an attached catalog (a state
+/// database's, `StateDatabase`) changed at all (its `data_version`).
+///
+/// Other writes keep it: another process's gf_check calls, the user's own
+/// tables. With many writers on one catalog every call follows another
+/// connection's commit, and reading the catalog afresh at each (its index,
+/// its areas prepared again) cost a call tens of milliseconds. What those
+/// writes change is read at every call anyway: a subject's state comes from
+/// its record, the saved state reused only while the record's text is the
+/// one saved (`StateStore`), and the output keys are looked up afresh in
+/// each call's transaction (`OutputKeys`).
 ///
 /// A trigger of the user's on a table gf_check writes (a queue fed from
 /// gf_notification_rows, say) may change the state or the catalog during the
-/// call itself, which the counts would take for gf_check's own writes. So
-/// while such a trigger exists the session keeps no subject state between
-/// calls (`trustsState`), and a catalog stamp that moved during a call drops
-/// the cache: every call then sees what the call before left, as a call on
-/// a fresh connection does.
+/// call itself. So while such a trigger exists the session keeps no subject
+/// state between calls (`trustsState`), and a catalog stamp that moved
+/// during a call drops the cache: every call then sees what the call before
+/// left, as a call on a fresh connection does.
 final class Session {
     private let db: Connection
     private var judgement: Judgement?
-    private var stamp = Stamp(changes: -1, dataVersion: -1, catalog: "", schema: -1)
-    private var dataVersion: Statement?
+    private var stamp = Stamp.none
     private var catalogStamp: Statement?
     private var schemaVersion: Statement?
     private var tempSchemaVersion: Statement?
     /// Of the attached catalog a state database judges with (`StateDatabase`):
-    /// main's data_version and schema_version do not move when another
-    /// connection changes an attached database.
+    /// main's schema_version does not move when another connection changes
+    /// an attached database.
     private var catalogVersions: (data: Statement, schema: Statement)?
     /// The schema versions of main and temp as one number, as `currentJudgement` read them last.
     private(set) var schema: Int64 = -1
     /// Whether the subject state saved by one call may be reused by the next (no trigger of the user's on the tables gf_check writes).
     private(set) var trustsState = false
 
+    /// What the cached catalog was read with: while the database shows the
+    /// same, the catalog is the one cached.
     struct Stamp: Equatable {
-        var changes: Int64
-        var dataVersion: Int64
+        /// `gf_meta.catalog_stamp`.
         var catalog: String
+        /// The schema versions of main, temp and an attached catalog, as one number.
         var schema: Int64
+        /// An attached catalog's `data_version` (0 without one).
+        var attachedData: Int64
+        static let none = Stamp(catalog: "", schema: -1, attachedData: -1)
     }
 
     /// The tables gf_check writes (lower case: a trigger's table is matched
@@ -104,23 +115,17 @@ final class Session {
         return j
     }
 
-    /// Records the state after this session's own writes; a catalog that
-    /// changed during the call (a user's trigger: gf_check never changes it)
-    /// drops the cache instead.
+    /// After a call's writes: a catalog or schema that changed during the
+    /// call (a user's trigger: gf_check itself never changes them) drops the
+    /// cache.
     func settle() throws {
         // With no trigger of the user's on the tables gf_check writes, only the
-        // call's own writes happened during it (a trigger cannot change the
-        // schema, and no other connection commits to main while the call holds
-        // its write lock): the change count is all that moved here. An attached
-        // catalog another connection changed meanwhile shows at the next call,
-        // in its own versions (`catalogVersions`).
-        if trustsState { stamp.changes = sqlite.pointee.total_changes64!(db.handle); return }
-        let now = try currentStamp()
-        if now.catalog != stamp.catalog || now.schema != stamp.schema { forget() } else { stamp = now }
+        // call's own writes happened during it, which change neither.
+        if trustsState { return }
+        if try currentStamp() != stamp { forget() }
     }
 
     private func currentStamp() throws -> Stamp {
-        if dataVersion == nil { dataVersion = try db.prepare("PRAGMA data_version") }
         if catalogStamp == nil { catalogStamp = try db.prepare("SELECT value FROM gf_meta WHERE key = 'catalog_stamp'") }
         if schemaVersion == nil { schemaVersion = try db.prepare("PRAGMA main.schema_version") }
         if tempSchemaVersion == nil { tempSchemaVersion = try db.prepare("PRAGMA temp.schema_version") }
@@ -129,31 +134,34 @@ final class Session {
             defer { s.reset() }
             return try s.step() ? s.value(0) : .null
         }
-        var version = try first(dataVersion!).int64 ?? 0
         let catalog = try first(catalogStamp!).string ?? ""
         // A TEMP trigger (on this connection, after some calls) changes only the temp schema's version.
         var schema = (try first(schemaVersion!).int64 ?? 0) &* 4_294_967_296 &+ (try first(tempSchemaVersion!).int64 ?? 0)
+        var attachedData: Int64 = 0
         if let attached = catalogVersions {
-            version = version &* 4_294_967_296 &+ (try first(attached.data).int64 ?? 0)
+            attachedData = try first(attached.data).int64 ?? 0
             schema = schema &* 65_537 &+ (try first(attached.schema).int64 ?? 0)
         }
-        return Stamp(changes: sqlite.pointee.total_changes64!(db.handle), dataVersion: version, catalog: catalog, schema: schema)
+        return Stamp(catalog: catalog, schema: schema, attachedData: attachedData)
     }
 
     /// Drops the cached judgement: after a failed call, whose writes were undone.
-    func forget() { judgement = nil; stamp = Stamp(changes: -1, dataVersion: -1, catalog: "", schema: -1) }
+    func forget() { judgement = nil; stamp = Stamp.none }
 
-    func close() { judgement = nil; catalogVersions = nil; dataVersion = nil; catalogStamp = nil; schemaVersion = nil; tempSchemaVersion = nil; transaction.close(); stateImport.close(); stateInit.close(); prune.close(); outputReaders.close() }
+    func close() { judgement = nil; catalogVersions = nil; catalogStamp = nil; schemaVersion = nil; tempSchemaVersion = nil; transaction.close(); stateImport.close(); stateInit.close(); prune.close(); outputReaders.close() }
 
     // MARK: Registry
 
     private static let lock = Lock()
     nonisolated(unsafe) private static var sessions: [OpaquePointer: Session] = [:]
 
-    /// This connection's session, connecting `gf_session` if needed.
+    /// This connection's session, connecting `gf_session` if needed: by
+    /// preparing a statement on it, not stepping one, which would begin a read
+    /// transaction (inside the caller's deferred `BEGIN`, a snapshot the call
+    /// could then not wait for the write lock from: `CallTransaction`).
     static func of(_ db: Connection) throws -> Session {
         if let s = lock.with({ sessions[db.handle] }) { return s }
-        _ = try db.query("SELECT * FROM gf_session")
+        _ = try db.prepare("SELECT * FROM gf_session")
         guard let s = lock.with({ sessions[db.handle] }) else { throw FunctionError("gf_session did not connect") }
         return s
     }

@@ -12,7 +12,7 @@ public final class SQLCatalog: AreaSource {
     private var windows = CandidateWindows()
     /// How a fix met without a grid finds its candidates: `.windows` for a
     /// catalog that lives across many single checks (gf_check's session,
-    /// dropped with it on any change), else one R*Tree query per fix.
+    /// dropped with it on any change of the catalog), else one R*Tree query per fix.
     public var perFixStrategy = CandidateStrategy.rtreePerFix
     var areas: [String: JudgedArea?] = [:]
     let zones = TimeZoneCache()

@@ -1,0 +1,139 @@
+"""One gf_check connection beside another writer (issue 40): a call that
+opens a deferred transaction waits for the write lock as the busy timeout
+says; a call inside a read snapshot cannot, and says so; and another
+writer's commits leave the session's cached catalog in place, while a
+change of the catalog another connection commits is seen."""
+import json
+import sqlite3
+import subprocess
+import sys
+
+import pytest
+
+from conftest import EXTENSION
+from test_check_transactions import one_square_catalog
+
+PYTHON = sys.executable
+INSIDE, OUTSIDE = (35.605, 139.705), (35.50, 139.50)
+
+
+def connect(db, timeout=60):
+    """Python's sqlite3 in autocommit with the extension, the busy timeout set as docs/sql.md says."""
+    c = sqlite3.connect(db, timeout=timeout, isolation_level=None)
+    c.enable_load_extension(True)
+    c.load_extension(str(EXTENSION))
+    return c
+
+
+def holder(db):
+    """A sqlite3 shell holding `db`'s write lock until told to COMMIT."""
+    h = subprocess.Popen(["sqlite3", str(db)], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    h.stdin.write("BEGIN IMMEDIATE;\nCREATE TABLE held (x);\nSELECT 'holding';\n")
+    h.stdin.flush()
+    assert h.stdout.readline() == "holding\n"
+    return h
+
+
+def released(h):
+    """Lets the `holder` commit, once it has."""
+    h.stdin.write("COMMIT;\nSELECT 'released';\n")
+    h.stdin.flush()
+    assert h.stdout.readline() == "released\n"
+
+
+# apsw (its own SQLite, so in a process of its own: the engine is loaded by
+# one SQLite library per process) asks a busy handler of ours instead of
+# sleeping: the handler's first call ends the other writer, proving the call
+# waited. Prints the handler's calls and the call's notifications.
+DEFERRED_CALLER = r"""
+import apsw, json, subprocess, sys
+db, ext, lat, lon = sys.argv[1], sys.argv[2], float(sys.argv[3]), float(sys.argv[4])
+h = subprocess.Popen(["sqlite3", db], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+h.stdin.write("BEGIN IMMEDIATE;\nCREATE TABLE held (x);\nSELECT 'holding';\n")
+h.stdin.flush()
+assert h.stdout.readline() == "holding\n"
+c = apsw.Connection(db)
+c.enable_load_extension(True)
+c.load_extension(ext)
+waits = []
+def busy(n):
+    if not waits:
+        h.stdin.write("COMMIT;\nSELECT 'released';\n")
+        h.stdin.flush()
+        assert h.stdout.readline() == "released\n"
+    waits.append(n)
+    return True
+c.set_busy_handler(busy)
+try:
+    c.execute("BEGIN")
+    got = c.execute("SELECT gf_check('s', '2026-11-20T09:00:00Z', ?, ?, 5)", (lat, lon)).fetchall()[0][0]
+    c.execute("COMMIT")
+finally:
+    h.stdin.close()
+    h.wait(timeout=30)
+print(json.dumps({"waits": waits, "got": json.loads(got)}))
+"""
+
+
+def test_a_call_that_opens_a_deferred_transaction_waits_for_the_write_lock(tmp_path):
+    """`BEGIN` then gf_check (Python's autocommit=False opens such a
+    transaction after every commit): the transaction has read nothing, so the
+    call can wait for another writer as the busy timeout says. It used to
+    read first and then meet the lock at once (SQLITE_BUSY, no waiting)."""
+    pytest.importorskip("apsw")
+    db = one_square_catalog(tmp_path)
+    script = tmp_path / "deferred.py"
+    script.write_text(DEFERRED_CALLER)
+    p = subprocess.run([PYTHON, str(script), str(db), str(EXTENSION), *map(str, INSIDE)], capture_output=True, text=True, timeout=300)
+    assert p.returncode == 0, p.stderr
+    out = json.loads(p.stdout)
+    assert out["waits"], "the call did not wait for the write lock"
+    assert [(n["area_id"], n["transition"]) for n in out["got"]] == [("SQ", "IN")]
+
+
+def test_a_read_snapshot_still_cannot_wait_and_says_so(tmp_path):
+    """A deferred transaction that has read holds a snapshot: no waiting can
+    help, so the call fails at once with SQLITE_BUSY, and the transaction is
+    as it was."""
+    db = one_square_catalog(tmp_path)
+    c = connect(db, timeout=30)
+    c.execute("BEGIN")
+    c.execute("SELECT count(*) FROM gf_areas").fetchall()
+    h = holder(db)
+    try:
+        with pytest.raises(sqlite3.OperationalError) as e:
+            c.execute("SELECT gf_check('s', '2026-11-20T09:00:00Z', ?, ?, 5)", INSIDE).fetchall()
+        assert e.value.sqlite_errorcode & 0xFF == 5 and "retry" in str(e.value)
+        assert c.in_transaction
+        c.execute("ROLLBACK")
+    finally:
+        released(h)
+        h.stdin.close()
+        h.wait(timeout=30)
+
+
+def catalog_reads(c, call):
+    """The statements reading the catalog's conditions that `call` ran on `c` (SQLite's trace)."""
+    seen = []
+    c.set_trace_callback(seen.append)
+    c.execute("SELECT gf_check(?, ?, ?, ?, ?)", call).fetchall()
+    c.set_trace_callback(None)
+    return [s for s in seen if "FROM gf_conditions" in s]
+
+
+def test_another_writers_calls_leave_the_sessions_catalog_cached(tmp_path):
+    """With many writers every call follows another connection's commit:
+    the session keeps its catalog through them (reading it afresh each time
+    cost a call tens of milliseconds at 30,000 fences), and still sees a
+    change of the catalog another connection commits."""
+    db = one_square_catalog(tmp_path)
+    a, b = connect(db), connect(db)
+    assert catalog_reads(a, ["a", "2026-11-20T09:00:00Z", *OUTSIDE, 5])   # the first call reads the catalog
+    assert not catalog_reads(a, ["a", "2026-11-20T09:01:00Z", *OUTSIDE, 5])
+    b.execute("SELECT gf_check('b', '2026-11-20T09:00:00Z', ?, ?, 5)", INSIDE).fetchall()   # another writer commits
+    assert not catalog_reads(a, ["a", "2026-11-20T09:02:00Z", *OUTSIDE, 5])
+    # Another connection makes entering take three inside fixes: the next call judges by it.
+    subprocess.run(["sqlite3", str(db), "UPDATE gf_areas SET in_confirm_count = 3"], check=True, timeout=60)
+    assert catalog_reads(a, ["a", "2026-11-20T09:03:00Z", *INSIDE, 5])
+    entered = [a.execute("SELECT gf_check('a', ?, ?, ?, 5)", (f"2026-11-20T09:0{m}:00Z", *INSIDE)).fetchone()[0] for m in (4, 5)]
+    assert entered[0] == "[]" and json.loads(entered[1])[0]["transition"] == "IN"
