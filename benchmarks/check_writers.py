@@ -52,13 +52,22 @@ READY_SECONDS = 300
 RUN_SECONDS = 3_600
 
 
-def worker(db, extension, calls_path, batch, synchronous):
-    """One writer: waits for the start line, judges its calls, prints its times as JSON."""
-    calls = json.loads(Path(calls_path).read_text())
+def connected(db, extension, catalog):
+    """A writer's connection: to the catalog, or (`catalog` given) to a state
+    database with the catalog attached read-only (docs/state.md)."""
     c = sqlite3.connect(db, timeout=60, isolation_level=None)
-    c.execute(f"PRAGMA synchronous = {synchronous}")
     c.enable_load_extension(True)
     c.load_extension(extension)
+    if catalog:
+        c.execute("ATTACH ? AS catalog", (f"file:{catalog}?mode=ro",))
+    return c
+
+
+def worker(db, extension, calls_path, batch, synchronous, catalog=""):
+    """One writer: waits for the start line, judges its calls, prints its times as JSON."""
+    calls = json.loads(Path(calls_path).read_text())
+    c = connected(db, extension, catalog)
+    c.execute(f"PRAGMA synchronous = {synchronous}")
     c.execute("SELECT gf_check(?, ?, ?, ?, ?)", calls[0]).fetchone()
     print("ready", flush=True)
     sys.stdin.readline()
@@ -111,18 +120,29 @@ def ready(procs):
 
 def measured(work, dist, calls, n, how):
     """One run of `n` processes on a fresh copy of WORK/cond.db, each
-    `how` = (calls per transaction, 0 for autocommit; synchronous): its figures."""
-    batch, synchronous = how
+    `how` = (calls per transaction, 0 for autocommit; synchronous; apart:
+    the state in a state database of its own): its figures."""
+    batch, synchronous, apart = how
     source = work / "cond.db"
     db = work / "writers.db"
+    state = work / "writers-state.db"
     removed(db)
+    removed(state)
     shutil.copyfile(source, db)
+    catalog = str(db) if apart else ""
+    if apart:
+        made = connected(str(state), str(dist / "libgeofence.so"), "")
+        made.execute("PRAGMA journal_mode = WAL")   # as docs/state.md says, and geofence init makes a catalog
+        made.execute("ATTACH ? AS catalog", (f"file:{catalog}?mode=ro",))
+        made.execute("SELECT gf_state_init()").fetchall()
+        made.close()
+        db = state
     procs = []
     for k, mine in enumerate(dealt(calls, n)):
         path = work / f"writer{k}.json"
         path.write_text(json.dumps(mine))
         procs.append(subprocess.Popen([sys.executable, __file__, "--worker", str(db), str(dist / "libgeofence.so"), str(path),
-                                       str(batch), synchronous], stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                       str(batch), synchronous, catalog], stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                                       text=True))
     ready(procs)
     for p in procs:
@@ -138,13 +158,14 @@ def measured(work, dist, calls, n, how):
     each = sorted(t for r in reports for t in r["calls"])
     batches = sorted(t for r in reports for t in r["batches"])
     check = sqlite3.connect(str(db))
-    stored = check.execute("SELECT count(*), coalesce(max(id) - min(id) + 1, 0) FROM gf_notifications").fetchone()
+    stored = check.execute("SELECT count(*), coalesce(max(id) - min(id) + 1, 0) FROM gf_notification_rows").fetchone()
     check.close()
-    removed(db)
+    removed(work / "writers.db")
+    removed(state)
 
     def pct(xs, q):
         return xs[min(len(xs) - 1, int(len(xs) * q))] * 1e6 if xs else None
-    return {"processes": n, "batch": batch, "synchronous": synchronous, "calls": len(each), "wall_s": wall, "calls_per_s": len(each) / wall,
+    return {"processes": n, "batch": batch, "synchronous": synchronous, "apart": apart, "calls": len(each), "wall_s": wall, "calls_per_s": len(each) / wall,
             "p50_us": pct(each, 0.5), "p99_us": pct(each, 0.99),
             "batch_p50_ms": (pct(batches, 0.5) or 0) / 1e3, "batch_p99_ms": (pct(batches, 0.99) or 0) / 1e3,
             "notifications": stored[0], "id_span": stored[1], "load": os.getloadavg()}
@@ -152,8 +173,8 @@ def measured(work, dist, calls, n, how):
 
 def main():
     if len(sys.argv) > 1 and sys.argv[1] == "--worker":
-        db, extension, calls_path, batch, synchronous = sys.argv[2:7]
-        return worker(db, extension, calls_path, int(batch), synchronous)
+        db, extension, calls_path, batch, synchronous, catalog = sys.argv[2:8]
+        return worker(db, extension, calls_path, int(batch), synchronous, catalog)
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("work", type=Path)
     ap.add_argument("--dist", type=Path, default=ROOT / "dist")
@@ -161,6 +182,7 @@ def main():
     ap.add_argument("--processes", default="1,2,4,8")
     ap.add_argument("--batch", type=int, default=100)
     ap.add_argument("--synchronous", choices=["NORMAL", "FULL"], default="NORMAL")
+    ap.add_argument("--apart", action="store_true", help="each writer's state in one state database, the catalog attached read-only")
     args = ap.parse_args()
     w, dist = args.work.resolve(), args.dist.resolve()
     catalogs(dist / "geofence", w)
@@ -169,7 +191,7 @@ def main():
     results = []
     for batch in [0] + ([args.batch] if args.batch else []):
         for n in counts:
-            r = measured(w, dist, calls, n, (batch, args.synchronous))
+            r = measured(w, dist, calls, n, (batch, args.synchronous, args.apart))
             results.append(r)
             print(json.dumps(r), flush=True)
     (w / "check-writers.json").write_text(json.dumps(results, indent=1))

@@ -1,8 +1,11 @@
 """One gf_check connection beside another writer (issue 40): a call that
 opens a deferred transaction waits for the write lock as the busy timeout
-says; a call inside a read snapshot cannot, and says so; and another
-writer's commits leave the session's cached catalog in place, while a
-change of the catalog another connection commits is seen."""
+says; a call inside a read snapshot cannot, and says so; a catalog change
+another connection commits is seen by the next call however it was made
+(triggers off, the stamp's row deleted, the spatial index edited: the red
+team's cases, each judged by a stale cache while only the stamp counted);
+and with the state kept apart, other writers' commits to the state database
+leave the session's cached catalog in place."""
 import json
 import sqlite3
 import subprocess
@@ -10,7 +13,7 @@ import sys
 
 import pytest
 
-from conftest import EXTENSION
+from conftest import CLI, EXTENSION
 from test_check_transactions import one_square_catalog
 
 PYTHON = sys.executable
@@ -121,19 +124,62 @@ def catalog_reads(c, call):
     return [s for s in seen if "FROM gf_conditions" in s]
 
 
-def test_another_writers_calls_leave_the_sessions_catalog_cached(tmp_path):
-    """With many writers every call follows another connection's commit:
-    the session keeps its catalog through them (reading it afresh each time
-    cost a call tens of milliseconds at 30,000 fences), and still sees a
-    change of the catalog another connection commits."""
+@pytest.mark.parametrize("change", [
+    ".dbconfig enable_trigger off\nUPDATE gf_areas SET in_confirm_count = 3;",
+    "DELETE FROM idx_gf_areas_geom;",
+], ids=["triggers-off", "spatial-index-edited"])
+def test_a_catalog_change_the_stamp_misses_is_still_seen(tmp_path, change):
     db = one_square_catalog(tmp_path)
-    a, b = connect(db), connect(db)
+    a = connect(db)
+    a.execute("SELECT gf_check('warm', '2026-11-20T09:00:00Z', ?, ?, 5)", INSIDE).fetchall()   # the area cached
+    subprocess.run(["sqlite3", "-bail", str(db)], input=change + "\n", text=True, check=True, timeout=60)
+    copy = tmp_path / "copy.db"   # before the calls: a fresh connection judges the same fixes on it
+    src, dst = sqlite3.connect(db), sqlite3.connect(copy)
+    src.backup(dst)
+    src.close()
+    dst.close()
+    calls = [("n", f"2026-11-20T10:00:{k:02d}Z", *INSIDE, 5) for k in range(3)]
+    got = [a.execute("SELECT gf_check(?, ?, ?, ?, ?)", c).fetchone()[0] for c in calls]
+    fresh = connect(copy)
+    want = [fresh.execute("SELECT gf_check(?, ?, ?, ?, ?)", c).fetchone()[0] for c in calls]
+    assert got == want
+
+
+def test_other_writers_of_a_state_database_leave_the_sessions_catalog_cached(tmp_path):
+    """With the state kept apart (docs/state.md) the catalog is its own file:
+    commits to the state database by other writers (each call is one) keep
+    the session's catalog, and a change of the catalog itself is seen."""
+    db = one_square_catalog(tmp_path)
+    state = tmp_path / "state.db"
+    made = connect(state)
+    made.execute(f"ATTACH 'file:{db}?mode=ro' AS catalog")
+    made.execute("SELECT gf_state_init()").fetchall()
+    made.close()
+
+    def apart():
+        c = connect(state)
+        c.execute(f"ATTACH 'file:{db}?mode=ro' AS catalog")
+        return c
+    a, b = apart(), apart()
     assert catalog_reads(a, ["a", "2026-11-20T09:00:00Z", *OUTSIDE, 5])   # the first call reads the catalog
     assert not catalog_reads(a, ["a", "2026-11-20T09:01:00Z", *OUTSIDE, 5])
     b.execute("SELECT gf_check('b', '2026-11-20T09:00:00Z', ?, ?, 5)", INSIDE).fetchall()   # another writer commits
     assert not catalog_reads(a, ["a", "2026-11-20T09:02:00Z", *OUTSIDE, 5])
-    # Another connection makes entering take three inside fixes: the next call judges by it.
+    # The catalog's owner makes entering take three inside fixes: the next call judges by it.
     subprocess.run(["sqlite3", str(db), "UPDATE gf_areas SET in_confirm_count = 3"], check=True, timeout=60)
     assert catalog_reads(a, ["a", "2026-11-20T09:03:00Z", *INSIDE, 5])
     entered = [a.execute("SELECT gf_check('a', ?, ?, ?, 5)", (f"2026-11-20T09:0{m}:00Z", *INSIDE)).fetchone()[0] for m in (4, 5)]
     assert entered[0] == "[]" and json.loads(entered[1])[0]["transition"] == "IN"
+
+
+def test_a_catalog_without_its_stamp_row_is_refused_until_the_tool_restores_it(tmp_path):
+    """The stamp triggers update a row; with the row deleted they change
+    nothing, and a cache trusting the stamp would outlive every change."""
+    db = one_square_catalog(tmp_path)
+    a = connect(db)
+    a.execute("SELECT gf_check('warm', '2026-11-20T09:00:00Z', ?, ?, 5)", INSIDE).fetchall()
+    subprocess.run(["sqlite3", str(db), "DELETE FROM gf_meta WHERE key = 'catalog_stamp'"], check=True, timeout=60)
+    with pytest.raises(sqlite3.OperationalError, match="gf_meta row 'catalog_stamp' is missing"):
+        a.execute("SELECT gf_check('warm', '2026-11-20T09:01:00Z', ?, ?, 5)", INSIDE).fetchall()
+    subprocess.run([str(CLI), "settings", str(db)], check=True, timeout=60, capture_output=True)
+    assert a.execute("SELECT gf_check('warm', '2026-11-20T09:02:00Z', ?, ?, 5)", INSIDE).fetchone()[0] == "[]"

@@ -119,6 +119,9 @@ def test_subject_ids_must_be_strings_and_subjects_a_list(judged):
         geofence.import_state(judged, pa.table({"subject_id": [7], "record": ["x"]}))
     with pytest.raises(GeofenceError, match=r"subjects=\['walker-01'\]"):
         geofence.export_state(judged, subjects="walker-01")
+    for bad in (7, None):
+        with pytest.raises(GeofenceError, match="subjects, item 2: .* subject ids are strings"):
+            geofence.export_state(judged, subjects=["walker-01", bad])
 
 
 def test_a_change_of_the_same_size_within_one_tick_changes_the_signature(tmp_path):
@@ -134,3 +137,17 @@ def test_a_change_of_the_same_size_within_one_tick_changes_the_signature(tmp_pat
     os.utime(db, ns=(st.st_atime_ns, st.st_mtime_ns))   # the same tick, as a coarse clock would show it
     assert os.stat(db).st_size == st.st_size
     assert signature(str(db)) != before
+
+
+def test_a_commit_into_the_wal_of_a_linked_catalog_changes_the_signature(tmp_path):
+    db = tmp_path / "c.db"
+    link = tmp_path / "link.db"
+    link.symlink_to(db)
+    conn = sqlite3.connect(db, isolation_level=None)
+    conn.execute("PRAGMA journal_mode = WAL")
+    conn.execute("PRAGMA wal_autocheckpoint = 0")
+    conn.execute("CREATE TABLE t (x)")
+    before = signature(str(link))
+    conn.execute("INSERT INTO t VALUES (1)")   # into the -wal beside c.db: the file itself unchanged
+    assert signature(str(link)) != before
+    conn.close()

@@ -74,7 +74,8 @@ def signature(path):
     """A value equal for two looks at ``path`` only if no reader could see
     a difference between them (see the module's text)."""
     out = []
-    for p, counters in ((path, ((24, 4), (92, 4))), (path + "-wal", ((12, 12),))):
+    real = os.path.realpath(path)   # SQLite keeps the -wal beside the file a link leads to
+    for p, counters in ((real, ((24, 4), (92, 4))), (real + "-wal", ((12, 12),))):
         try:
             st = os.stat(p)
         except FileNotFoundError:

@@ -40,7 +40,7 @@ def export_state(catalog, subjects=None):
             rows = conn.execute("SELECT subject_id, gf_state_export(subject_id) FROM gf_subject_state "
                                 "ORDER BY subject_id").fetchall()
         else:
-            ids = sorted({str(s).encode(): str(s) for s in subjects}.items())
+            ids = sorted({s.encode(): s for s in _subject_ids(subjects)}.items())
             rows = [(s, conn.execute("SELECT gf_state_export(?)", (s,)).fetchone()[0]) for _, s in ids]
         conn.execute("COMMIT")
     except sqlite3.Error as e:
@@ -50,6 +50,16 @@ def export_state(catalog, subjects=None):
     rows = [r for r in rows if r[1] is not None]
     return pa.table({"subject_id": pa.array([r[0] for r in rows], pa.string()),
                      "record": pa.array([r[1] for r in rows], pa.string())})
+
+
+def _subject_ids(subjects):
+    """``subjects`` as a list of strings; anything else is refused naming
+    it (str() would make 7 the subject '7', and None the subject 'None')."""
+    ids = list(subjects)
+    for n, s in enumerate(ids, start=1):
+        if not isinstance(s, str):
+            raise GeofenceError(f"subjects, item {n}: {s!r} is a {type(s).__name__}; subject ids are strings")
+    return ids
 
 
 def import_state(catalog, state, replace=False):

@@ -20,7 +20,7 @@ enum JudgementFunctions {
                                     accuracy: a.isNull(4) ? nil : try a.double(4))
             do {
                 // The connection's session keeps the statements, prepared areas and the
-                // state it saved last between calls, as long as the catalog is unchanged.
+                // state it saved last between calls, as long as nothing else wrote.
                 let session = try Session.of(conn)
                 do {
                     // One call, one transaction: the subject's state and its notifications together.

@@ -15,23 +15,24 @@ import GeofenceCore
 ///
 ///     SELECT * FROM gf_session;   -- one row: whether this connection has a cached judgement
 ///
-/// Freshness: the cached catalog is dropped whenever the catalog may have
-/// changed since the session read it: the catalog is not the one the cache
-/// was read from (`gf_meta.catalog_stamp`, a random value every change of
-/// an area, condition or setting replaces, on any connection: a rolled-back
-/// change takes its stamp with it, so the stamp names the content), or the
-/// schema changed (`PRAGMA schema_version`, of the database and of its
-/// temporary schema: a trigger added, say), or an attached catalog (a state
-/// database's, `StateDatabase`) changed at all (its `data_version`).
+/// Freshness: the cached catalog is dropped whenever the database that
+/// holds it may have changed since the session's last call: another
+/// connection committed to it (its `PRAGMA data_version`), this connection
+/// changed rows in it (`sqlite3_total_changes64` moved past what gf_check
+/// itself wrote), the catalog is not the one the cache was read from
+/// (`gf_meta.catalog_stamp`, a random value every change of an area,
+/// condition or setting replaces: a rolled-back change takes its stamp with
+/// it, which neither count shows), or the schema changed (`PRAGMA
+/// schema_version`, of the database and of its temporary schema: a trigger
+/// added, say).
 ///
-/// Other writes keep it: another process's gf_check calls, the user's own
-/// tables. With many writers on one catalog every call follows another
-/// connection's commit, and reading the catalog afresh at each (its index,
-/// its areas prepared again) cost a call tens of milliseconds. What those
-/// writes change is read at every call anyway: a subject's state comes from
-/// its record, the saved state reused only while the record's text is the
-/// one saved (`StateStore`), and the output keys are looked up afresh in
-/// each call's transaction (`OutputKeys`).
+/// Why any commit, not the stamp alone: the stamp is kept by triggers, and
+/// a change made with triggers off (`SQLITE_DBCONFIG_ENABLE_TRIGGER`), to
+/// the spatial index directly, or after the stamp's row was deleted, leaves
+/// it as it was. With the state kept apart (a state database with the
+/// catalog attached read-only, `StateDatabase`) the catalog's file is its
+/// own: only its data_version and schema_version count, so many writers of
+/// one state database (each call a commit) keep their sessions' catalogs.
 ///
 /// A trigger of the user's on a table gf_check writes (a queue fed from
 /// gf_notification_rows, say) may change the state or the catalog during the
@@ -43,12 +44,13 @@ final class Session {
     private let db: Connection
     private var judgement: Judgement?
     private var stamp = Stamp.none
+    private var dataVersion: Statement?
     private var catalogStamp: Statement?
     private var schemaVersion: Statement?
     private var tempSchemaVersion: Statement?
     /// Of the attached catalog a state database judges with (`StateDatabase`):
-    /// main's schema_version does not move when another connection changes
-    /// an attached database.
+    /// main's data_version and schema_version do not move when another
+    /// connection changes an attached database.
     private var catalogVersions: (data: Statement, schema: Statement)?
     /// The schema versions of main and temp as one number, as `currentJudgement` read them last.
     private(set) var schema: Int64 = -1
@@ -58,13 +60,15 @@ final class Session {
     /// What the cached catalog was read with: while the database shows the
     /// same, the catalog is the one cached.
     struct Stamp: Equatable {
+        /// This connection's total changes (0 with the catalog attached apart: its writes go to main).
+        var changes: Int64
+        /// The data_version of the database holding the catalog.
+        var dataVersion: Int64
         /// `gf_meta.catalog_stamp`.
         var catalog: String
         /// The schema versions of main, temp and an attached catalog, as one number.
         var schema: Int64
-        /// An attached catalog's `data_version` (0 without one).
-        var attachedData: Int64
-        static let none = Stamp(catalog: "", schema: -1, attachedData: -1)
+        static let none = Stamp(changes: -1, dataVersion: -1, catalog: "", schema: -1)
     }
 
     /// The tables gf_check writes (lower case: a trigger's table is matched
@@ -99,7 +103,8 @@ final class Session {
         // connection would go unseen, and the cache would judge by it.
         let damaged = try CatalogStamp.damaged(db)
         if !damaged.isEmpty {
-            throw FunctionError("gf_check: the catalog's trigger \(damaged[0]) is missing or altered, so a change of areas, "
+            let what = damaged[0] == CatalogStamp.row ? "the \(damaged[0]) is missing" : "the catalog's trigger \(damaged[0]) is missing or altered"
+            throw FunctionError("gf_check: \(what), so a change of areas, "
                                 + "conditions or settings could go unnoticed: open the catalog once with the command-line tool "
                                 + "(e.g. `geofence settings DB`), which re-creates it")
         }
@@ -115,17 +120,23 @@ final class Session {
         return j
     }
 
-    /// After a call's writes: a catalog or schema that changed during the
-    /// call (a user's trigger: gf_check itself never changes them) drops the
-    /// cache.
+    /// Records the state after this session's own writes; a catalog or
+    /// schema that changed during the call (a user's trigger: gf_check never
+    /// changes them) drops the cache instead.
     func settle() throws {
         // With no trigger of the user's on the tables gf_check writes, only the
-        // call's own writes happened during it, which change neither.
-        if trustsState { return }
-        if try currentStamp() != stamp { forget() }
+        // call's own writes happened during it (a trigger cannot change the
+        // schema, and no other connection commits to main while the call holds
+        // its write lock): the change count is all that moved here. An attached
+        // catalog another connection changed meanwhile shows at the next call,
+        // in its own versions (`catalogVersions`).
+        if trustsState { stamp.changes = catalogVersions == nil ? sqlite.pointee.total_changes64!(db.handle) : 0; return }
+        let now = try currentStamp()
+        if now.catalog != stamp.catalog || now.schema != stamp.schema { forget() } else { stamp = now }
     }
 
     private func currentStamp() throws -> Stamp {
+        if dataVersion == nil { dataVersion = try db.prepare("PRAGMA main.data_version") }
         if catalogStamp == nil { catalogStamp = try db.prepare("SELECT value FROM gf_meta WHERE key = 'catalog_stamp'") }
         if schemaVersion == nil { schemaVersion = try db.prepare("PRAGMA main.schema_version") }
         if tempSchemaVersion == nil { tempSchemaVersion = try db.prepare("PRAGMA temp.schema_version") }
@@ -137,18 +148,18 @@ final class Session {
         let catalog = try first(catalogStamp!).string ?? ""
         // A TEMP trigger (on this connection, after some calls) changes only the temp schema's version.
         var schema = (try first(schemaVersion!).int64 ?? 0) &* 4_294_967_296 &+ (try first(tempSchemaVersion!).int64 ?? 0)
-        var attachedData: Int64 = 0
-        if let attached = catalogVersions {
-            attachedData = try first(attached.data).int64 ?? 0
-            schema = schema &* 65_537 &+ (try first(attached.schema).int64 ?? 0)
+        guard let attached = catalogVersions else {
+            return Stamp(changes: sqlite.pointee.total_changes64!(db.handle), dataVersion: try first(dataVersion!).int64 ?? 0,
+                         catalog: catalog, schema: schema)
         }
-        return Stamp(catalog: catalog, schema: schema, attachedData: attachedData)
+        schema = schema &* 65_537 &+ (try first(attached.schema).int64 ?? 0)
+        return Stamp(changes: 0, dataVersion: try first(attached.data).int64 ?? 0, catalog: catalog, schema: schema)
     }
 
     /// Drops the cached judgement: after a failed call, whose writes were undone.
     func forget() { judgement = nil; stamp = Stamp.none }
 
-    func close() { judgement = nil; catalogVersions = nil; catalogStamp = nil; schemaVersion = nil; tempSchemaVersion = nil; transaction.close(); stateImport.close(); stateInit.close(); prune.close(); outputReaders.close() }
+    func close() { judgement = nil; catalogVersions = nil; dataVersion = nil; catalogStamp = nil; schemaVersion = nil; tempSchemaVersion = nil; transaction.close(); stateImport.close(); stateInit.close(); prune.close(); outputReaders.close() }
 
     // MARK: Registry
 

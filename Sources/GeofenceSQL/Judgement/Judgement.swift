@@ -89,9 +89,9 @@ public final class Judgement {
     /// notifications. `inSession`: gf_check's session, which lives across
     /// calls (its candidates come through windows of the index,
     /// `CandidateStrategy.windows`). With `trustingLastSave` (the session,
-    /// which drops this judgement when a trigger of the user's may have
-    /// changed what a call wrote) the state saved by a previous check is
-    /// reused while the subject's stored record is still the text it saved.
+    /// which drops this judgement as soon as anything else writes) the state
+    /// saved by the previous check is reused when the database still shows
+    /// its last fix.
     public func check(_ row: Row, recordRun: Bool = true, inSession: Bool = false,
                       trustingLastSave: Bool = false) throws -> (Report, [Notification]) {
         var report = Report(runId: recordRun ? try startRun(kind: "check", source: nil) : 0,
