@@ -38,11 +38,15 @@ final class RunEvents {
     /// The notifications are not stored: there is no reading back.
     private let streamOnly: Bool
 
-    init(_ output: OutputFile, format: EventFormat, database: Connection, streamOnly: Bool = false) throws {
+    /// `readBack`: the run is read back at `finish`, whatever it stores (a
+    /// resumed run, whose first chunks were committed by an earlier process).
+    init(_ output: OutputFile, format: EventFormat, database: Connection, streamOnly: Bool = false, readBack: Bool = false) throws {
         self.output = output
         self.format = format
         self.streamOnly = streamOnly
-        if streamOnly {
+        if readBack && !streamOnly {
+            target = nil
+        } else if streamOnly {
             target = output.canRewind ? output : try OutputFile.spool()
         } else if try !NotificationTap.storedAsWritten(database) {
             target = nil
