@@ -278,3 +278,24 @@ def test_judge_explain_with_out_to_standard_output_keeps_the_hint_off_the_events
     p = gf("judge", db, "--fixes", plain["data"], "--explain", "--out", "-")
     assert p.stdout.encode() == plain["plain_out"]
     assert "reasons: `geofence explain" in p.stderr
+
+
+def test_a_signal_rolls_back_the_chunk_under_way_and_says_the_run_goes_on(made, tmp_path):
+    db = fresh(made, tmp_path)
+    out = tmp_path / "out.csv"
+    code, _, err = stop_at(judge_args(db, made, out), "chunk", 2).send(signal.SIGTERM)
+    assert code == -signal.SIGTERM, err
+    assert "run 1 is unfinished, committed up to subject 'dev-10'" in err, err
+    assert "interrupted by SIGTERM: the chunk under way was rolled back; the chunks committed before it stand" in err, err
+    assert reader_sees(db) == [("running", JUDGED_AFTER[1])]
+    gf(*judge_args(db, made, out)[1:])
+    assert out.read_bytes() == made["out"]
+    assert end_state(db) == end_state(made["reference"])
+
+
+def test_a_pipe_is_refused_for_resume(made, tmp_path):
+    db = fresh(made, tmp_path)
+    fifo = tmp_path / "fixes.csv"
+    os.mkfifo(fifo)
+    p = gf("judge", db, "--fixes", fifo, "--resume", check=False)
+    assert p.returncode == 1 and "--resume needs a regular file" in p.stderr, p.stderr
