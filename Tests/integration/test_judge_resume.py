@@ -99,11 +99,9 @@ def stop_at(args, point, k):
 
 
 def reader_sees(db):
-    c = sqlite3.connect(db)
-    try:
+    """gf_runs as another connection reads it: (status, judged) of each run."""
+    with sqlite3.connect(db) as c:
         return c.execute("SELECT status, judged FROM gf_runs").fetchall()
-    finally:
-        c.close()
 
 
 @pytest.mark.parametrize("point", ["chunk", "chunk-committed"])

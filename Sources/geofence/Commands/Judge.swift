@@ -153,6 +153,7 @@ struct Judge: ParsableCommand {
                     try judgement.runResumable(rows, input: plan.input, resuming: plan.resuming, expectedFixes: expected, progress: progress) {
                         try conn.commitAndContinue()
                         committedChunk = ($0, $1)
+                        SignalEnding.chunkCommitted = true
                         TestStops.reach(.chunkCommitted)
                     }
                 } ?? judgement.run(rows, source: fixes ?? table, expectedFixes: expected, progress: progress)

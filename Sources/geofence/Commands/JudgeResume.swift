@@ -47,6 +47,10 @@ extension Judge {
 
     /// What --resume records of --fixes FILE: its content's SHA-256 and size, read once before the run.
     func resumableInput(_ file: String) throws -> RunInput {
+        var st = stat()
+        if stat(file, &st) == 0 && (st.st_mode & S_IFMT) != S_IFREG {
+            throw InputError("--resume needs a regular file, which a resumed run reads again; this is a pipe or a device", file: file)
+        }
         guard let (hex, size) = SHA256.ofFile(file) else {
             throw InputError("cannot read: \(String(cString: strerror(errno)))", file: file)
         }
