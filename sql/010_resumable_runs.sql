@@ -15,7 +15,11 @@ ALTER TABLE gf_runs ADD COLUMN status TEXT NOT NULL DEFAULT 'done';
 -- catalog_stamp, which every change of an area, condition or setting
 -- replaces: version 5). last_subject: the last subject committed
 -- (NULL before the first chunk's commit); notifications_after: the largest
--- notification id before the run, as `Judgement.Report` has it.
+-- notification id before the run, as `Judgement.Report` has it;
+-- out_partial, out_format, out_bytes: the temporary file `--out FILE` is
+-- being written to, its format, and its length synced with the last chunk
+-- committed, so that a resumed run truncates it there and goes on writing
+-- it (NULL: the resumed run reads its notifications back instead).
 CREATE TABLE gf_run_inputs (
     run_id              INTEGER PRIMARY KEY REFERENCES gf_runs (run_id) ON DELETE CASCADE,
     path                TEXT NOT NULL,
@@ -24,6 +28,9 @@ CREATE TABLE gf_run_inputs (
     options             TEXT NOT NULL,
     catalog_stamp       TEXT NOT NULL,
     notifications_after INTEGER NOT NULL,
-    last_subject        TEXT
+    last_subject        TEXT,
+    out_partial         TEXT,
+    out_format          TEXT,
+    out_bytes           INTEGER
 );
 CREATE INDEX gf_run_inputs_by_content ON gf_run_inputs (sha256);

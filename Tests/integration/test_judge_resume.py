@@ -132,6 +132,8 @@ def test_a_kill_at_every_chunk_boundary_resumes_to_the_uninterrupted_end(made, t
         assert got == made["out"], f"--out after a kill at {point} {k}"
         summary = p.stderr.splitlines()[0] if stdout_out else p.stdout
         assert summary.split("\n")[0] == made["summary"].split("\n")[0]
+        if committed and not stdout_out:  # the partial file the killed run synced with its commit was taken up
+            assert list(tmp_path.glob(f"k{k}.csv.partial-*")) == []
         assert end_state(db) == reference, f"after a kill at {point} {k}"
         k += 1
     assert k == 5, f"{k - 1} stops at {point}: 4 chunks expected"
@@ -188,6 +190,7 @@ def test_a_full_disk_after_a_chunk_is_resumed_to_the_uninterrupted_end(made, tmp
     assert reader_sees(db) == [("running", JUDGED_AFTER[k])]
     gf(*judge_args(db, made, out)[1:])
     assert out.read_bytes() == made["out"]
+    assert list(tmp_path.glob("out.csv.partial-*")) == []  # kept through the failure, then taken up
     assert end_state(db) == end_state(made["reference"])
 
 
@@ -289,11 +292,3 @@ def test_a_signal_rolls_back_the_chunk_under_way_and_says_the_run_goes_on(made, 
     gf(*judge_args(db, made, out)[1:])
     assert out.read_bytes() == made["out"]
     assert end_state(db) == end_state(made["reference"])
-
-
-def test_a_pipe_is_refused_for_resume(made, tmp_path):
-    db = fresh(made, tmp_path)
-    fifo = tmp_path / "fixes.csv"
-    os.mkfifo(fifo)
-    p = gf("judge", db, "--fixes", fifo, "--resume", check=False)
-    assert p.returncode == 1 and "--resume needs a regular file" in p.stderr, p.stderr

@@ -3,6 +3,7 @@ size and SHA-256, which must be the file's own, whatever its length falls on
 (the hash's 64-byte blocks, the 1 MiB reads): a wrong hash would take two
 different files for one and skip the second."""
 import hashlib
+import os
 import sqlite3
 
 from conftest import gf
@@ -32,3 +33,12 @@ def test_the_recorded_hash_is_the_files_own_at_every_length_around_a_block(tmp_p
     gf("judge", db, "--fixes", big, "--resume", "--chunk-fixes", "5000")
     expected.append((big.stat().st_size, hashlib.sha256(big.read_bytes()).hexdigest()))
     assert recorded(db) == expected
+
+
+def test_a_pipe_is_refused_for_resume(tmp_path):
+    """Hashing a pipe would consume the fixes the run is to read (and a resumed run reads its input again)."""
+    db = catalog(tmp_path, ["A"])
+    fifo = tmp_path / "fixes.csv"
+    os.mkfifo(fifo)
+    p = gf("judge", db, "--fixes", fifo, "--resume", check=False)
+    assert p.returncode == 1 and "--resume needs a regular file" in p.stderr, p.stderr

@@ -30,6 +30,17 @@ public struct RunInput: Equatable, Sendable {
     }
 }
 
+/// The temporary file a resumable run's `--out` is written to, its format,
+/// and its length synced with the last chunk committed.
+public struct RecordedOutput: Equatable, Sendable {
+    public var partial: String, format: String
+    public var bytes: Int64
+
+    public init(partial: String, format: String, bytes: Int64) {
+        self.partial = partial; self.format = format; self.bytes = bytes
+    }
+}
+
 /// A resumable run as recorded in gf_runs and gf_run_inputs.
 public struct RecordedRun: Sendable {
     public var runId: Int64
@@ -43,11 +54,13 @@ public struct RecordedRun: Sendable {
     public var lastSubject: String?
     /// The counts of the subjects committed (for a run not done).
     public var counters: JudgeCounters
+    /// Its --out file as the last chunk committed left it; nil: none to go on with.
+    public var output: RecordedOutput?
 
     static let select = """
         SELECT r.run_id, r.started_at, r.status, r.source, i.path, i.size, i.sha256, i.options, i.catalog_stamp,
                i.notifications_after, i.last_subject, r.judged, r.stale, r.invalid, r.transitions, r.notifications,
-               r.filtered, r.dropped_accuracy, r.dropped_distance
+               r.filtered, r.dropped_accuracy, r.dropped_distance, i.out_partial, i.out_format, i.out_bytes
         FROM gf_run_inputs AS i JOIN gf_runs AS r ON r.run_id = i.run_id
         """
 
@@ -65,6 +78,17 @@ public struct RecordedRun: Sendable {
         (c.judged, c.stale, c.invalid, c.transitions, c.notifications, c.filtered) = (n[0], n[1], n[2], n[3], n[4], n[5])
         (c.droppedAccuracy, c.droppedDistance) = (n[6], n[7])
         counters = c
+        if let partial = row[19].string, let format = row[20].string, let bytes = row[21].int64 {
+            output = RecordedOutput(partial: partial, format: format, bytes: bytes)
+        }
+    }
+
+    /// Records, in the chunk's transaction, where run `runId`'s --out stands
+    /// once the chunk is committed (nil: nowhere to go on from).
+    public static func record(_ output: RecordedOutput?, run runId: Int64, _ db: Connection) throws {
+        try db.query("UPDATE gf_run_inputs SET out_partial = ?, out_format = ?, out_bytes = ? WHERE run_id = ?",
+                     [output.map { .text($0.partial) } ?? .null, output.map { .text($0.format) } ?? .null,
+                      output.map { .integer($0.bytes) } ?? .null, .integer(runId)])
     }
 
     /// The resumable run still 'running' (cut short, or being judged by

@@ -83,7 +83,7 @@ struct Judge: ParsableCommand {
             }
             if state != nil { throw ValidationError("--resume judges into the catalog: --state FILE runs are one transaction") }
             if noStoreNotifications {
-                throw ValidationError("--resume cannot be used with --no-store-notifications: a resumed run rebuilds --out from the stored notifications of its committed chunks")
+                throw ValidationError("--resume cannot be used with --no-store-notifications: a resumed run may have to read its committed chunks' notifications back from the catalog for --out")
             }
         }
         if let chunkFixes, chunkFixes < 1 { throw ValidationError("--chunk-fixes must be at least 1, got \(chunkFixes)") }
@@ -108,8 +108,10 @@ struct Judge: ParsableCommand {
             let feed = try feedColumns.feed(time: time, catalog: conn)
             // Hashed before the run's write lock is taken.
             let input = try resume ? fixes.map(resumableInput) : nil
-            // Opened first: a refused or unwritable --out fails before the run.
-            let output = try out.map { try OutputFile($0 == standardStream ? nil : $0, database: conn) }
+            // Opened first: a refused or unwritable --out fails before the run; a resumed
+            // run's partial file taken up again if it may be (confirmed under the lock).
+            let partial = try input == nil ? nil : RecordedRun.unfinished(conn)?.output.flatMap { $0.format == outFormat.rawValue ? $0 : nil }
+            let output = try out.map { try OutputFile($0 == standardStream ? nil : $0, database: conn, reusing: partial) }
             // A stream is read to its end before the run takes the write lock.
             let spooled = try fixes.flatMap(spooledFixes)
             let bar = ProgressBar(label: "judging", unit: "fixes")
@@ -134,9 +136,11 @@ struct Judge: ParsableCommand {
                 let judgement = try Judgement(conn, explain: explain, fixFilter: filter)
                 judgement.feed = feed
                 // Written as the run stores its rows, where that gives what reading them back would.
-                // A resumed run's committed part is stored, not streamed: its output is read back whole.
+                // A resumed run's output goes on from its partial file, or is read back whole.
+                let resumed: RunEvents.Resumed = plan?.resuming == nil ? .no
+                    : output?.reused != nil && output?.reused == plan?.resuming?.output ? .appending : .readBack
                 let events = try output.map { try RunEvents($0, format: outFormat, database: conn, streamOnly: noStoreNotifications,
-                                                             readBack: plan?.resuming != nil) }
+                                                             resumed: resumed) }
                 judgement.notificationTap = events?.tap
                 judgement.storesNotifications = !noStoreNotifications
                 if let chunkFixes {
@@ -151,6 +155,7 @@ struct Judge: ParsableCommand {
                 }
                 let report = try plan.map { plan in
                     try judgement.runResumable(rows, input: plan.input, resuming: plan.resuming, expectedFixes: expected, progress: progress) {
+                        try RecordedRun.record(try events?.committing(), run: $0, conn)
                         try conn.commitAndContinue()
                         committedChunk = ($0, $1)
                         SignalEnding.chunkCommitted = true
