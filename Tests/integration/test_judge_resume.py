@@ -75,9 +75,7 @@ def end_state(db):
 
 
 def fresh(made, tmp_path, name="c.db"):
-    db = tmp_path / name
-    shutil.copy(made["pristine"], db)
-    return db
+    return shutil.copy(made["pristine"], tmp_path / name)
 
 
 def judge_args(db, made, out, *more):
@@ -137,6 +135,14 @@ def test_a_kill_at_every_chunk_boundary_resumes_to_the_uninterrupted_end(made, t
         assert end_state(db) == reference, f"after a kill at {point} {k}"
         k += 1
     assert k == 5, f"{k - 1} stops at {point}: 4 chunks expected"
+
+
+def test_a_run_ordered_through_the_temporary_table_resumes_too(made, tmp_path):
+    """Past --in-memory-fixes the fixes are ordered in a temporary table, read while each chunk commits."""
+    db, out = fresh(made, tmp_path), tmp_path / "out.csv"
+    stop_at(judge_args(db, made, out, "--in-memory-fixes", "1000"), "chunk-committed", 2).send(signal.SIGKILL)
+    gf(*judge_args(db, made, out, "--in-memory-fixes", "1000")[1:])
+    assert out.read_bytes() == made["out"] and end_state(db) == end_state(made["reference"])
 
 
 def test_the_resumable_run_ends_as_a_run_in_one_transaction(made):

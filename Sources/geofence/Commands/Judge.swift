@@ -63,8 +63,10 @@ struct Judge: ParsableCommand {
     var state: String?
     @Flag(help: "With --fixes FILE: commit the run chunk by chunk; after a kill or a full disk the same command resumes it, and a file judged to its end is not judged again.")
     var resume = false
-    /// Fixes per chunk, whatever the strategy (`BatchSettings`): tests make chunks small.
+    /// Fixes per chunk, whatever the strategy, and fixes ordered in memory
+    /// before the rest spill to a temporary table (`BatchSettings`): tests make them small.
     @Option(help: .hidden) var chunkFixes: Int?
+    @Option(help: .hidden) var inMemoryFixes: Int?
     @Flag(help: "Print only the summary line.") var quiet = false
     @Option(help: ArgumentHelp("Judging threads (1–256). Default: the CPUs this process may use (its affinity mask and cgroup CPU quota), at most 8.",
                                valueName: "N"))
@@ -146,6 +148,7 @@ struct Judge: ParsableCommand {
                 if let chunkFixes {
                     (judgement.chunkFixes, judgement.plannedChunkFixes, judgement.onDemandChunkFixes) = (chunkFixes, chunkFixes, chunkFixes)
                 }
+                if let inMemoryFixes { judgement.inMemoryFixes = inMemoryFixes }
                 // This process ends after the run: its areas need not be freed.
                 defer { judgement.leaveAreasToExit() }
                 let expected = try fixes.flatMap { try ($0 == standardStream && spooled == nil) ? nil : FixSources.estimatedRows(spooled ?? $0) }
