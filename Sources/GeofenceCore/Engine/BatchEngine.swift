@@ -32,6 +32,12 @@ public final class BatchEngine {
     /// How the rows' source names its columns: invalid fixes are described
     /// in its terms (`FixFeed.describe`).
     public var feed = FixFeed.standard
+    /// Where a batch cut short goes on from (`ResumePoint`); nil: from its start.
+    public var resume: ResumePoint?
+    /// Called on the calling thread after each chunk's results were handed
+    /// over (the last chunk's too), before the next chunk is judged: a caller
+    /// that commits there can resume the batch from `resume` if it is cut short.
+    public var afterChunk: ((ChunkDone) throws -> Void)?
 
     /// One per judging thread, kept across chunks.
     var workerCatalogs: [WorkerCatalog] = []

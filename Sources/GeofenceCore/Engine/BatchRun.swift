@@ -21,6 +21,9 @@ final class BatchRun {
     /// The chunk being filled: its fixes, subject after subject, and each subject's run of them.
     private var fixes: [Fix] = []
     private var subjects: [(id: String, fixes: Range<Int>)] = []
+    /// True while the ordered fixes are those of a subject judged before the
+    /// batch was cut short (`BatchEngine.resume`): they are skipped.
+    private var skipping = false
 
     /// `expectedFixes`: the caller's guess at the batch's size (0: none);
     /// `known`: how many rows the sequence says it holds at least.
@@ -28,6 +31,7 @@ final class BatchRun {
         self.engine = engine
         self.progress = progress
         rejects = SubjectJudge(catalog: engine.doors.areas, explain: engine.explain, fixFilter: engine.fixFilter)
+        if let resume = engine.resume { report.counters = resume.counters }
         areaCount = try engine.doors.areas.areaCount
         let meetsMost = CandidateStrategy.meetsMost(fixes: max(expectedFixes, known), areas: areaCount,
                                                    maxPreparedAreas: engine.settings.maxPreparedAreas)
@@ -54,7 +58,8 @@ final class BatchRun {
             }
         }
         valid = report.fixes - rejects.counters.invalid
-        rowExplanations = rejects.explanations
+        // A resumed batch's first chunk stored them before the cut.
+        rowExplanations = engine.resume == nil ? rejects.explanations : nil
     }
 
     private func reject(_ row: FixRow, _ why: InvalidFix) {
@@ -74,8 +79,8 @@ final class BatchRun {
                                             preparedEarly: early != nil || doors.areas.keepsEveryAreaPrepared)
         engine.onDemand = nil
         let limit = engine.settings.chunkLimit(strategy)
-        // A batch that is one chunk takes the ordered fixes where they are.
-        if valid <= limit, let taken = ordering.takeOrdered() {
+        // A batch that is one chunk takes the ordered fixes where they are (unless some are to be skipped).
+        if valid <= limit, engine.resume == nil, let taken = ordering.takeOrdered() {
             (fixes, subjects) = (taken.fixes, taken.subjects)
         } else {
             fixes.reserveCapacity(min(valid, limit))
@@ -85,8 +90,11 @@ final class BatchRun {
     }
 
     /// Adds an ordered fix to the chunk, judging the chunk first when a new
-    /// subject would take it past `limit` (a subject is never cut).
+    /// subject would take it past `limit` (a subject is never cut); a fix of
+    /// a subject judged before a resumed batch was cut short is skipped.
     private func add(_ fix: Fix, newSubject: Bool, limit: Int) throws {
+        if newSubject { skipping = engine.resume?.covers(fix.subjectId) ?? false }
+        if skipping { return }
         if newSubject {
             if fixes.count >= limit { try judgeChunk() }
             subjects.append((fix.subjectId, fixes.count..<(fixes.count + 1)))
@@ -140,8 +148,10 @@ final class BatchRun {
         }
         done += fixes.count
         progress?(done, valid)
+        let last = subjects[subjects.count - 1].id
         fixes.removeAll(keepingCapacity: true)
         subjects.removeAll(keepingCapacity: true)
+        try engine.afterChunk?(ChunkDone(lastSubject: last, counters: report.counters, rows: report.fixes))
     }
 
     /// One subject's state and results, handed over as soon as it is judged

@@ -38,7 +38,7 @@ public final class Judgement {
     let db: Connection
     let catalog: SQLCatalog
     let state: StateStore
-    private let output: RunOutput
+    let output: RunOutput
     /// The core engine behind every kind of run.
     public let engine: BatchEngine
 

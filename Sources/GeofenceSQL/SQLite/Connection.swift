@@ -116,6 +116,24 @@ public final class Connection {
         }
     }
 
+    /// Inside `transaction`'s body: commits what the body wrote so far and
+    /// begins the next transaction, which `transaction` goes on with (a run
+    /// committed chunk by chunk, `Judgement.runResumable`). The COMMIT goes
+    /// through the observer as `transaction`'s own does (the CLI holds its
+    /// signals across it), and an `Interruption` requested before it rolls
+    /// the chunk back instead. A failed COMMIT leaves the body to throw and
+    /// `transaction` to roll back what was not committed.
+    public func commitAndContinue() throws {
+        if Interruption.isRequested { throw Interruption.error("COMMIT") }
+        let commit = {
+            try self.execute("COMMIT")
+            Interruption.observer?.ended(true)
+        }
+        try Interruption.observer.map { try $0.committing(commit) } ?? commit()
+        try execute("BEGIN IMMEDIATE")
+        Interruption.observer?.began()
+    }
+
     /// True when SpatiaLite's functions are available in this connection.
     public var hasSpatiaLite: Bool {
         (try? scalar("SELECT spatialite_version()")).map { !$0.isNull } ?? false

@@ -13,6 +13,13 @@ struct Judge: ParsableCommand {
             milliseconds, --accuracy-m M stands in for a missing accuracy (docs/inputs.md). Per subject, fixes are judged in time order (ties keep input order, and the later of two fixes at one time is stale); \
             stale and invalid fixes are counted and skipped. The run is one transaction.
 
+            --resume (with --fixes FILE) commits the run chunk by chunk (whole subjects, about 200,000 \
+            fixes) and can be resumed: after a kill or a full disk, the same command goes on from the \
+            last chunk committed, with the same run id, and ends as a run never cut would have; until \
+            then gf_runs.status is 'running'. A file whose content a --resume run judged to its end is \
+            not judged again (exit status 0, naming the run). While a run is unfinished, judging other \
+            fixes is refused (docs/operations.md, "Resumable runs").
+
             --out FILE writes this run's notifications, CSV columns subject_id, ts, area_id, \
             condition_id, transition (IN, OUT, DWELL), lat, lon, accuracy_m (ts in UTC), in canonical \
             order (subject, time, area, condition); --format ndjson writes one JSON object per line \
@@ -54,6 +61,12 @@ struct Judge: ParsableCommand {
     var noStoreNotifications = false
     @Option(help: "Keep the subjects' state in this file (JSON lines, as `state export` writes them) and never write the catalog, opened read-only.")
     var state: String?
+    @Flag(help: "With --fixes FILE: commit the run chunk by chunk; after a kill or a full disk the same command resumes it, and a file judged to its end is not judged again.")
+    var resume = false
+    /// Fixes per chunk, whatever the strategy, and fixes ordered in memory
+    /// before the rest spill to a temporary table (`BatchSettings`): tests make them small.
+    @Option(help: .hidden) var chunkFixes: Int?
+    @Option(help: .hidden) var inMemoryFixes: Int?
     @Flag(help: "Print only the summary line.") var quiet = false
     @Option(help: ArgumentHelp("Judging threads (1–256). Default: the CPUs this process may use (its affinity mask and cgroup CPU quota), at most 8.",
                                valueName: "N"))
@@ -66,6 +79,16 @@ struct Judge: ParsableCommand {
         try requireOutputName(out)
         _ = try Self.outNames.resolve(out: out, given: format)
         try validateState()
+        if resume {
+            guard let fixes, fixes != standardStream else {
+                throw ValidationError("--resume needs --fixes FILE (a file, which a resumed run reads again; the inbox and standard input are judged in one transaction)")
+            }
+            if state != nil { throw ValidationError("--resume judges into the catalog: --state FILE runs are one transaction") }
+            if noStoreNotifications {
+                throw ValidationError("--resume cannot be used with --no-store-notifications: a resumed run may have to read its committed chunks' notifications back from the catalog for --out")
+            }
+        }
+        if let chunkFixes, chunkFixes < 1 { throw ValidationError("--chunk-fixes must be at least 1, got \(chunkFixes)") }
         if noStoreNotifications && out == nil {
             throw ValidationError("--no-store-notifications needs --out FILE (or --out - for standard output): the notifications would go nowhere")
         }
@@ -85,13 +108,19 @@ struct Judge: ParsableCommand {
         try reporting {
             let conn = try openCatalog(db)
             let feed = try feedColumns.feed(time: time, catalog: conn)
-            // Opened first: a refused or unwritable --out fails before the run.
-            let output = try out.map { try OutputFile($0 == standardStream ? nil : $0, database: conn) }
+            // Hashed before the run's write lock is taken.
+            let input = try resume ? fixes.map(resumableInput) : nil
+            // Opened first: a refused or unwritable --out fails before the run; a resumed
+            // run's partial file taken up again if it may be (confirmed under the lock).
+            let partial = try input == nil ? nil : RecordedRun.unfinished(conn)?.output.flatMap { $0.format == outFormat.rawValue ? $0 : nil }
+            let output = try out.map { try OutputFile($0 == standardStream ? nil : $0, database: conn, reusing: partial) }
             // A stream is read to its end before the run takes the write lock.
             let spooled = try fixes.flatMap(spooledFixes)
             let bar = ProgressBar(label: "judging", unit: "fixes")
             var committedRun: Int64 = 0
             var judgedSoFar = 0
+            /// The run and subject of a resumable run's last chunk committed.
+            var committedChunk: (run: Int64, subject: String)?
             // Signals are held across the COMMIT; from it on, one puts the output in place or says where the run's events are.
             let commit: (() throws -> Void) throws -> Void = { sqliteCommit in
                 try SignalEnding.holdingSignals {
@@ -99,7 +128,9 @@ struct Judge: ParsableCommand {
                     output?.committed(run: committedRun, list: listCommand(committedRun))
                 }
             }
-            let (report, events) = try conn.transaction(aroundCommit: commit) { () -> (Judgement.Report, RunEvents?) in
+            let transaction = { try conn.transaction(aroundCommit: commit) { () -> (Judgement.Report, RunEvents?) in
+                let plan = try input.map { try resumePlan(conn, $0) }
+                if input == nil { try refuseBesideUnfinished(conn) }
                 let required = FixSources.columns.filter { $0 != "accuracy_m" || feed.defaultAccuracy == nil }
                 let rows: AnySequence<Judgement.Row> = try fixes.map { try fixRows($0, format: fixesFormat, required: required, spooled: spooled, feed: feed) }
                     ?? AnySequence(FixSources.table(conn, name: table, feed: feed))
@@ -107,16 +138,33 @@ struct Judge: ParsableCommand {
                 let judgement = try Judgement(conn, explain: explain, fixFilter: filter)
                 judgement.feed = feed
                 // Written as the run stores its rows, where that gives what reading them back would.
-                let events = try output.map { try RunEvents($0, format: outFormat, database: conn, streamOnly: noStoreNotifications) }
+                // A resumed run's output goes on from its partial file, or is read back whole.
+                let resumed: RunEvents.Resumed = plan?.resuming == nil ? .no
+                    : output?.reused != nil && output?.reused == plan?.resuming?.output ? .appending : .readBack
+                let events = try output.map { try RunEvents($0, format: outFormat, database: conn, streamOnly: noStoreNotifications,
+                                                             resumed: resumed) }
                 judgement.notificationTap = events?.tap
                 judgement.storesNotifications = !noStoreNotifications
+                if let chunkFixes {
+                    (judgement.chunkFixes, judgement.plannedChunkFixes, judgement.onDemandChunkFixes) = (chunkFixes, chunkFixes, chunkFixes)
+                }
+                if let inMemoryFixes { judgement.inMemoryFixes = inMemoryFixes }
                 // This process ends after the run: its areas need not be freed.
                 defer { judgement.leaveAreasToExit() }
-                let report = try judgement.run(rows, source: fixes ?? table, expectedFixes: try fixes.flatMap { try ($0 == standardStream && spooled == nil) ? nil : FixSources.estimatedRows(spooled ?? $0) },
-                                               progress: { done, total in
+                let expected = try fixes.flatMap { try ($0 == standardStream && spooled == nil) ? nil : FixSources.estimatedRows(spooled ?? $0) }
+                let progress = { (done: Int, total: Int) in
                     bar.update(done, total)
                     if done > judgedSoFar { judgedSoFar = done; TestStops.reach(.chunk) }
-                })
+                }
+                let report = try plan.map { plan in
+                    try judgement.runResumable(rows, input: plan.input, resuming: plan.resuming, expectedFixes: expected, progress: progress) {
+                        try RecordedRun.record(try events?.committing(), run: $0, conn)
+                        try conn.commitAndContinue()
+                        committedChunk = ($0, $1)
+                        SignalEnding.chunkCommitted = true
+                        TestStops.reach(.chunkCommitted)
+                    }
+                } ?? judgement.run(rows, source: fixes ?? table, expectedFixes: expected, progress: progress)
                 if fixes == nil && table == "gf_fixes" && !keep { try conn.execute("DELETE FROM gf_fixes") }
                 // A file is written and synced inside the transaction (a write error rolls the run
                 // back); standard output, a FIFO or a device only once the run is committed, so a
@@ -124,6 +172,15 @@ struct Judge: ParsableCommand {
                 if output?.canRewind == true { try events?.finish(conn, NotificationListing(of: report)) }
                 committedRun = report.runId
                 return (report, events)
+            } }
+            let (report, events): (Judgement.Report, RunEvents?)
+            do {
+                (report, events) = try transaction()
+            } catch let done as AlreadyJudged {
+                return sayAlreadyJudged(done)
+            } catch {
+                if let (run, subject) = committedChunk { sayUnfinished(run: run, upTo: subject, file: fixes ?? "") }
+                throw error
             }
             // A reader that stops early (`| head`) is a write error, reported with the committed run, not a silent SIGPIPE.
             if output != nil { signal(SIGPIPE, SIG_IGN) }
@@ -138,14 +195,20 @@ struct Judge: ParsableCommand {
             // still open (a connection closed that way keeps its -wal): copied alone, the catalog
             // file would lack the run. Written into it now, as a last connection's close would do.
             _ = try? conn.query("PRAGMA wal_checkpoint(TRUNCATE)")
-            // With the events on standard output, the summary goes to standard error.
-            summarize("run \(report.runId)", report.batch, feed: feed, print: out == standardStream ? warn : { Swift.print($0) })
-            if !quiet && explain { print("reasons: `geofence explain \(Echo.shellWord(db)) --run \(report.runId)` (table gf_explain)") }
+            // With the events on standard output, the summary and the hint go to standard error.
+            summarize("run \(report.runId)", report.batch, feed: feed, print: sayBesideEvents)
+            if !quiet && explain { sayBesideEvents("reasons: `geofence explain \(Echo.shellWord(db)) --run \(report.runId)` (table gf_explain)") }
         }
     }
 }
 
 extension Judge {
+    /// Prints a line for the user: on standard output, or on standard error
+    /// when the events go to standard output (--out -), never among them.
+    func sayBesideEvents(_ line: String) {
+        if out == standardStream { warn(line) } else { print(line) }
+    }
+
     /// Prints the run's counts as one line opening with `label`, then (unless
     /// --quiet, on standard error) what was wrong with its invalid fixes and
     /// how many times were read in the catalog's zone.

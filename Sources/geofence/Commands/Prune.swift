@@ -57,6 +57,7 @@ struct Prune: ParsableCommand {
                         return counts
                     }
                     committed += 1
+                    SignalEnding.chunkCommitted = true   // a signal now rolls back only the chunk under way
                     // The chunk's pages copied into the file now: the -wal then starts over
                     // at the next chunk instead of growing by every chunk until SQLite's own
                     // checkpoint (1,000 pages), which a nearly full disk has no room for.

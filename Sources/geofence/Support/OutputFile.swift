@@ -21,17 +21,24 @@ import GeofenceSQL
 /// - Every write, flush, sync and close is checked: an error fails the
 ///   command, and the temporary file is removed.
 final class OutputFile {
-    private enum Kind { case standardOutput, direct, replacing(temp: String, target: String), spool }
+    enum Kind { case standardOutput, direct, replacing(temp: String, target: String), spool }
 
     /// The name for messages.
     let name: String
-    private let kind: Kind
-    private var file: UnsafeMutablePointer<FILE>?
+    let kind: Kind
+    var file: UnsafeMutablePointer<FILE>?
     private var done = false
+    /// Set once a committed chunk of a resumable run counts on the
+    /// temporary file (`keepPartial`): a failure then leaves it in place.
+    var keepsPartial = false
+    /// The partial file of a resumable run taken up again (`reusing`), if it was.
+    private(set) var reused: RecordedOutput?
 
     /// Opens `path` (standard output when nil) for output from a command
-    /// reading the database on `database`.
-    init(_ path: String?, database: Connection) throws {
+    /// reading the database on `database`; with `reusing`, a resumable run's
+    /// partial file for this same output is taken up again where it may be
+    /// (`OutputFile.reopen`).
+    init(_ path: String?, database: Connection, reusing: RecordedOutput? = nil) throws {
         let guarded = DatabaseFiles(database)
         guard let path else {
             name = "standard output"
@@ -69,6 +76,11 @@ final class OutputFile {
             guard fd >= 0 else { throw Self.error("cannot open", path) }
             kind = .direct
             file = fdopen(fd, "w")
+        } else if let partial = reusing, let f = Self.reopen(partial, target: target) {
+            kind = .replacing(temp: partial.partial, target: target)
+            file = f
+            reused = partial
+            TemporaryFiles.removeOnSignal(partial.partial)
         } else {
             var template = Array((target + ".partial-XXXXXX").utf8CString)
             let fd = template.withUnsafeMutableBufferPointer { mkstemp($0.baseAddress!) }
@@ -85,6 +97,7 @@ final class OutputFile {
                 let mask = umask(0); umask(mask); mode = 0o666 & ~mask
             }
             fchmod(fd, mode)
+            _ = flock(fd, LOCK_EX | LOCK_NB)  // a resumable run's partial file is taken up only by one process
             kind = .replacing(temp: temp, target: target)
             file = fdopen(fd, "w")
             TemporaryFiles.removeOnSignal(temp)
@@ -234,66 +247,11 @@ final class OutputFile {
     func discard() {
         if let f = file, f != stdout { fclose(f) }
         file = nil
-        if !done, case .replacing(let temp, _) = kind { unlink(temp); TemporaryFiles.forget() }
+        if !done, !keepsPartial, case .replacing(let temp, _) = kind { unlink(temp); TemporaryFiles.forget() }
         done = true
     }
 
-    private static func error(_ what: String, _ path: String) -> InputError {
+    static func error(_ what: String, _ path: String) -> InputError {
         InputError("\(what): \(String(cString: strerror(errno)))", file: path)
     }
-}
-
-/// The files of an open database that no output may overwrite: the database
-/// and the -wal, -shm and -journal files SQLite keeps beside it.
-private struct DatabaseFiles {
-    static let companions = [("", "the database being read"), ("-wal", "the -wal file of the database being read"),
-                             ("-shm", "the -shm file of the database being read"),
-                             ("-journal", "the -journal file of the database being read")]
-    var paths: [(String, String)] = []
-    var identities: [(dev_t, ino_t, String)] = []
-
-    init(_ db: Connection) {
-        guard let main = db.fileName else { return }
-        let real = canonicalPath(main) ?? main
-        for (suffix, what) in Self.companions {
-            for p in Set([main + suffix, real + suffix]) {
-                paths.append((p, what))
-                var st = stat()
-                if stat(p, &st) == 0 { identities.append((st.st_dev, st.st_ino, what)) }
-            }
-        }
-    }
-
-    func match(_ st: stat) -> String? {
-        identities.first { $0.0 == st.st_dev && $0.1 == st.st_ino }?.2
-    }
-
-    /// Which of the files `path` names: the same file if it exists, or the same
-    /// name (through symlinked directories too) if it does not exist yet.
-    func match(path: String) -> String? {
-        var st = stat()
-        let exists = stat(path, &st) == 0
-        if exists, let which = match(st) { return which }
-        // X-wal where X is the database under another name (a hard link): the
-        // -wal of X is the live journal of whoever writes through the name X.
-        for (suffix, what) in Self.companions where !suffix.isEmpty && path.hasSuffix(suffix) {
-            var base = stat()
-            if stat(String(path.dropLast(suffix.count)), &base) == 0, match(base) == Self.companions[0].1 { return what }
-        }
-        guard !exists, let candidate = canonicalPath(path) else { return nil }
-        return paths.first { $0.0 == candidate }?.1
-    }
-}
-
-/// `path` with its directory resolved (symlinks, `..`), whether or not the
-/// last component exists; nil if the directory does not.
-private func canonicalPath(_ path: String) -> String? {
-    if let full = realpath(path, nil) { defer { free(full) }; return String(cString: full) }
-    let slash = path.lastIndex(of: "/")
-    let dir = slash.map { $0 == path.startIndex ? "/" : String(path[..<$0]) } ?? "."
-    let base = slash.map { String(path[path.index(after: $0)...]) } ?? path
-    guard let full = realpath(dir, nil) else { return nil }
-    defer { free(full) }
-    let d = String(cString: full)
-    return (d == "/" ? "" : d) + "/" + base
 }

@@ -38,11 +38,20 @@ final class RunEvents {
     /// The notifications are not stored: there is no reading back.
     private let streamOnly: Bool
 
-    init(_ output: OutputFile, format: EventFormat, database: Connection, streamOnly: Bool = false) throws {
+    /// How a resumed run's output goes on (`judge --resume`): as a new one,
+    /// read back whole at `finish` (its first chunks were committed by an
+    /// earlier process), or appended to the partial file that process left
+    /// (`OutputFile.reused`), which holds the committed chunks' lines.
+    enum Resumed { case no, readBack, appending }
+
+    init(_ output: OutputFile, format: EventFormat, database: Connection, streamOnly: Bool = false,
+         resumed: Resumed = .no) throws {
         self.output = output
         self.format = format
         self.streamOnly = streamOnly
-        if streamOnly {
+        if resumed == .readBack && !streamOnly {
+            target = nil
+        } else if streamOnly {
             target = output.canRewind ? output : try OutputFile.spool()
         } else if try !NotificationTap.storedAsWritten(database) {
             target = nil
@@ -50,7 +59,24 @@ final class RunEvents {
             // No room for a spool: read back, as before spools.
             target = output.canRewind ? output : try? OutputFile.spool()
         }
-        try target?.write(format.header(.notifications))
+        let header = format.header(.notifications)
+        if resumed == .appending, target === output, let kept = output.reused {
+            streamedAny = kept.bytes > Int64(header.utf8.count)
+            return
+        }
+        if output.reused != nil { try output.rewind() }  // not to be appended to after all: started over
+        try target?.write(header)
+    }
+
+    /// With each chunk a resumable run commits: where its --out stands (the
+    /// partial file, synced, and its length), which a resumed run goes on
+    /// from; nil when its lines are not all in that file (a spool, or
+    /// read back), and the resumed run reads them back.
+    func committing() throws -> RecordedOutput? {
+        guard inOrder, target === output, let partial = output.partialPath else { return nil }
+        let bytes = try output.syncedLength()
+        output.keepPartial()
+        return RecordedOutput(partial: partial, format: format.rawValue, bytes: bytes)
     }
 
     /// The tap to give the judgement (nil: the run is read back at `finish`).

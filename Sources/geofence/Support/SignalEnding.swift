@@ -39,6 +39,9 @@ enum SignalEnding {
     nonisolated(unsafe) private(set) static var pendingSignal: Int32 = 0
     /// What became of the changes that signal came during (or after).
     nonisolated(unsafe) private static var signalled = Outcome.none
+    /// Set once a run committed in chunks (`judge --resume`) has committed
+    /// one: a rollback then undoes only the chunk under way.
+    nonisolated(unsafe) static var chunkCommitted = false
 
     /// The handler's own copy of standard error, made at start: standard
     /// error itself may be pointed elsewhere for a while (SpatiaLite's
@@ -100,7 +103,8 @@ enum SignalEnding {
         alarm(0)
         fflush(stdout)  // what the command printed (a committed run's line) is not lost with the process
         say(pendingSignal, signalled == .committed ? "the changes had been committed, and stand"
-                                                   : "the transaction was rolled back, the database is as it was")
+                           : chunkCommitted ? "the chunk under way was rolled back; the chunks committed before it stand"
+                           : "the transaction was rolled back, the database is as it was")
         _ = TemporaryFiles.actOnSignal()
         die(pendingSignal)
     }

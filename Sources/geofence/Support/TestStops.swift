@@ -18,17 +18,24 @@
 ///   chunk of its records (10,000, and the last ones); prune has deleted a
 ///   chunk of rows, not yet committed (each chunk is a transaction: prune
 ///   reaches `began`, `committing` and `committed` once per chunk).
+/// - `chunk-committed`: `judge --resume` has committed a chunk (the last
+///   one too) and begun the transaction of the next; a SIGKILL here leaves
+///   the run to be resumed after that chunk.
 /// - `committing`: the COMMIT is about to run, with the signals held (a
 ///   signal sent now is acted on once the COMMIT is over).
 /// - `committed`: the COMMIT has succeeded, the signals still held; the
-///   command has not yet printed or put its output in place.
+///   command has not yet printed or put its output in place. (`judge
+///   --resume` reaches `began`, `committing` and `committed` at each chunk's
+///   commit too.)
 ///
 /// The variable holds a comma-separated list of points; each listed point
 /// stops the process every time it is reached (`raise(SIGSTOP)`), and it goes
 /// on when it gets SIGCONT. Unset (always, outside the tests) it costs one
 /// check of a flag read once at start. docs/testing.md lists it.
 enum TestStops {
-    enum Point: String, CaseIterable { case ready, began, chunk, committing, committed }
+    enum Point: String, CaseIterable {
+        case ready, began, chunk, chunkCommitted = "chunk-committed", committing, committed
+    }
 
     nonisolated(unsafe) private static var chosen: Set<Point> = []
 
