@@ -6,20 +6,23 @@
 - **operated**: days 1–15 were judged by the previous release's package
   (Tests/fixtures/month: its catalog, of its schema); this build takes the
   catalog over (the upgrade midway) and judges days 16–30, with what months
-  of operation bring on the way (see OPERATED_DAYS).
+  of operation bring on the way: day 20 judged with `--resume` in small
+  chunks and killed (SIGKILL) after its first chunk committed, then resumed
+  by the same command; at day 25 a prune of what came before day 10.
 
 Both end with the same state (`geofence state export`, byte for byte), the
 same last-notified days, the same runs, and the same notifications (ids,
 runs, every column) from the prune's date on; before it the operated
 catalog holds none."""
 import gzip
+import signal
 import shutil
 import sqlite3
 
 import pytest
 
 import month_scenario as month
-from conftest import CLI, gf, run
+from conftest import CLI, Stopped, gf, run
 
 PRUNE_BEFORE_DAY = 10
 
@@ -51,7 +54,16 @@ def operated(tmp_path_factory):
     with gzip.open(month.FIXTURES / "month" / "days01-15.db.gz") as f:
         db.write_bytes(f.read())
     for day in range(16, month.DAYS + 1):
-        judge_day(db, folder, day)
+        if day == 20:   # a long run cut by a kill after its first chunk, then resumed
+            month.write_day(folder, day)
+            args = [CLI, "judge", db.name, "--fixes", month.day_name(day), "--resume", "--chunk-fixes", "600"]
+            cut = Stopped(args, "chunk-committed", cwd=folder)
+            assert cut.send(signal.SIGKILL)[0] == -signal.SIGKILL
+            assert reads(db, "SELECT status FROM gf_runs ORDER BY run_id DESC LIMIT 1") == [("running",)]
+            run(*args, cwd=folder)
+            assert reads(db, "SELECT status FROM gf_runs ORDER BY run_id DESC LIMIT 1") == [("done",)]
+        else:
+            judge_day(db, folder, day)
         if day == 25:   # a month's retention: what happened before day 10 goes
             gf("prune", db, "--before", month.day_start(PRUNE_BEFORE_DAY)[:10], "--chunk-rows", "700")
     return db
