@@ -14,10 +14,11 @@ DAY0 = datetime.datetime(2026, 11, 20, 8, 0, tzinfo=datetime.timezone.utc)
 A, B = (35.68, 139.70), (35.70, 139.70)
 
 
-def catalog(tmp_path):
+def catalog(tmp_path, suppress_days=2):
     """Area A with its default IN (1) and OUT (2), and condition 7: an IN
-    suppressed for 2 days after it notified (what the suppression reads
-    lives in the subject's record, not in the notifications)."""
+    suppressed for `suppress_days` days after it notified (what the
+    suppression reads lives in the subject's record, not in the
+    notifications). test_last_notified_view.py uses it too."""
     areas = tmp_path / "a.geojson"
     areas.write_text(json.dumps({"type": "FeatureCollection", "features": [
         {"type": "Feature", "properties": {"area_id": "A", "radius_m": 300},
@@ -27,7 +28,7 @@ def catalog(tmp_path):
     gf("import", db, areas, "--with-default-conditions")
     con = sqlite3.connect(db)
     with con:
-        con.execute("INSERT INTO gf_conditions (condition_id, area_id, timing, renotify_suppress_days) VALUES (7, 'A', 'IN', 2)")
+        con.execute("INSERT INTO gf_conditions (condition_id, area_id, timing, renotify_suppress_days) VALUES (7, 'A', 'IN', ?)", (suppress_days,))
     con.close()
     return db
 

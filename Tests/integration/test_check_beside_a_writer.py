@@ -14,7 +14,7 @@ import sys
 import pytest
 
 from conftest import CLI, EXTENSION
-from test_check_transactions import one_square_catalog
+from test_check_transactions import connect as autocommit_connection, one_square_catalog
 
 PYTHON = sys.executable
 INSIDE, OUTSIDE = (35.605, 139.705), (35.50, 139.50)
@@ -22,10 +22,7 @@ INSIDE, OUTSIDE = (35.605, 139.705), (35.50, 139.50)
 
 def connect(db, timeout=60):
     """Python's sqlite3 in autocommit with the extension, the busy timeout set as docs/sql.md says."""
-    c = sqlite3.connect(db, timeout=timeout, isolation_level=None)
-    c.enable_load_extension(True)
-    c.load_extension(str(EXTENSION))
-    return c
+    return autocommit_connection(db, timeout=timeout)
 
 
 def holder(db):

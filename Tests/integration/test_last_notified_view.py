@@ -6,10 +6,10 @@ latest stored notification. A subject without state (reset, or deleted
 from gf_subjects) has none, and its next notification is not suppressed."""
 import csv
 import datetime
-import json
 import sqlite3
 
 from conftest import gf
+from prune_scenario import catalog as suppressed_catalog
 
 T0 = datetime.datetime(2026, 11, 20, 8, 0, tzinfo=datetime.timezone.utc)
 # A 300 m circle at A; B is 2 km away, outside it.
@@ -37,19 +37,8 @@ def fixes_file(path, visits, start):
 
 
 def catalog(tmp_path):
-    areas = tmp_path / "a.geojson"
-    areas.write_text(json.dumps({"type": "FeatureCollection", "features": [
-        {"type": "Feature", "properties": {"area_id": "A", "radius_m": 300},
-         "geometry": {"type": "Point", "coordinates": [A[1], A[0]]}}]}))
-    db = tmp_path / "c.db"
-    gf("init", db)
-    gf("import", db, areas, "--with-default-conditions")
-    con = sqlite3.connect(db)
-    with con:
-        # The default IN is condition 1, its OUT 2; 7 is an IN suppressed for the rest of the day.
-        con.execute("INSERT INTO gf_conditions (condition_id, area_id, timing, renotify_suppress_days) VALUES (7, 'A', 'IN', 1)")
-    con.close()
-    return db
+    """Area A, its default IN (1) and OUT (2), and 7: an IN suppressed for the rest of the day."""
+    return suppressed_catalog(tmp_path, suppress_days=1)
 
 
 def days(db, subject):

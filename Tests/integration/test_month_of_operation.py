@@ -16,7 +16,6 @@ runs, every column) from the prune's date on; before it the operated
 catalog holds none."""
 import gzip
 import signal
-import shutil
 import sqlite3
 
 import pytest
