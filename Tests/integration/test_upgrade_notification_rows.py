@@ -43,7 +43,9 @@ READS = {
     "canonical": f"SELECT {COLUMNS} FROM gf_notifications ORDER BY subject_id, ts, area_id, condition_id, id",
     "one subject": f"SELECT {COLUMNS} FROM gf_notifications WHERE subject_id = 'u3' AND ts >= '2026-11-22' ORDER BY ts, id",
     "cursor": f"SELECT {COLUMNS} FROM gf_notifications WHERE id > 40 ORDER BY id",
-    "runs": "SELECT * FROM gf_runs ORDER BY run_id",
+    # The columns version 6 had (version 10 adds status).
+    "runs": "SELECT run_id, kind, source, started_at, fixes, judged, stale, invalid, transitions, notifications, filtered, "
+            "dropped_accuracy, dropped_distance FROM gf_runs ORDER BY run_id",
     "subjects": "SELECT * FROM gf_subjects ORDER BY subject_id",
     "stays": "SELECT * FROM gf_stays ORDER BY subject_id, area_id",
     "last notified": "SELECT subject_id, condition_id, local_date, typeof(local_date) FROM gf_last_notified ORDER BY subject_id, condition_id",

@@ -63,9 +63,12 @@ struct Judge: ParsableCommand {
     var state: String?
     @Flag(help: "With --fixes FILE: commit the run chunk by chunk; after a kill or a full disk the same command resumes it, and a file judged to its end is not judged again.")
     var resume = false
-    /// Fixes per chunk, whatever the strategy, and fixes ordered in memory
-    /// before the rest spill to a temporary table (`BatchSettings`): tests make them small.
-    @Option(help: .hidden) var chunkFixes: Int?
+    /// Fixes per chunk, whatever the strategy (`BatchSettings`); with
+    /// --resume a chunk is what a kill can lose.
+    @Option(help: ArgumentHelp("With --resume: fixes per chunk (whole subjects; default 200,000), the most a kill or a full disk can lose.",
+                               valueName: "N"))
+    var chunkFixes: Int?
+    /// Fixes ordered in memory before the rest spill to a temporary table (`BatchSettings`): tests make them small.
     @Option(help: .hidden) var inMemoryFixes: Int?
     @Flag(help: "Print only the summary line.") var quiet = false
     @Option(help: ArgumentHelp("Judging threads (1–256). Default: the CPUs this process may use (its affinity mask and cgroup CPU quota), at most 8.",
@@ -147,6 +150,11 @@ struct Judge: ParsableCommand {
                 judgement.storesNotifications = !noStoreNotifications
                 if let chunkFixes {
                     (judgement.chunkFixes, judgement.plannedChunkFixes, judgement.onDemandChunkFixes) = (chunkFixes, chunkFixes, chunkFixes)
+                } else if resume {
+                    // A chunk is what a kill loses: a plan's 1,000,000-fix chunk would make a daily
+                    // feed one chunk. Five chunks cost no more than one (benchmarks/results.md).
+                    judgement.plannedChunkFixes = min(judgement.plannedChunkFixes, judgement.chunkFixes)
+                    judgement.onDemandChunkFixes = min(judgement.onDemandChunkFixes, judgement.chunkFixes)
                 }
                 if let inMemoryFixes { judgement.inMemoryFixes = inMemoryFixes }
                 // This process ends after the run: its areas need not be freed.

@@ -95,8 +95,12 @@ extension Judge {
         }
         if try RecordedRun.catalogStamp(conn) != open.catalogStamp {
             throw CatalogError("\(describe(open)) cannot be resumed: the catalog's areas, conditions or settings changed since it "
-                               + "began, and its remaining subjects would be judged against another catalog than its first ones; "
-                               + "\(giveUp(open))")
+                               + "began (a change made meanwhile by any command or SQL, even one set back: the catalog's stamp is "
+                               + "new), and its remaining subjects would be judged against another catalog than its first ones. "
+                               + "To judge them against the catalog as it is now, give the run up, its committed subjects "
+                               + "standing (`sqlite3 \(Echo.shellWord(db)) \"UPDATE gf_runs SET status = 'abandoned' WHERE run_id = "
+                               + "\(open.runId)\"`), then judge the file again (`geofence judge \(Echo.shellWord(db)) --fixes "
+                               + "\(Echo.shellWord(open.input.path)) --resume`): the committed subjects' fixes then count as stale")
         }
     }
 
@@ -120,7 +124,18 @@ extension Judge {
     func sayUnfinished(run: Int64, upTo subject: String, file: String) {
         warn("run \(run) is unfinished, committed up to subject \(Echo.quoted(subject)): "
              + "`geofence judge \(Echo.shellWord(db)) --fixes \(Echo.shellWord(file))"
-             + "\(judgedOptions.isEmpty ? "" : " " + judgedOptions) --resume` goes on from there")
+             + "\(judgedOptions.isEmpty ? "" : " " + judgedOptions)\(outputOptions) --resume` goes on from there")
+    }
+
+    /// This command's options that do not change what is judged but what it
+    /// writes and how it commits (--out, --format, --chunk-fixes), for the
+    /// command a user repeats: without them a resumed run writes no --out.
+    private var outputOptions: String {
+        var words: [String] = []
+        if let out { words += ["--out", Echo.shellWord(out)] }
+        if let format { words += ["--format", format.rawValue] }
+        if let chunkFixes { words += ["--chunk-fixes", String(chunkFixes)] }
+        return words.isEmpty ? "" : " " + words.joined(separator: " ")
     }
 
     /// The line for an input judged to its end already.

@@ -60,7 +60,11 @@ func openCatalog(_ path: String) throws -> Connection {
     do {
         if let reason = ReadOnlyCatalog.reason(path) { return try ReadOnlyCatalog.open(path, reason: reason) }
         let db = try Database.open(path)
+        let before = try Schema.state(of: db)
         try Schema.open(db)
+        if case .older(let v) = before {
+            warn("\(path): upgraded the catalog in place from schema version \(v) to \(Schema.currentVersion) (docs/versions.md)")
+        }
         return db
     } catch let e as CatalogError {
         throw e.about(file: path)
