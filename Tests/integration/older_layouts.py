@@ -19,6 +19,11 @@ def version_6_catalog(db, rows_sql):
 
 
 
+# SQL that takes a new catalog's runs back to their layout before version 10
+# (no resumable runs), for tests that make an older catalog from a new one.
+RUNS_BEFORE_VERSION_10 = "DROP TABLE gf_run_inputs; ALTER TABLE gf_runs DROP COLUMN status;"
+
+
 def notifications_as_a_table(con):
     """Replaces the gf_notifications view (schema version 7) with a table of
     its columns holding its rows, as versions 2 to 6 had it and as a user may

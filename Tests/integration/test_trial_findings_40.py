@@ -6,6 +6,7 @@ file; a run the catalog changed under could only be refused, without a way
 on; an upgrade happened without a word."""
 import csv
 import gzip
+import os
 import signal
 
 import month_scenario as month
@@ -71,3 +72,26 @@ def test_an_upgrade_in_place_says_so(tmp_path):
     p = gf("settings", db)
     assert "upgraded the catalog in place from schema version 9 to" in p.stderr, p.stderr
     assert "upgraded" not in gf("settings", db).stderr   # once
+
+
+def test_a_name_switched_after_the_hash_does_not_change_what_is_judged(tmp_path):
+    """The red team's finding: the run hashed the file by its name, then
+    opened the name again; a link switched in between (or a file renamed over
+    it) made the run judge one content recorded as another's, and the first
+    was then 'already judged' without ever being judged."""
+    db, a = small_catalog_and_big_feed(tmp_path, subjects=20, per_subject=100)
+    b = tmp_path / "b.csv"
+    b.write_text("".join(a.read_text().splitlines(True)[:101]))   # another content: its first 100 fixes
+    link = tmp_path / "latest.csv"
+    link.symlink_to(a)
+    began = Stopped([CLI, "judge", db, "--fixes", link, "--resume"], "began")   # hashed; the lock taken
+    link.unlink()
+    link.symlink_to(b)
+    while True:   # each chunk's transaction begins anew: let it past every later stop
+        os.kill(began.p.pid, signal.SIGCONT)
+        _, status = os.waitpid(began.p.pid, os.WUNTRACED)
+        if not os.WIFSTOPPED(status):
+            break
+    assert os.waitstatus_to_exitcode(status) == 0
+    assert stored_rows(db, "SELECT fixes FROM gf_runs") == [(2000,)]   # a.csv's, which it hashed
+    assert "nothing judged" in gf("judge", db, "--fixes", a, "--resume").stdout

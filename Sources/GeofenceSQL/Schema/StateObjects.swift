@@ -62,7 +62,7 @@ enum StateObjects {
                 transitions   INTEGER NOT NULL DEFAULT 0,
                 notifications INTEGER NOT NULL DEFAULT 0,
                 filtered      INTEGER NOT NULL DEFAULT 0
-            , dropped_accuracy INTEGER NOT NULL DEFAULT 0, dropped_distance INTEGER NOT NULL DEFAULT 0)
+            , dropped_accuracy INTEGER NOT NULL DEFAULT 0, dropped_distance INTEGER NOT NULL DEFAULT 0, status TEXT NOT NULL DEFAULT 'done')
             """#),
         ("gf_explain", #"""
             CREATE TABLE gf_explain (

@@ -112,13 +112,15 @@ struct Judge: ParsableCommand {
             let conn = try openCatalog(db)
             let feed = try feedColumns.feed(time: time, catalog: conn)
             // Hashed before the run's write lock is taken.
-            let input = try resume ? fixes.map(resumableInput) : nil
+            let opened = try resume ? fixes.map(resumableInput) : nil
+            let input = opened?.input
             // Opened first: a refused or unwritable --out fails before the run; a resumed
             // run's partial file taken up again if it may be (confirmed under the lock).
             let partial = try input == nil ? nil : RecordedRun.unfinished(conn)?.output.flatMap { $0.format == outFormat.rawValue ? $0 : nil }
             let output = try out.map { try OutputFile($0 == standardStream ? nil : $0, database: conn, reusing: partial) }
             // A stream is read to its end before the run takes the write lock.
-            let spooled = try fixes.flatMap(spooledFixes)
+            // A resumable run reads the very file it hashed (its descriptor, not its name again).
+            let spooled = try opened?.readPath ?? fixes.flatMap(spooledFixes)
             let bar = ProgressBar(label: "judging", unit: "fixes")
             var committedRun: Int64 = 0
             var judgedSoFar = 0

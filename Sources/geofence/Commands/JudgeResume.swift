@@ -45,17 +45,27 @@ extension Judge {
         return parts.joined(separator: " ")
     }
 
-    /// What --resume records of --fixes FILE: its content's SHA-256 and size, read once before the run.
-    func resumableInput(_ file: String) throws -> RunInput {
+    /// What --resume records of --fixes FILE (its content's SHA-256 and
+    /// size, read once before the run), and the path the run reads it by:
+    /// the descriptor hashed (`/dev/fd/N`, kept open to the process's end),
+    /// so that a name switched meanwhile (a link, a file renamed over it)
+    /// cannot make the run judge one content recorded as another.
+    func resumableInput(_ file: String) throws -> (input: RunInput, readPath: String) {
+        // O_NONBLOCK: opening a FIFO for reading would wait for a writer (refused below).
+        let fd = open(file, O_RDONLY | O_CLOEXEC | O_NONBLOCK)
+        guard fd >= 0 else { throw InputError("cannot read: \(String(cString: strerror(errno)))", file: file) }
         var st = stat()
-        if stat(file, &st) == 0 && (st.st_mode & S_IFMT) != S_IFREG {
+        if fstat(fd, &st) == 0 && (st.st_mode & S_IFMT) != S_IFREG {
+            close(fd)
             throw InputError("--resume needs a regular file, which a resumed run reads again; this is a pipe or a device", file: file)
         }
-        guard let (hex, size) = SHA256.ofFile(file) else {
-            throw InputError("cannot read: \(String(cString: strerror(errno)))", file: file)
+        guard let (hex, size) = SHA256.ofDescriptor(fd) else {
+            let reason = String(cString: strerror(errno))
+            close(fd)
+            throw InputError("cannot read: \(reason)", file: file)
         }
         let path = realpath(file, nil).map { p in defer { free(p) }; return String(cString: p) } ?? file
-        return RunInput(source: file, path: path, size: size, sha256: hex, options: judgedOptions)
+        return (RunInput(source: file, path: path, size: size, sha256: hex, options: judgedOptions), "/dev/fd/\(fd)")
     }
 
     /// Inside the run's transaction: resume, refuse, do nothing, or a new run (`ResumePlan`).

@@ -94,11 +94,19 @@ struct SHA256 {
 
     private static func rotr(_ x: UInt32, _ n: UInt32) -> UInt32 { (x >> n) | (x << (32 - n)) }
 
-    /// The hash of the file at `path` and its size, read in blocks of 1 MiB;
-    /// nil (with errno set) if it cannot be opened or read.
-    static func ofFile(_ path: String) -> (hex: String, size: Int64)? {
-        guard let f = fopen(path, "rb") else { return nil }
+    /// The SHA-256 and size of what the open descriptor `fd` reads from its
+    /// start (read through a duplicate: `fd` stays open, its offset unused).
+    static func ofDescriptor(_ fd: Int32) -> (hex: String, size: Int64)? {
+        let copy = dup(fd)
+        guard copy >= 0 else { return nil }
+        guard lseek(copy, 0, SEEK_SET) == 0, let f = fdopen(copy, "rb") else { close(copy); return nil }
         defer { fclose(f) }
+        return of(stream: f)
+    }
+
+    /// The hash of what `f` reads to its end and its size, read in blocks of
+    /// 1 MiB; nil (with errno set) if it cannot be read.
+    private static func of(stream f: UnsafeMutablePointer<FILE>) -> (hex: String, size: Int64)? {
         var hash = SHA256()
         var block = [UInt8](repeating: 0, count: 1 << 20)
         var size: Int64 = 0
