@@ -71,3 +71,21 @@ def test_no_chunk_is_said_to_stand_when_none_was_committed(tmp_path):
     p = gf("prune", f"file:{db}?mode=ro", "--before", "2030-01-01", check=False)
     assert p.returncode != 0 and "nothing was changed" in p.stderr
     assert "chunks above stand" not in p.stdout
+
+
+def test_a_prune_leaves_an_unfinished_resumable_run_whole(tmp_path):
+    """The red team's finding: a prune between a cut and its resume removed
+    the committed chunks' notifications, and the resumed run, reading them
+    back for --out, wrote a file without them (exit 0)."""
+    import signal
+    from conftest import CLI, Stopped
+    db = month(tmp_path, days=2)
+    feed = tmp_path / "later.csv"
+    feed.write_text("subject_id,ts,lat,lon,accuracy_m\n" + "".join(
+        f"s{n},2026-11-25T0{k}:00:00Z,{35.68 if k % 2 == 0 else 35.70},139.70,5\n" for n in range(6) for k in range(6)))
+    cut = Stopped([CLI, "judge", db, "--fixes", feed, "--resume", "--chunk-fixes", "12"], "chunk-committed")
+    cut.send(signal.SIGKILL)
+    held = stored_rows(db, "SELECT count(*) FROM gf_notification_rows WHERE run_id = (SELECT run_id FROM gf_runs WHERE status = 'running')")
+    assert held[0][0] > 0
+    gf("prune", db, "--before", "2030-01-01")
+    assert stored_rows(db, "SELECT count(*) FROM gf_notification_rows") == held   # only the unfinished run's rows stay

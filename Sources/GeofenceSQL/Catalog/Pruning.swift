@@ -15,7 +15,8 @@ import GeofenceCore
 ///   next run, and a reader keeping the last run it saw would take that run
 ///   for one it has read.
 ///
-/// What never goes: the subjects' state (`gf_subject_state`, `gf_inside`),
+/// What never goes: the rows of a run not yet finished (`judge --resume`:
+/// its resumed command reads them back for --out); the subjects' state (`gf_subject_state`, `gf_inside`),
 /// which holds the last-notified days the suppression rules read (schema
 /// version 9), so judging after a prune gives what it gave before; the
 /// dictionaries `gf_subject_keys` and `gf_area_keys`, one row per subject
@@ -97,11 +98,11 @@ public final class Pruning {
         }
         let window = try db.query("""
             SELECT count(*), max(id) FROM (SELECT id FROM main.gf_notification_rows
-            WHERE id > ?1 AND id <= ?4 AND ts_us < ?2 ORDER BY id LIMIT ?3)
+            WHERE id > ?1 AND id <= ?4 AND ts_us < ?2 AND run_id NOT IN (\(Self.unfinishedRuns)) ORDER BY id LIMIT ?3)
             """, [.integer(notificationsAfter), .integer(cut.microseconds), .integer(limit), .integer(notificationsUpTo ?? 0)])[0]
         let found = window[0].int64 ?? 0
         guard found > 0, let last = window[1].int64 else { notificationsDone = true; return (0, 0) }
-        try db.query("DELETE FROM main.gf_notification_rows WHERE id > ?1 AND id <= ?2 AND ts_us < ?3",
+        try db.query("DELETE FROM main.gf_notification_rows WHERE id > ?1 AND id <= ?2 AND ts_us < ?3 AND run_id NOT IN (\(Self.unfinishedRuns))",
                      [.integer(notificationsAfter), .integer(last), .integer(cut.microseconds)])
         let removed = Int64(db.changes)
         notificationsAfter = last
@@ -116,7 +117,7 @@ public final class Pruning {
             explanationsUpTo = try db.scalar("SELECT coalesce(max(rowid), 0) FROM main.gf_explain").int64 ?? 0
         }
         let old = """
-            (ts < ?2 OR (ts IS NULL AND run_id IN (SELECT run_id FROM main.gf_runs
+            run_id NOT IN (\(Self.unfinishedRuns)) AND (ts < ?2 OR (ts IS NULL AND run_id IN (SELECT run_id FROM main.gf_runs
                                                    WHERE CAST(strftime('%s', started_at) AS INTEGER) < ?3)))
             """
         let values: [SQLiteValue] = [.integer(explanationsAfter), .text(cut.storageText), .real(Double(cut.microseconds) / 1e6)]
@@ -133,6 +134,11 @@ public final class Pruning {
         return (found, removed)
     }
 
+    /// The runs a prune leaves whole: a resumable run not yet finished
+    /// (`judge --resume`), whose committed rows its resumed command reads
+    /// back for --out.
+    static let unfinishedRuns = "SELECT run_id FROM main.gf_runs WHERE status = 'running'"
+
     /// Up to `limit` runs that started before `cut`, have no notification
     /// or explanation left, and are not the newest. One scan of each table
     /// (SQLite makes each `NOT IN` list once per statement).
@@ -141,7 +147,7 @@ public final class Pruning {
             DELETE FROM main.gf_runs WHERE run_id IN (
                 SELECT run_id FROM main.gf_runs
                 WHERE CAST(strftime('%s', started_at) AS INTEGER) < ?1
-                  AND run_id < (SELECT max(run_id) FROM main.gf_runs)
+                  AND run_id < (SELECT max(run_id) FROM main.gf_runs) AND status <> 'running'
                   AND run_id NOT IN (SELECT run_id FROM main.gf_notification_rows)
                   AND run_id NOT IN (SELECT run_id FROM main.gf_explain)
                 ORDER BY run_id LIMIT ?2)
