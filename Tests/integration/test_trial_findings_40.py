@@ -7,6 +7,7 @@ on; an upgrade happened without a word."""
 import csv
 import gzip
 import os
+import shutil
 import signal
 
 import month_scenario as month
@@ -95,3 +96,45 @@ def test_a_name_switched_after_the_hash_does_not_change_what_is_judged(tmp_path)
     assert os.waitstatus_to_exitcode(status) == 0
     assert stored_rows(db, "SELECT fixes FROM gf_runs") == [(2000,)]   # a.csv's, which it hashed
     assert "nothing judged" in gf("judge", db, "--fixes", a, "--resume").stdout
+
+
+def stops_until_end(args, point, kill_at=None):
+    """Runs `args` stopping at every `point`; with `kill_at`, SIGKILLs it at
+    that stop. Returns how many stops it made."""
+    s = Stopped(args, point)
+    k = 0
+    while s.reached:
+        k += 1
+        if k == kill_at:
+            os.kill(s.p.pid, signal.SIGKILL)
+            os.kill(s.p.pid, signal.SIGCONT)
+            os.waitpid(s.p.pid, 0)
+            return k
+        os.kill(s.p.pid, signal.SIGCONT)
+        _, status = os.waitpid(s.p.pid, os.WUNTRACED)
+        s.reached = os.WIFSTOPPED(status)
+    return k
+
+
+def test_a_kill_after_the_last_commit_still_gives_the_out_file(tmp_path):
+    """The red team's finding: killed after the run's last COMMIT and before
+    --out was renamed into place, the rerun said 'already judged' and wrote
+    no --out; the file, whole, was left beside it as FILE.partial-XXXXXX."""
+    db, feed = small_catalog_and_big_feed(tmp_path, subjects=30, per_subject=100)
+    uncut = tmp_path / "uncut.db"
+    shutil.copy(db, uncut)
+    for name in ("notes.csv", "notes.ndjson", "notes.geojsonl", "notes.geojson"):
+        gf("judge", uncut, "--fixes", feed, "--out", tmp_path / f"uncut-{name}", "--resume", "--chunk-fixes", "1000")
+        cut_db = tmp_path / f"cut-{name}.db"
+        shutil.copy(db, cut_db)
+        out = tmp_path / name
+        args = [CLI, "judge", cut_db, "--fixes", feed, "--out", out, "--resume", "--chunk-fixes", "1000"]
+        last = stops_until_end(args, "committed")
+        shutil.copy(db, cut_db)
+        out.unlink()
+        assert stops_until_end(args, "committed", kill_at=last) == last
+        assert not out.exists()
+        gf(*args[1:])
+        assert out.read_bytes() == (tmp_path / f"uncut-{name}").read_bytes()
+        assert list(tmp_path.glob(f"{name}.partial-*")) == []
+        shutil.copy(db, uncut)   # the next format's uncut run starts afresh too

@@ -187,6 +187,12 @@ struct Judge: ParsableCommand {
             do {
                 (report, events) = try transaction()
             } catch let done as AlreadyJudged {
+                // Killed after its last commit, before --out was put in place: the file is whole beside it.
+                if let out, out != standardStream, let left = done.run.output, left.format == outFormat.rawValue,
+                   OutputFile.placeLeft(left, footer: Array(outFormat.footer.utf8), at: out) {
+                    return sayBesideEvents("\(out): run \(done.run.runId)'s output, whole at its last commit, put in place "
+                                           + "(the run was cut before it could do so); nothing judged")
+                }
                 return sayAlreadyJudged(done)
             } catch {
                 if let (run, subject) = committedChunk { sayUnfinished(run: run, upTo: subject, file: fixes ?? "") }

@@ -109,7 +109,7 @@ final class OutputFile {
     /// and the descriptor of this process it names, if it or a link on the
     /// way is one (/dev/stdout, /dev/fd/N, /proc/self/fd/N); nil for a
     /// loop. A link to a file not made yet leads to where it would be.
-    private static func followLinks(_ path: String) -> (String, descriptor: Int32?)? {
+    static func followLinks(_ path: String) -> (String, descriptor: Int32?)? {
         func descriptor(_ p: String) -> Int32? {
             switch p {
             case "/dev/stdin": return 0
