@@ -70,3 +70,26 @@ def test_a_few_fixes_go_through_the_index_with_the_grids_pairs(tmp_path):
     want = [line for line in p_large.stdout.splitlines() if line == "row,area_id,verdict" or int(line.split(",")[0]) <= few]
     assert got == want
     assert sum(line.endswith("inside") for line in got) > 20
+
+
+def test_a_fix_on_the_antimeridian_gets_its_pairs_in_area_id_order_in_every_chunk(tmp_path):
+    """A fix on ±180° asks the grid at both spellings: the -180 side's areas
+    come first, then the +180 side's. Its pairs are in area_id order whether
+    its areas are prepared in its own chunk or were by a chunk before (a
+    batch is located 50,000 fixes at a time)."""
+    db = tmp_path / "seam.db"
+    gf("init", db)
+    gf("import", db, write_collection(tmp_path / "seam.geojson", [
+        square("A-EAST", 179.9, 0.0, 0.1), square("Z-WEST", -180.0, 0.0, 0.1)]))
+    fixes = tmp_path / "seam.csv"
+    with open(fixes, "w") as f:
+        f.write("subject_id,ts,lat,lon,accuracy_m\n")
+        for k in range(50_003):
+            f.write(f"s,{k},0.05,{180.0 if k % 2 else -180.0},300\n")
+    out = tmp_path / "pairs.csv"
+    # On both areas' boundary, with confidence 0.5: undecided in both.
+    gf("locate", db, "--fixes", fixes, "--out", out, "--confidence", "0.5")
+    lines = out.read_text().splitlines()
+    assert lines[0] == "row,area_id,verdict"
+    want = [f"{row},{area},undecided" for row in range(1, 50_004) for area in ("A-EAST", "Z-WEST")]
+    assert lines[1:] == want

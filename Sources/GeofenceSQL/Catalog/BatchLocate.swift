@@ -53,6 +53,7 @@ public enum BatchLocate {
         return Double(t.tv_sec) + Double(t.tv_nsec) * 1e-9
     }
 
+    /// At most this many fixes are located at a time (below 2^22: `mortonOrder`).
     static let chunkFixes = 50_000
 
     /// `emit` gets each chunk's pairs, chunk after chunk in input order.
@@ -73,11 +74,11 @@ public enum BatchLocate {
                 report.loadSeconds += now() - started
             }
             guard let areas else { return }
-            let prepared = now()
-            try areas.prepare(touchedBy: chunk.map(\.p))
-            let t = now()
-            report.loadSeconds += t - prepared
-            try emitAll(locate(chunk, areas, confidence), at: t)
+            let t = now(), preparing = areas.preparingSeconds
+            let pairs = try locate(chunk, areas, confidence)
+            // The areas' preparation, inside the locating, counts as loading.
+            report.loadSeconds += areas.preparingSeconds - preparing
+            try emitAll(pairs, at: t + areas.preparingSeconds - preparing)
         }
         func emitAll(_ pairs: Pairs, at t: Double) throws {
             report.locateSeconds += now() - t
@@ -104,58 +105,99 @@ public enum BatchLocate {
         return report
     }
 
-    /// The catalog is only read here (its index built before), so every core
-    /// shares it. Points are visited in Morton order of their position, so
-    /// consecutive points meet the same areas while those are still in the
-    /// CPU cache (in arrival order each fix would meet its shapes cold); the
-    /// pairs are then put back in point order by a counting sort, each
-    /// point's pairs staying in area_id order.
-    private static func locate(_ points: [Point], _ catalog: OnDemandAreas, _ confidence: Double?) -> Pairs {
+    /// Each point is walked through the grid once, on every core: a
+    /// candidate already prepared is judged at once; one not yet prepared is
+    /// set aside with its point. The areas set aside are then prepared
+    /// (`OnDemandAreas.prepare`) and their pairs judged, on every core. A walk
+    /// to find the unprepared candidates first, then a second to judge, cost
+    /// each fix its grid walk twice (the walk, with its box tests, is most of
+    /// what a fix costs besides its shapes).
+    ///
+    /// Points are visited in Morton order of their position, so consecutive
+    /// points meet the same areas while those are still in the CPU cache (in
+    /// arrival order each fix would meet its shapes cold); the pairs are then
+    /// put back in point order by a counting sort, and a point with pairs
+    /// set aside gets its pairs sorted by area: each point's pairs in area_id order.
+    private static func locate(_ points: [Point], _ catalog: OnDemandAreas, _ confidence: Double?) throws -> Pairs {
         guard !points.isEmpty else { return Pairs(ids: catalog.grid.ids, idsVersion: 0, all: []) }
-        let grid = catalog.grid, handles = catalog.handles
-        // Every candidate of these points was prepared (`OnDemandAreas.prepare`),
-        // and `catalog` keeps it alive.
-        func forEachCandidate(at p: LonLat, _ body: (Int, JudgedArea) -> Void) {
-            handles.withUnsafeBufferPointer { areas in
-                grid.forEachCandidate(at: p, in: areas, present: body, missing: { _ in })
-            }
-        }
-        let keys = points.map { mortonKey($0.p) }
-        let order = points.indices.sorted { keys[$0] < keys[$1] }
+        let order = mortonOrder(points)
         let width = min(Parallel.width, max(1, points.count / 1000))
-        var parts = [[Found]](repeating: [], count: width)
-        parts.withUnsafeMutableBufferPointer { partsBuffer in
-            let out = UnsafeMutableBufferPointerBox(partsBuffer)
+        var walks = [Walk](repeating: Walk(), count: width)
+        walks.withUnsafeMutableBufferPointer { walksBuffer in
+            let out = UnsafeMutableBufferPointerBox(walksBuffer)
             Parallel.run(width) { w in
-                let range = (points.count * w / width)..<(points.count * (w + 1) / width)
-                var mine: [Found] = []
-                for k in order[range] {
-                    let point = points[k]
-                    func judge(_ index: Int, _ area: JudgedArea) {
-                        let v = verdict(area, point, confidence)
-                        if v != .outside { mine.append(Found(point: Int32(k), area: Int32(index), verdict: v)) }
-                    }
-                    if abs(point.p.lon) == 180 {
-                        // +180 and -180 are one meridian, and a shape touching only one
-                        // side holds only that spelling in its box: both are asked, each
-                        // area once, in area_id order.
-                        var both: [(index: Int, area: JudgedArea)] = []
-                        for lon in [-180.0, 180.0] {
-                            forEachCandidate(at: LonLat(lon: lon, lat: point.p.lat)) { i, a in
-                                if !both.contains(where: { $0.index == i }) { both.append((i, a)) }
-                            }
-                        }
-                        for c in both.sorted(by: { $0.index < $1.index }) { judge(c.index, c.area) }
-                    } else {
-                        forEachCandidate(at: point.p, judge)
-                    }
-                }
-                out.buffer[w] = mine
+                out.buffer[w] = walk(order[(points.count * w / width)..<(points.count * (w + 1) / width)], points, catalog, confidence)
             }
         }
+        let later = walks.flatMap(\.later)
+        try catalog.prepare(later.map { Int($0.area) })
+        let laterWidth = min(Parallel.width, max(1, later.count / 5000))
+        var judged = [[Found]](repeating: [], count: laterWidth)
+        judged.withUnsafeMutableBufferPointer { judgedBuffer in
+            let out = UnsafeMutableBufferPointerBox(judgedBuffer)
+            Parallel.run(laterWidth) { w in
+                out.buffer[w] = judgeSetAside(later[(later.count * w / laterWidth)..<(later.count * (w + 1) / laterWidth)], points, catalog, confidence)
+            }
+        }
+        return inPointOrder(walks.map(\.found) + judged, mixed: later.map(\.point) + walks.flatMap(\.onSeam), points, ids: catalog.grid.ids)
+    }
+
+    /// What one thread's walk found: pairs judged, (point, area) pairs
+    /// whose area was not prepared yet, and the points on ±180 (whose pairs
+    /// come from two lists, so not in area order).
+    private struct Walk { var found: [Found] = []; var later: [(point: Int32, area: Int32)] = []; var onSeam: [Int32] = [] }
+
+    private static func walk(_ range: ArraySlice<Int>, _ points: [Point], _ catalog: OnDemandAreas, _ confidence: Double?) -> Walk {
+        let grid = catalog.grid
+        var walk = Walk()
+        catalog.handles.withUnsafeBufferPointer { areas in
+            for k in range {
+                let point = points[k]
+                func judge(_ index: Int, _ area: JudgedArea) {
+                    let v = verdict(area, point, confidence)
+                    if v != .outside { walk.found.append(Found(point: Int32(k), area: Int32(index), verdict: v)) }
+                }
+                func setAside(_ index: Int) { walk.later.append((Int32(k), Int32(index))) }
+                if abs(point.p.lon) == 180 {
+                    // +180 and -180 are one meridian, and a shape touching only one
+                    // side holds only that spelling in its box: both are asked, each
+                    // area once (the pairs are put in area_id order afterwards).
+                    var seen: [Int] = []
+                    walk.onSeam.append(Int32(k))
+                    for lon in [-180.0, 180.0] {
+                        grid.forEachCandidate(at: LonLat(lon: lon, lat: point.p.lat), in: areas,
+                                              present: { i, a in if !seen.contains(i) { seen.append(i); judge(i, a) } },
+                                              missing: { i in if !seen.contains(i) { seen.append(i); setAside(i) } })
+                    }
+                } else {
+                    grid.forEachCandidate(at: point.p, in: areas, present: judge, missing: setAside)
+                }
+            }
+        }
+        return walk
+    }
+
+    /// The pairs set aside, judged now that their areas are prepared.
+    private static func judgeSetAside(_ later: ArraySlice<(point: Int32, area: Int32)>, _ points: [Point], _ catalog: OnDemandAreas, _ confidence: Double?) -> [Found] {
+        var found: [Found] = []
+        for (k, i) in later {
+            // `prepare` made every one of them (or threw).
+            guard let area = catalog.prepared[Int(i)] else { continue }
+            let v = verdict(area, points[Int(k)], confidence)
+            if v != .outside { found.append(Found(point: k, area: i, verdict: v)) }
+        }
+        return found
+    }
+
+    /// The found pairs by a counting sort on the point; the points in
+    /// `mixed` (some of whose pairs were judged after the walk, or found on
+    /// both sides of ±180) then have their pairs sorted by area, the others
+    /// being in area order already.
+    private static func inPointOrder(_ parts: [[Found]], mixed: [Int32], _ points: [Point], ids: [String]) -> Pairs {
         var start = [Int](repeating: 0, count: points.count + 1)
         for part in parts { for f in part { start[Int(f.point) + 1] += 1 } }
         for k in 0..<points.count { start[k + 1] += start[k] }
+        let bounds = start
         var sorted = [Pair](repeating: Pair(row: 0, area: 0, verdict: .outside), count: start[points.count])
         for part in parts {
             for f in part {
@@ -163,7 +205,12 @@ public enum BatchLocate {
                 start[Int(f.point)] += 1
             }
         }
-        return Pairs(ids: grid.ids, idsVersion: 0, all: sorted)
+        var done = Set<Int32>()
+        for k in mixed where done.insert(k).inserted {
+            let range = bounds[Int(k)]..<bounds[Int(k) + 1]
+            if range.count > 1 { sorted[range].sort { $0.area < $1.area } }
+        }
+        return Pairs(ids: ids, idsVersion: 0, all: sorted)
     }
 
     /// gf_area_contains' verdict: the area's rules, with `confidence` for every area when given.
@@ -175,6 +222,16 @@ public enum BatchLocate {
 
     /// A pair as the threads find it: positions, no strings.
     private struct Found { var point: Int32; var area: Int32; var verdict: Verdict }
+
+    /// The points' indices in Morton order of their positions (ties in
+    /// index order): each key (42 bits) and its index (below 2^22: a chunk
+    /// holds at most `chunkFixes`) packed in one integer, so the sort
+    /// compares integers, not through a closure.
+    private static func mortonOrder(_ points: [Point]) -> [Int] {
+        var packed = points.indices.map { mortonKey(points[$0].p) << 22 | UInt64($0) }
+        packed.sort()
+        return packed.map { Int($0 & (1 << 22 - 1)) }
+    }
 
     /// Interleaved bits of the position quantised to 2^21 steps a side (~19 m).
     private static func mortonKey(_ p: LonLat) -> UInt64 {
@@ -191,3 +248,4 @@ public enum BatchLocate {
         return spread(x) | spread(y) << 1
     }
 }
+

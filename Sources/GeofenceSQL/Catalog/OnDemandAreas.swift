@@ -27,6 +27,10 @@ final class OnDemandAreas {
     /// threads visit them without reference counting, whose atomic writes to
     /// areas both cores read would make the cores contend for them.
     private(set) var handles: [Unmanaged<JudgedArea>?]
+    /// Wall time spent in `prepare`, all calls.
+    private(set) var preparingSeconds = 0.0
+    /// By grid index: whether `prepare` already lists the area (all false between calls).
+    private var asking: [Bool]
     private let defaultConfidence: Double
     private let read: Statement
 
@@ -70,6 +74,7 @@ final class OnDemandAreas {
         rows = order.map { rowOf[$0] }
         prepared = [JudgedArea?](repeating: nil, count: rows.count)
         handles = [Unmanaged<JudgedArea>?](repeating: nil, count: rows.count)
+        asking = [Bool](repeating: false, count: rows.count)
         try CandidateGrid.requireDistinctIds(grid.ambiguousIds)
         if !early.isEmpty {
             let at = Dictionary(rows.enumerated().map { ($1, $0) }, uniquingKeysWith: { a, _ in a })
@@ -87,72 +92,60 @@ final class OnDemandAreas {
         return try AreaStore.area(read.row)
     }
 
-    /// Prepares, on every core, each area not yet prepared whose box holds
-    /// one of `points` (at ±180° both spellings of the meridian, as the
-    /// lookup asks). After it, every candidate of these points is prepared.
-    func prepare(touchedBy points: [LonLat]) throws {
-        // The candidates not yet prepared, found on every core: a walk of
-        // the grid per fix, the bulk of preparing a batch that reaches
-        // hundreds of thousands of areas.
-        let width = min(Parallel.width, max(1, points.count / 5000))
-        var found = [[Int]](repeating: [], count: width)
-        let grid = self.grid
-        handles.withUnsafeBufferPointer { areas in
-            points.withUnsafeBufferPointer { points in
-                found.withUnsafeMutableBufferPointer { found in
-                    let (areas, points, out) = (UnsafeBufferPointerBox(areas), UnsafeBufferPointerBox(points), UnsafeMutableBufferPointerBox(found))
-                    Parallel.run(width) { w in
-                        var mine: [Int] = []
-                        var seen = Set<Int>()
-                        func want(_ i: Int) { if seen.insert(i).inserted { mine.append(i) } }
-                        let n = points.buffer.count
-                        for k in (n * w / width)..<(n * (w + 1) / width) {
-                            let p = points.buffer[k]
-                            if abs(p.lon) == 180 {
-                                grid.forEachCandidate(at: LonLat(lon: -180, lat: p.lat), in: areas.buffer, present: { _, _ in }, missing: want)
-                                grid.forEachCandidate(at: LonLat(lon: 180, lat: p.lat), in: areas.buffer, present: { _, _ in }, missing: want)
-                            } else {
-                                grid.forEachCandidate(at: p, in: areas.buffer, present: { _, _ in }, missing: want)
-                            }
-                        }
-                        out.buffer[w] = mine
-                    }
-                }
-            }
-        }
+    /// Prepares, on every core, the areas at these grid indices that are
+    /// not prepared yet (each once, whatever the repeats). The caller finds
+    /// them in its own walk of the grid (`BatchLocate.locate` sets a fix's
+    /// unprepared candidates aside and judges them after this), so every fix
+    /// is walked once.
+    func prepare(_ indices: [Int]) throws {
+        let started = BatchLocate.now()
+        defer { preparingSeconds += BatchLocate.now() - started }
         var wanted: [Int] = []
-        var asked = Set<Int>()
-        for part in found { for i in part where asked.insert(i).inserted { wanted.append(i) } }
+        for i in indices where prepared[i] == nil && !asking[i] { asking[i] = true; wanted.append(i) }
+        defer { for i in wanted { asking[i] = false } }
         guard !wanted.isEmpty else { return }
         // Rows in their table's order, so the reads walk the file forward; each
         // row's values are copied out here (SQLite, one thread) and decoded
-        // and prepared on every core.
+        // and prepared on a second thread while the next rows are read, then
+        // on both (`WorkQueue`).
         wanted.sort { rows[$0] < rows[$1] }
-        var values: [[SQLiteValue]] = []
-        values.reserveCapacity(wanted.count)
-        for i in wanted {
-            try read.bind([.integer(rows[i])])
-            defer { read.reset() }
-            guard try read.step() else { throw CatalogError("area row \(rows[i]) vanished while the batch ran") }
-            values.append(read.row)
-        }
-        var made = [Result<JudgedArea, Error>?](repeating: nil, count: wanted.count)
-        let preparers = min(Parallel.width, max(1, wanted.count / 200))
-        let confidence = defaultConfidence
-        made.withUnsafeMutableBufferPointer { buffer in
-            let out = UnsafeMutableBufferPointerBox(buffer)
-            Parallel.run(preparers) { w in
-                for k in stride(from: w, to: values.count, by: preparers) {
-                    out.buffer[k] = Result {
-                        JudgedArea(definition: try AreaStore.area(values[k]), defaultConfidence: confidence, conditions: [])
-                    }
+        let made = Made(count: wanted.count), confidence = defaultConfidence
+        let queue = WorkQueue<(start: Int, rows: [[SQLiteValue]])> { batch in
+            for (j, values) in batch.rows.enumerated() {
+                made.results[batch.start + j] = Result {
+                    JudgedArea(definition: try AreaStore.area(values), defaultConfidence: confidence, conditions: [])
                 }
             }
         }
+        var batch: (start: Int, rows: [[SQLiteValue]]) = (0, [])
         for (k, i) in wanted.enumerated() {
-            guard let result = made[k] else { continue }
+            try read.bind([.integer(rows[i])])
+            defer { read.reset() }
+            guard try read.step() else { throw CatalogError("area row \(rows[i]) vanished while the batch ran") }
+            batch.rows.append(read.row)
+            if batch.rows.count == 128 || k == wanted.count - 1 {
+                queue.add(batch)
+                batch = (k + 1, [])
+            }
+        }
+        queue.finish()
+        for (k, i) in wanted.enumerated() {
+            guard let result = made.results[k] else { continue }
             keep(try result.get(), at: i)
         }
+    }
+
+    /// The areas a `prepare` builds, by their place in its list: each
+    /// written by the thread that built it (threads write distinct places of
+    /// one buffer, never a Swift array's shared storage), read by the caller
+    /// once all are built.
+    private final class Made: @unchecked Sendable {
+        let results: UnsafeMutableBufferPointer<Result<JudgedArea, Error>?>
+        init(count: Int) {
+            results = .allocate(capacity: count)
+            results.initialize(repeating: nil)
+        }
+        deinit { results.deinitialize().deallocate() }
     }
 
     private func keep(_ area: JudgedArea, at i: Int) {
