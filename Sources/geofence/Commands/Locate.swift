@@ -60,42 +60,16 @@ extension Locate {
     /// (see `OutputFile`: never over the database, all or nothing).
     func locateBatch(_ conn: Connection, _ path: String) throws {
         let output = try OutputFile(out == standardStream ? nil : out, database: conn)
-        // Built as bytes: a batch can give tens of millions of pairs, and a
-        // String per row number and per line would be most of the command.
-        var buffer: [UInt8] = Array("row,area_id,verdict\n".utf8)
+        // Each chunk's pairs are formatted and written on a thread of their
+        // own while the next chunk is located (`ConsumingThread`).
+        var csv = PairsCSV(), buffer = PairsCSV.header
         buffer.reserveCapacity(1 << 17)
-        func flush() throws { try output.write(bytes: buffer); buffer.removeAll(keepingCapacity: true) }
-        let inside = Array(",inside\n".utf8), undecided = Array(",undecided\n".utf8)
-        // A fix has a dozen pairs and an area thousands: each area's CSV
-        // field is made once (`fields`, all in one array, at `at`: no array
-        // per area to retain per pair) and each row number once.
-        var fields: [UInt8] = [], at: [Range<Int>?] = [], version = -1
-        var row = -1, rowField: [UInt8] = []
-        let report = try BatchLocate.run(conn, fixes: try fixRows(path, format: fixesFormat, required: ["lat", "lon"], feed: try feedColumns.feed()), confidence: confidence) { pairs in
-            if pairs.idsVersion != version || at.count != pairs.ids.count {
-                (version, fields, at) = (pairs.idsVersion, [], Array(repeating: nil, count: pairs.ids.count))
-            }
-            for pair in pairs.all where at[Int(pair.area)] == nil {
-                let start = fields.count
-                fields += csvField(pairs.ids[Int(pair.area)]).utf8
-                at[Int(pair.area)] = start..<fields.count
-            }
-            try fields.withUnsafeBufferPointer { fields in
-                for pair in pairs.all {
-                    if pair.row != row {
-                        row = pair.row
-                        rowField.removeAll(keepingCapacity: true)
-                        appendDecimal(row, to: &rowField)
-                        rowField.append(0x2C)
-                    }
-                    buffer += rowField
-                    if let r = at[Int(pair.area)] { buffer += UnsafeBufferPointer(rebasing: fields[r]) }
-                    buffer += pair.verdict == .inside ? inside : undecided
-                    if buffer.count > 1 << 16 { try flush() }
-                }
-            }
-        }
-        try flush()
+        func flush(_ buffer: inout [UInt8]) throws { try output.write(bytes: buffer); buffer.removeAll(keepingCapacity: true) }
+        let writer = ConsumingThread<BatchLocate.Pairs> { pairs in try csv.append(pairs, to: &buffer, flush: flush) }
+        let report = try BatchLocate.run(conn, fixes: try fixRows(path, format: fixesFormat, required: ["lat", "lon"], feed: try feedColumns.feed()),
+                                         confidence: confidence, emit: writer.give)
+        try writer.finish()
+        try flush(&buffer)
         try output.commit()
         fputs("located \(counted(report.fixes, "fix", plural: "fixes")) (\(report.invalid) invalid): \(counted(report.pairs, "pair")); "
               + "catalog loaded in \(String(format4: report.loadSeconds)) s, fixes located in \(String(format4: report.locateSeconds)) s\n", stderr)

@@ -1,0 +1,72 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Consumes items on a thread of its own, in the order they are given, while
+/// the caller makes the next ones: `locate --fixes` formats and writes one
+/// chunk's pairs while its threads locate the next chunk, and prepares the
+/// areas of rows already read while SQLite reads the next rows.
+///
+/// Contract: `give` hands one item over, waiting while `capacity` items are
+/// already waiting; `finish` waits until every item given is consumed. The
+/// first error `consume` throws stops the thread (later items are dropped)
+/// and is rethrown by the next `give` or by `finish`. Dropping the writer
+/// without `finish` (the caller failed) stops the thread after the item it
+/// is consuming, and waits for it: nothing is written after the caller has
+/// returned. With no thread to be had, `give` consumes on the caller's thread.
+public final class ConsumingThread<Item> {
+    private let handoff: Handoff<Item>
+    private let failure = FailureBox()
+    private var thread: pthread_t?
+    private var consume: ((Item) throws -> Void)?
+
+    public init(capacity: Int = 2, _ consume: @escaping (Item) throws -> Void) {
+        let handoff = Handoff<Item>(capacity: capacity), failure = self.failure
+        self.handoff = handoff
+        thread = Parallel.spawn {
+            while let item = handoff.take() {
+                if failure.stopped { return }
+                do { try consume(item) } catch {
+                    failure.set(error)
+                    handoff.cancel()
+                    return
+                }
+            }
+        }
+        if thread == nil { self.consume = consume }
+    }
+
+    deinit {
+        failure.stop()
+        handoff.cancel()
+        handoff.finish()
+        if let thread { Parallel.join(thread) }
+    }
+
+    public func give(_ item: Item) throws {
+        if let consume { return try consume(item) }
+        if !handoff.put(item) { try rethrow() }
+    }
+
+    public func finish() throws {
+        handoff.finish()
+        if let thread { Parallel.join(thread); self.thread = nil }
+        try rethrow()
+    }
+
+    private func rethrow() throws {
+        if let error = failure.get() { throw error }
+    }
+
+    private final class FailureBox: @unchecked Sendable {
+        private var error: Error?
+        private var stopping = false
+        private let lock = UnsafeMutablePointer<pthread_mutex_t>.allocate(capacity: 1)
+        init() { pthread_mutex_init(lock, nil) }
+        deinit { pthread_mutex_destroy(lock); lock.deallocate() }
+        func set(_ e: Error) { pthread_mutex_lock(lock); if error == nil { error = e }; pthread_mutex_unlock(lock) }
+        func stop() { pthread_mutex_lock(lock); stopping = true; pthread_mutex_unlock(lock) }
+        var stopped: Bool { pthread_mutex_lock(lock); defer { pthread_mutex_unlock(lock) }; return stopping }
+        func get() -> Error? { pthread_mutex_lock(lock); defer { pthread_mutex_unlock(lock) }; return error }
+    }
+}
