@@ -13,7 +13,7 @@ import Glibc
 /// caller has returned. With no thread to be had, `produce` runs on the
 /// caller's thread, one element at a time.
 public final class ReadAhead<Element>: Sequence, IteratorProtocol {
-    private let handoff = Handoff<[Element]>(capacity: 4)
+    private let handoff = Handoff<[Element]>(capacity: 16)
     private var thread: pthread_t?
     private var inline: (() -> Element?)?
     private var batch: [Element] = []
