@@ -34,9 +34,11 @@ final class OnDemandAreas {
     private let defaultConfidence: Double
     private let read: Statement
 
-    /// The columns `AreaStore.area` reads, properties left out (a location
-    /// does not read them).
-    private static let columns = AreaStore.Column.list(reading: [.properties: "NULL"])
+    /// The columns `AreaStore.area` reads, without what a location does not
+    /// read: the properties, the name and group, and a circle's geom (its
+    /// enclosing polygon; a circle is judged from its centre and radius).
+    private static let columns = AreaStore.Column.list(reading: [.properties: "NULL", .name: "NULL", .group_id: "NULL",
+                                                                 .geom: "CASE kind WHEN 'circle' THEN NULL ELSE geom END"])
 
     private enum ScanColumn: Int, NamedColumns { case id, area_id, kind, center_lat, center_lon, radius_m, geom }
 
