@@ -108,8 +108,7 @@ extension Judge {
                                + "began (a change made meanwhile by any command or SQL, even one set back: the catalog's stamp is "
                                + "new), and its remaining subjects would be judged against another catalog than its first ones. "
                                + "To judge them against the catalog as it is now, give the run up, its committed subjects "
-                               + "standing (`sqlite3 \(Echo.shellWord(db)) \"UPDATE gf_runs SET status = 'abandoned' WHERE run_id = "
-                               + "\(open.runId)\"`), then judge the file again (`geofence judge \(Echo.shellWord(db)) --fixes "
+                               + "standing (\(giveUpCommand(open))), then judge the file again (`geofence judge \(Echo.shellWord(db)) --fixes "
                                + "\(Echo.shellWord(open.input.path)) --resume`): the committed subjects' fixes then count as stale")
         }
     }
@@ -126,8 +125,12 @@ extension Judge {
     }
 
     private func giveUp(_ run: RecordedRun) -> String {
-        "to give it up instead, its committed subjects standing: "
-            + "`sqlite3 \(Echo.shellWord(db)) \"UPDATE gf_runs SET status = 'abandoned' WHERE run_id = \(run.runId)\"`"
+        "to give it up instead, its committed subjects standing: " + giveUpCommand(run)
+    }
+
+    /// The SQL that gives `run` up (its committed subjects stand), as a shell command.
+    private func giveUpCommand(_ run: RecordedRun) -> String {
+        "`sqlite3 \(Echo.shellWord(db)) \"UPDATE gf_runs SET status = 'abandoned' WHERE run_id = \(run.runId)\"`"
     }
 
     /// What a resumable run cut short by an error says, after the error: where it stands and how to go on.

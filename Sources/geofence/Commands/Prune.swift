@@ -120,7 +120,7 @@ struct Prune: ParsableCommand {
         do {
             try conn.execute("VACUUM")
         } catch let e as SQLiteError where e.isDiskFull {
-            throw CatalogError("\(db): VACUUM ran out of space (\(e.message)); the catalog is as the prune left it, its free pages "
+            throw CatalogError(file: db, "VACUUM ran out of space (\(e.message)); the catalog is as the prune left it, its free pages "
                                + "inside it: VACUUM needs free space about the file's size, in the temporary folder and beside the catalog")
         }
     }
