@@ -10,11 +10,10 @@ import Glibc
 /// How: a batch of fewer valid fixes than areas / 30 locates each fix
 /// through the R*Tree (`locateThroughIndex`), with the same pairs. Otherwise
 /// every area's box is read at the first chunk into a `CandidateGrid`
-/// (`OnDemandAreas`); fixes are cut into chunks, and before a chunk is
-/// located the areas whose boxes its fixes fall in and that are not yet
-/// prepared are read and prepared on every core. The chunk is then split
-/// into contiguous ranges judged on every core, the threads only reading the
-/// grid and the prepared areas, and the pairs come back in fix order, then
+/// (`OnDemandAreas`); fixes are cut into chunks, each split into ranges
+/// walked through the grid on every core (`locate`): a candidate already
+/// prepared is judged at once, one not yet prepared is set aside, prepared
+/// after the walk and judged then. The pairs come back in fix order, then
 /// area_id order. Verdicts are those of gf_area_contains: the
 /// area's accuracy limits and confidence, or `confidence` for every area.
 /// Outside verdicts are not reported; undecided ones are.
