@@ -1,41 +1,32 @@
 """Issue 39, "on demand everywhere": what the SQL functions read and keep on
-a large catalog, each measured in a fresh Python process (sqlite3, SQLite's
-default 2 MiB page cache, no mmap; mod_spatialite then the extension loaded
+a large catalog, each figure from a fresh Python process (sqlite3, SQLite's
+default 2 MiB page cache, no mmap; mod_spatialite and the extension loaded
 before anything is measured):
 
-  1. the first call on a cold catalog: `gf_check` (a new subject, at the
-     centre of an area in the catalog's densest 0.1° cell, so the fix meets
-     a dense cluster and its conditions notify; inside a transaction rolled
-     back after, so no commit is timed), `gf_nearest` (n = 5),
-     `gf_regions` (n = 19), `gf_area_contains` and `gf_positioning`: wall
-     time of the call and RSS before and after it. Cold: the catalog's file
-     (and -wal, -shm) and the extension's file are evicted from the page
-     cache before each process (posix_fadvise DONTNEED, checked with
-     `fincore`; with --drop-caches, `echo 1 > /proc/sys/vm/drop_caches`
-     instead, when root may write it: that empties the cache of everyone
-     on the machine, so it is not the default). The output says which.
-  2. 10,000 calls of each of `gf_check`, `gf_nearest`, `gf_regions` and
-     `gf_area_contains`, at positions in the boxes of areas drawn at random
-     (so the calls go where the fences are): `spread` from the whole
-     catalog, `clustered` only from areas inside a --cluster-km box at the
-     densest cell. After the calls: RSS (and its anonymous part, the heap)
-     and how many distinct areas the calls touched: for gf_check the areas
-     whose index box holds a fix (the ones judged), for gf_nearest and
-     gf_regions the areas in the answers, for gf_area_contains the ids
-     asked. Memory that follows the areas touched grows from the clustered
-     run to the spread one by about the same KiB per area on every catalog;
-     memory that follows the catalog is larger on the larger catalog for the
-     same areas touched. The gf_check calls (100 new subjects, times
-     rising) run in one transaction that is rolled back (the catalog is
-     left as it was); the notifications they wrote are counted.
+  1. the first call on a cold catalog of `gf_check` (a new subject at the
+     centre of an area in the densest 0.1° cell: a fix in a dense cluster,
+     whose conditions notify; in a transaction rolled back, so no commit is
+     timed), `gf_nearest` (n = 5), `gf_regions` (n = 19), `gf_area_contains`
+     and `gf_positioning`: its wall time and RSS before and after. Cold: the
+     catalog's files and the extension's evicted from the page cache before
+     each process (posix_fadvise DONTNEED, checked with `fincore`), or with
+     --drop-caches `echo 1 > /proc/sys/vm/drop_caches` where root may (it
+     empties everyone's cache, so it is not the default); the output says which.
+  2. --calls calls of `gf_check`, `gf_nearest`, `gf_regions` and
+     `gf_area_contains` at points in the boxes of random areas, `clustered`
+     (areas inside a --cluster-km box at that cell) and `spread` (the whole
+     catalog): RSS and heap (RssAnon) growth after, and the distinct areas
+     touched: for gf_check those whose index box holds a fix, else those the
+     answers name. Memory that follows the areas touched grows by about the
+     same KiB per area from one placement to the other, on either catalog.
+     The gf_check calls (100 new subjects) run in one transaction rolled
+     back after; the notifications they wrote are counted.
 
     .venv-test/bin/python benchmarks/first_touch.py [--catalog DB ...] [--calls 10000] [--dist DIST] [--drop-caches]
 
---catalog defaults to million.py's (--work /tmp/gf-million: engine.db) and
-may be given several times (e.g. the 1M and the 100k catalogs); each must be
-an engine catalog with conditions. The catalog files are only read (and
-evicted from the cache). Prints a Markdown table per catalog and the
-issue's target, and the raw figures as JSON lines on stderr.
+--catalog (million.py's --work/engine.db by default; repeat it for more) is
+an engine catalog with conditions, only read. Prints a Markdown table per
+catalog, and each figure as a JSON line on stderr.
 """
 import argparse
 import json
@@ -50,8 +41,6 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-FIRST_CALLS = ["gf_check", "gf_nearest", "gf_regions", "gf_area_contains", "gf_positioning"]
-MANY_CALLS = ["gf_check", "gf_nearest", "gf_regions", "gf_area_contains"]
 SUBJECTS = 100
 
 
@@ -66,24 +55,26 @@ def connect(db, lib):
 
 def memory():
     """This process's (VmRSS, RssAnon) in MiB, from /proc/self/status."""
-    fields = {}
-    for line in Path("/proc/self/status").read_text().splitlines():
-        key, _, value = line.partition(":")
-        fields[key] = value.split()
-    return int(fields["VmRSS"][0]) / 1024, int(fields["RssAnon"][0]) / 1024
+    fields = dict(line.split(":", 1) for line in Path("/proc/self/status").read_text().splitlines())
+    return int(fields["VmRSS"].split()[0]) / 1024, int(fields["RssAnon"].split()[0]) / 1024
 
 
 # MARK: The workload (read in the parent with plain sqlite3)
 
 
+def read(db, sql, args=()):
+    """The rows of `sql` on `db`, through a plain connection closed after."""
+    c = sqlite3.connect(db)
+    try:
+        return c.execute(sql, args).fetchall()
+    finally:
+        c.close()
+
+
 def densest_cell(db):
     """(lat, lon) of the centre of the 0.1° cell holding the most area boxes' centres."""
-    c = sqlite3.connect(db)
-    lat, lon = c.execute("""
-        SELECT round((ymin + ymax) / 2, 1) AS la, round((xmin + xmax) / 2, 1) AS lo FROM idx_gf_areas_geom
-        GROUP BY la, lo ORDER BY count(*) DESC LIMIT 1""").fetchone()
-    c.close()
-    return lat, lon
+    return read(db, """SELECT round((ymin + ymax) / 2, 1) AS la, round((xmin + xmax) / 2, 1) AS lo FROM idx_gf_areas_geom
+                       GROUP BY la, lo ORDER BY count(*) DESC LIMIT 1""")[0]
 
 
 def cluster_box(centre, km):
@@ -93,14 +84,10 @@ def cluster_box(centre, km):
     return centre[1] - half_lon, centre[0] - half_lat, centre[1] + half_lon, centre[0] + half_lat
 
 
-def area_boxes(db, box):
-    """[(row id, area_id, xmin, xmax, ymin, ymax)] of every area, or of those whose box lies inside `box`."""
-    c = sqlite3.connect(db)
-    sql = "SELECT r.pkid, a.area_id, r.xmin, r.xmax, r.ymin, r.ymax FROM idx_gf_areas_geom AS r JOIN gf_areas AS a ON a.id = r.pkid"
-    rows = c.execute(sql + " WHERE r.xmin >= ? AND r.ymin >= ? AND r.xmax <= ? AND r.ymax <= ?", box).fetchall() if box \
-        else c.execute(sql).fetchall()
-    c.close()
-    return rows
+def area_boxes(db, box=(-180, -90, 180, 90)):
+    """[(row id, area_id, xmin, xmax, ymin, ymax)] of the areas whose box lies inside `box` (default: all)."""
+    return read(db, """SELECT r.pkid, a.area_id, r.xmin, r.xmax, r.ymin, r.ymax FROM idx_gf_areas_geom AS r JOIN gf_areas AS a
+                       ON a.id = r.pkid WHERE r.xmin >= ? AND r.ymin >= ? AND r.xmax <= ? AND r.ymax <= ?""", box)
 
 
 def positions(areas, calls, seed):
@@ -135,14 +122,9 @@ def evict(paths, drop_caches):
             return "cold: /proc/sys/vm/drop_caches"
         except OSError as e:
             print(f"drop_caches refused ({e}); evicting the files instead", file=sys.stderr)
-    for p in paths:
-        if not p.exists():
-            continue
-        fd = os.open(p, os.O_RDONLY)
-        try:
-            os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_DONTNEED)
-        finally:
-            os.close(fd)
+    for p in filter(Path.exists, paths):
+        with open(p, "rb") as f:
+            os.posix_fadvise(f.fileno(), 0, 0, os.POSIX_FADV_DONTNEED)
     return "cold: files evicted, " + resident(paths)
 
 
@@ -159,33 +141,38 @@ def resident(paths):
 # MARK: The children
 
 
+FIRST_SQL = {
+    "gf_check": "SELECT gf_check('first-touch-new', '2026-11-30T00:00:00Z', :lat, :lon, 10)",
+    "gf_nearest": "SELECT group_concat(area_id) FROM gf_nearest(:lat, :lon, 5)",
+    "gf_regions": "SELECT json_array_length(gf_regions(:lat, :lon, 19), '$.areas')",
+    "gf_area_contains": "SELECT gf_area_contains(:area, :lat, :lon, 10)",
+    "gf_positioning": "SELECT gf_positioning(3.0, 80)",
+}
+
+
 def first_call(c, name, spot):
-    """Runs one first call of `name` at `spot` (lat, lon, area_id); returns what it answered, shortened."""
+    """Runs one first call of `name` at `spot` (lat, lon, area_id), in a transaction; returns what it answered."""
     lat, lon, area_id = spot
-    if name == "gf_check":
-        c.execute("BEGIN")
-        return c.execute("SELECT gf_check('first-touch-new', '2026-11-30T00:00:00Z', ?, ?, 10)", (lat, lon)).fetchone()[0]
-    if name == "gf_nearest":
-        return c.execute("SELECT group_concat(area_id) FROM gf_nearest(?, ?, 5)", (lat, lon)).fetchone()[0]
-    if name == "gf_regions":
-        return c.execute("SELECT json_array_length(gf_regions(?, ?, 19), '$.areas')", (lat, lon)).fetchone()[0]
-    if name == "gf_area_contains":
-        return c.execute("SELECT gf_area_contains(?, ?, ?, 10)", (area_id, lat, lon)).fetchone()[0]
-    return c.execute("SELECT gf_positioning(3.0, 80)").fetchone()[0]
+    c.execute("BEGIN")
+    return c.execute(FIRST_SQL[name], {"lat": lat, "lon": lon, "area": area_id}).fetchone()[0]
 
 
 def child_first(args):
     """One first call in this fresh process: its time and RSS before and after."""
     c = connect(args.db, args.lib)
-    spot = json.loads(args.spot)
-    before = memory()
-    t = time.perf_counter()
-    answer = first_call(c, args.fn, spot)
-    seconds = time.perf_counter() - t
-    after = memory()
+    before, t = memory(), time.perf_counter()
+    answer = first_call(c, args.fn, json.loads(args.spot))
+    seconds, after = time.perf_counter() - t, memory()
     c.rollback()
     return {"fn": args.fn, "s": seconds, "rss_before": before[0], "rss_after": after[0], "anon_after": after[1],
             "answer": str(answer)[:120]}
+
+
+MANY_SQL = {  # each row's first column names an area the call touched
+    "gf_nearest": "SELECT area_id FROM gf_nearest(:lat, :lon, 5)",
+    "gf_regions": "SELECT json_extract(value, '$.area_id') FROM json_each(gf_regions(:lat, :lon, 19), '$.areas')",
+    "gf_area_contains": "SELECT :area, gf_area_contains(:area, :lat, :lon, 10)",
+}
 
 
 def many_calls(c, name, points, named):
@@ -198,15 +185,8 @@ def many_calls(c, name, points, named):
             c.execute("SELECT gf_check(?, ?, ?, ?, 10)", (f"first-touch-{i % SUBJECTS}", ts, lat, lon)).fetchone()
         return
     for lat, lon, area_id in points:
-        if name == "gf_nearest":
-            ids = [r[0] for r in c.execute("SELECT area_id FROM gf_nearest(?, ?, 5)", (lat, lon))]
-        elif name == "gf_regions":
-            ids = [r[0] for r in c.execute("SELECT json_extract(value, '$.area_id') FROM json_each(gf_regions(?, ?, 19), '$.areas')",
-                                           (lat, lon))]
-        else:
-            c.execute("SELECT gf_area_contains(?, ?, ?, 10)", (area_id, lat, lon)).fetchone()
-            ids = [area_id]
-        named.write("".join(i + "\n" for i in ids))
+        rows = c.execute(MANY_SQL[name], {"lat": lat, "lon": lon, "area": area_id}).fetchall()
+        named.write("".join(r[0] + "\n" for r in rows))
 
 
 def child_many(args):
@@ -215,11 +195,9 @@ def child_many(args):
     c = connect(args.db, args.lib)
     last = c.execute("SELECT coalesce(max(id), 0) FROM gf_notification_rows").fetchone()[0]
     with open(args.named, "w") as named:
-        before = memory()
-        t = time.perf_counter()
+        before, t = memory(), time.perf_counter()
         many_calls(c, args.fn, points, named)
-        seconds = time.perf_counter() - t
-        after = memory()
+        seconds, after = time.perf_counter() - t, memory()
     written = c.execute("SELECT count(*) FROM gf_notification_rows WHERE id > ?", (last,)).fetchone()[0]
     c.rollback()
     return {"fn": args.fn, "calls": len(points), "s": seconds, "rss_before": before[0], "rss_after": after[0],
@@ -243,26 +221,23 @@ def run_child(args, **options):
 def measure(args, db):
     """Every figure for one catalog: {"first": [...], "many": {(placement, fn): {...}}, ...}."""
     args.db_now = db
-    count = sqlite3.connect(db).execute("SELECT count(*) FROM gf_areas").fetchone()[0]
     centre = densest_cell(db)
-    box = cluster_box(centre, args.cluster_km)
-    spread_areas, cluster_areas = area_boxes(db, None), area_boxes(db, box)
+    spread_areas, cluster_areas = area_boxes(db), area_boxes(db, cluster_box(centre, args.cluster_km))
     near = min(cluster_areas, key=lambda a: abs((a[4] + a[5]) / 2 - centre[0]) + abs((a[2] + a[3]) / 2 - centre[1]))
     spot = ((near[4] + near[5]) / 2, (near[2] + near[3]) / 2, near[1])
     files = [Path(db), Path(f"{db}-wal"), Path(f"{db}-shm"), args.dist / "libgeofence.so"]
-    report = {"db": str(db), "areas": count, "centre": centre, "cluster_areas": len(cluster_areas), "first": [], "many": {}}
-    for fn in FIRST_CALLS:
+    report = {"db": str(db), "areas": len(spread_areas), "centre": centre, "cluster_areas": len(cluster_areas), "first": [], "many": {}}
+    for fn in FIRST_SQL:
         how = evict(files, args.drop_caches)
-        r = run_child(args, child="first", fn=fn, spot=json.dumps(spot))
-        r["cold"] = how
-        report["first"].append(r)
+        report["first"].append({**run_child(args, child="first", fn=fn, spot=json.dumps(spot)), "cold": how})
+        r = report["first"][-1]
         print(json.dumps(r), file=sys.stderr, flush=True)
     for placement, areas in (("clustered", cluster_areas), ("spread", spread_areas)):
         points = positions(areas, args.calls, seed=39)
         path = args.work / f"points-{placement}.json"
         path.write_text(json.dumps(points))
         held = areas_holding(db, points)
-        for fn in MANY_CALLS:
+        for fn in ["gf_check", *MANY_SQL]:
             named = args.work / f"named-{placement}-{fn}.txt"
             r = run_child(args, child="many", fn=fn, points=path, named=named)
             r["touched"] = held if fn == "gf_check" else len(set(named.read_text().splitlines()))
