@@ -12,15 +12,16 @@ final class StateStore: SubjectStateStore {
     private let rows: SubjectRows
 
     /// The conditions with a suppression (behaviour §5): the only ones whose
-    /// last-notified day a rule reads, so the only ones a record keeps. Read
-    /// once: a store lives as long as its judgement, which is dropped
-    /// whenever the catalog (its conditions) changes.
-    let suppressing: Set<Int64>
+    /// last-notified day a rule reads, so the only ones a record keeps. Asked
+    /// per condition a state holds a day of (`SuppressingConditions`): a
+    /// store lives as long as its judgement, which is dropped whenever the
+    /// catalog (its conditions) changes.
+    let suppressing: SuppressingConditions
 
     init(_ db: Connection) throws {
         self.db = db
         rows = try SubjectRows(db)
-        suppressing = Set(try db.query("SELECT condition_id FROM gf_conditions WHERE renotify_suppress_days > 0").compactMap { $0[0].int64 })
+        suppressing = try SuppressingConditions(db)
     }
 
     /// The states this store saved last, with their record text, by subject,
@@ -64,7 +65,7 @@ final class StateStore: SubjectStateStore {
     /// ended being INSIDE.
     func save(_ s: SubjectState, before: SubjectState) throws {
         saved[SubjectKey(s.subjectId)] = nil  // set again only once every write has succeeded
-        guard let kept = Self.stored(s, suppressing: suppressing) else { return }
+        guard let kept = try Self.stored(s, suppressing: suppressing.contains) else { return }
         var text: String?
         if kept != before {
             let record = SubjectRecord.encode(kept)
@@ -80,14 +81,15 @@ final class StateStore: SubjectStateStore {
     }
 
     /// What of `s` a stored record keeps: the last-notified days of the
-    /// `suppressing` conditions only (no rule reads another's); nil for a
-    /// subject never judged, which has nothing to store (no record has a
-    /// stay without a last fix). Every door that stores records keeps this
-    /// rule, so the same state gives the same bytes (`RecordStates` too).
-    static func stored(_ s: SubjectState, suppressing: Set<Int64>) -> SubjectState? {
+    /// conditions `suppressing` says have a suppression (no rule reads
+    /// another's); nil for a subject never judged, which has nothing to
+    /// store (no record has a stay without a last fix). Every door that
+    /// stores records keeps this rule, so the same state gives the same
+    /// bytes (`RecordStates` too).
+    static func stored(_ s: SubjectState, suppressing: (Int64) throws -> Bool) rethrows -> SubjectState? {
         guard s.lastFix != nil else { return nil }
         var kept = s
-        kept.lastNotifiedDay = s.lastNotifiedDay.filter { suppressing.contains($0.key) }
+        kept.lastNotifiedDay = try s.lastNotifiedDay.filter { try suppressing($0.key) }
         return kept
     }
 

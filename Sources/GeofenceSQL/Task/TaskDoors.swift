@@ -26,7 +26,7 @@ final class RecordStates: SubjectStateStore {
 
     /// Keeps the subject's new record, as a catalog's `StateStore` writes it.
     func save(_ state: SubjectState, before: SubjectState) throws {
-        guard let kept = StateStore.stored(state, suppressing: suppressing) else { return }
+        guard let kept = StateStore.stored(state, suppressing: suppressing.contains) else { return }
         saved[SubjectKey(state.subjectId)] = SubjectRecord.encode(kept)
     }
 
