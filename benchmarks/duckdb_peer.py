@@ -6,7 +6,9 @@ DuckDB 1.4.4 with the spatial extension from PyPI (`duckdb==1.4.4`,
 benchmarks/install-peers.sh). The extension is loaded from the wheel's own
 folder with auto-install and auto-load off, so nothing is downloaded. The
 catalog is a DuckDB database file (fences with a GEOMETRY column: polygons
-from the GeoJSON, circles as the same lon/lat box shapely's peer uses),
+from the GeoJSON, circles as the same lon/lat box shapely's peer uses: a
+degree is more than 100 km of latitude, and more than 100 km × cos(latitude)
+of longitude, so the box encloses the circle at any latitude),
 written once; a timed run opens it, reads the fixes' CSV and answers with
 one query that DuckDB plans as a SPATIAL_JOIN on all threads: polygons by
 ST_Contains (boundary excluded, as GEOS), circles by their box and then the
@@ -60,7 +62,8 @@ def build_catalog(path, features):
                 [str(raw)])
     con.execute("""INSERT INTO fences SELECT i, kind,
                    CASE kind WHEN 'polygon' THEN ST_GeomFromGeoJSON(gj)
-                   ELSE ST_MakeEnvelope(clon - r / 80000, clat - r / 100000, clon + r / 80000, clat + r / 100000) END,
+                   ELSE ST_MakeEnvelope(clon - r / (100000 * greatest(cos(radians(clat)), 0.01)), clat - r / 100000,
+                                        clon + r / (100000 * greatest(cos(radians(clat)), 0.01)), clat + r / 100000) END,
                    clon, clat, r FROM raw ORDER BY i""")
     con.close()
     raw.unlink()

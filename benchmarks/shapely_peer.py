@@ -41,10 +41,12 @@ class Fences:
         self.c_lon = np.array([c[1] for c in circles], dtype=float)
         self.c_lat = np.array([c[2] for c in circles], dtype=float)
         self.c_r = np.array([c[3] for c in circles], dtype=float)
-        # A degree is more than 80 km of longitude and 100 km of latitude
-        # below 44° of latitude (every workload's region): the boxes enclose the circles.
-        boxes = shapely.box(self.c_lon - self.c_r / 80000, self.c_lat - self.c_r / 100000,
-                            self.c_lon + self.c_r / 80000, self.c_lat + self.c_r / 100000)
+        # A degree is more than 100 km of latitude and 100 km × cos(latitude)
+        # of longitude: the boxes enclose the circles at any latitude (the
+        # exact test follows).
+        half_lon = self.c_r / (100000 * np.maximum(np.cos(np.radians(self.c_lat)), 0.01))
+        boxes = shapely.box(self.c_lon - half_lon, self.c_lat - self.c_r / 100000,
+                            self.c_lon + half_lon, self.c_lat + self.c_r / 100000)
         self.ctree = shapely.STRtree(boxes)
         self.geod = pyproj.Geod(ellps="WGS84")
 
