@@ -93,3 +93,41 @@ def test_a_fix_on_the_antimeridian_gets_its_pairs_in_area_id_order_in_every_chun
     assert lines[0] == "row,area_id,verdict"
     want = [f"{row},{area},undecided" for row in range(1, 50_004) for area in ("A-EAST", "Z-WEST")]
     assert lines[1:] == want
+
+
+def test_an_area_removed_while_the_batch_runs_fails_it_naming_the_area(tmp_path):
+    """An area whose box the batch read at its start, removed by another
+    connection before a fix reaches it: the batch fails with an error naming
+    the area, as any unreadable row does, and leaves no --out, partial or
+    whole. (The preparing thread outlived its queue when the read failed,
+    and the process trapped: red team.)"""
+    import subprocess
+    import time
+    from conftest import CLI
+    db = tmp_path / "c.db"
+    gf("init", db)
+    gf("import", db, write_collection(tmp_path / "g.geojson", [
+        square(f"G{i}-{j}", i * 0.5, j * 0.5, 0.5) for i in range(20) for j in range(20)]))
+    sql(db, "PRAGMA journal_mode = WAL;")
+    out = tmp_path / "pairs.csv"
+    p = subprocess.Popen([str(CLI), "locate", str(db), "--fixes", "-", "--out", str(out)],
+                         stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    try:
+        # A first chunk of fixes far from G15-15: the grid is built, and its pairs written.
+        head = "".join(f"s,{k},{0.1 + (k % 40) * 0.1},{0.1 + (k // 40 % 40) * 0.1},0\n" for k in range(60_000))
+        p.stdin.write(("subject_id,ts,lat,lon,accuracy_m\n" + head).encode())
+        p.stdin.flush()
+        deadline = time.monotonic() + 120
+        while not any(f.stat().st_size > 0 for f in tmp_path.glob("pairs.csv.partial-*")):
+            assert p.poll() is None and time.monotonic() < deadline, ("the first chunk's pairs never came", p.poll())
+            time.sleep(0.05)
+        gf("areas", "remove", db, "G15-15")
+        p.stdin.write("".join(f"s,x{k},7.75,7.75,0\n" for k in range(10)).encode())
+        p.stdin.close()
+        p.wait(timeout=120)
+        err = p.stderr.read().decode()
+    finally:
+        p.kill()
+    assert p.returncode in (1, 2), (p.returncode, err)
+    assert "G15-15" in err and "removed" in err, err
+    assert not out.exists() and not list(tmp_path.glob("pairs.csv.partial-*"))

@@ -15,34 +15,42 @@ import Glibc
 /// the queue without `finish` (the maker failed) stops the helper after its
 /// item and waits for it.
 public final class WorkQueue<Item>: @unchecked Sendable {
-    private let signal = Signal()
-    private var items: [Item] = []
-    private var closed = false
+    /// What the queue and its helping thread share; the thread holds it
+    /// strongly, so it outlives the queue when the maker fails.
+    private final class Shared: @unchecked Sendable {
+        let signal = Signal()
+        var items: [Item] = []
+        var closed = false
+        let work: (Item) -> Void
+        init(_ work: @escaping (Item) -> Void) { self.work = work }
+
+        /// Takes and does items until none is left and none will come.
+        func drain() {
+            while let item = signal.wait(until: { !items.isEmpty || closed }, then: { items.popLast() }) {
+                work(item)
+            }
+        }
+    }
+
+    private let shared: Shared
     private var helper: pthread_t?
-    private let work: (Item) -> Void
 
     public init(_ work: @escaping (Item) -> Void) {
-        self.work = work
-        helper = Parallel.spawn { [unowned self] in self.drain() }
+        let shared = Shared(work)
+        self.shared = shared
+        helper = Parallel.spawn { shared.drain() }
     }
 
     deinit {
-        signal.change { items.removeAll(); closed = true }
+        shared.signal.change { shared.items.removeAll(); shared.closed = true }
         if let helper { Parallel.join(helper) }
     }
 
-    public func add(_ item: Item) { signal.change { items.append(item) } }
+    public func add(_ item: Item) { shared.signal.change { shared.items.append(item) } }
 
     public func finish() {
-        signal.change { closed = true }
-        drain()
+        shared.signal.change { shared.closed = true }
+        shared.drain()
         if let helper { Parallel.join(helper); self.helper = nil }
-    }
-
-    /// Takes and does items until none is left and none will come.
-    private func drain() {
-        while let item = signal.wait(until: { !items.isEmpty || closed }, then: { items.popLast() }) {
-            work(item)
-        }
     }
 }

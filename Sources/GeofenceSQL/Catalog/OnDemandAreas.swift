@@ -64,7 +64,7 @@ final class OnDemandAreas {
                 items.append((id, box))
                 rowOf.append(row)
             } else {
-                let definition = try Self.definition(read, row: row)
+                let definition = try Self.definition(read, row: row, id: id)
                 items.append((id, definition.shape.boundingBox))
                 rowOf.append(row)
                 early.append((row, definition))
@@ -87,11 +87,18 @@ final class OnDemandAreas {
     }
 
     /// The area at `row` as `AreaStore.area` reads it (its errors included).
-    private static func definition(_ read: Statement, row: Int64) throws -> AreaDefinition {
+    private static func definition(_ read: Statement, row: Int64, id: String) throws -> AreaDefinition {
         try read.bind([.integer(row)])
         defer { read.reset() }
-        guard try read.step() else { throw CatalogError("area row \(row) vanished while the batch ran") }
+        guard try read.step() else { throw removed(id, row: row) }
         return try AreaStore.area(read.row)
+    }
+
+    /// An area whose box was read at the start, and whose row another
+    /// connection removed (or renumbered) before a fix reached it: the batch
+    /// reads its rows as it goes, not in one snapshot.
+    private static func removed(_ id: String, row: Int64) -> CatalogError {
+        CatalogError("area \(Echo.quoted(id)) (row \(row)) was removed or changed while the batch ran: run the batch again")
     }
 
     /// Prepares, on every core, the areas at these grid indices that are
@@ -123,7 +130,7 @@ final class OnDemandAreas {
         for (k, i) in wanted.enumerated() {
             try read.bind([.integer(rows[i])])
             defer { read.reset() }
-            guard try read.step() else { throw CatalogError("area row \(rows[i]) vanished while the batch ran") }
+            guard try read.step() else { throw Self.removed(grid.ids[i], row: rows[i]) }
             batch.rows.append(read.row)
             if batch.rows.count == 128 || k == wanted.count - 1 {
                 queue.add(batch)
