@@ -10,10 +10,11 @@ import Glibc
 /// Contract: `give` hands one item over, waiting while `capacity` items are
 /// already waiting; `finish` waits until every item given is consumed. The
 /// first error `consume` throws stops the thread (later items are dropped)
-/// and is rethrown by the next `give` or by `finish`. Dropping the writer
-/// without `finish` (the caller failed) stops the thread after the item it
-/// is consuming, and waits for it: nothing is written after the caller has
-/// returned. With no thread to be had, `give` consumes on the caller's thread.
+/// and is rethrown by the next `give`, by `finish` or by `check`. Dropping
+/// the thread without `finish` (the caller failed) lets it consume what was
+/// given, as a caller consuming each item in turn would have, and waits for
+/// it: nothing is consumed after the caller has returned. With no thread to
+/// be had, `give` consumes on the caller's thread.
 public final class ConsumingThread<Item> {
     private let handoff: Handoff<Item>
     private let failure = FailureBox()
@@ -25,7 +26,6 @@ public final class ConsumingThread<Item> {
         self.handoff = handoff
         thread = Parallel.spawn {
             while let item = handoff.take() {
-                if failure.stopped { return }
                 do { try consume(item) } catch {
                     failure.set(error)
                     handoff.cancel()
@@ -37,8 +37,6 @@ public final class ConsumingThread<Item> {
     }
 
     deinit {
-        failure.stop()
-        handoff.cancel()
         handoff.finish()
         if let thread { Parallel.join(thread) }
     }
@@ -54,19 +52,20 @@ public final class ConsumingThread<Item> {
         try rethrow()
     }
 
+    /// Throws the error the consuming stopped at, if it has: a caller can
+    /// stop making items as soon as they can no longer be consumed.
+    public func check() throws { try rethrow() }
+
     private func rethrow() throws {
         if let error = failure.get() { throw error }
     }
 
     private final class FailureBox: @unchecked Sendable {
         private var error: Error?
-        private var stopping = false
         private let lock = UnsafeMutablePointer<pthread_mutex_t>.allocate(capacity: 1)
         init() { pthread_mutex_init(lock, nil) }
         deinit { pthread_mutex_destroy(lock); lock.deallocate() }
         func set(_ e: Error) { pthread_mutex_lock(lock); if error == nil { error = e }; pthread_mutex_unlock(lock) }
-        func stop() { pthread_mutex_lock(lock); stopping = true; pthread_mutex_unlock(lock) }
-        var stopped: Bool { pthread_mutex_lock(lock); defer { pthread_mutex_unlock(lock) }; return stopping }
         func get() -> Error? { pthread_mutex_lock(lock); defer { pthread_mutex_unlock(lock) }; return error }
     }
 }

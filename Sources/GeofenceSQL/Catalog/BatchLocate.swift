@@ -55,9 +55,11 @@ public enum BatchLocate {
     /// At most this many fixes are located at a time (below 2^22: `mortonOrder`).
     static let chunkFixes = 50_000
 
-    /// `emit` gets each chunk's pairs, chunk after chunk in input order.
+    /// `emit` gets each chunk's pairs, chunk after chunk in input order;
+    /// `beforeChunk` is asked before each chunk is located, so a consumer of
+    /// the pairs that failed on another thread stops the batch at once.
     public static func run(_ db: Connection, fixes rows: some Sequence<Judgement.Row>, confidence: Double?,
-                           emit: (Pairs) throws -> Void) throws -> Report {
+                           beforeChunk: () throws -> Void = {}, emit: (Pairs) throws -> Void) throws -> Report {
         var report = Report()
         var started = now()
         // The grid of every box is built only once the batch is known not to
@@ -67,6 +69,7 @@ public enum BatchLocate {
         var areas: OnDemandAreas?
         var chunk: [Point] = []
         func flush() throws {
+            try beforeChunk()
             if areas == nil {
                 started = now()
                 areas = try OnDemandAreas(db)

@@ -67,7 +67,7 @@ extension Locate {
         func flush(_ buffer: inout [UInt8]) throws { try output.write(bytes: buffer); buffer.removeAll(keepingCapacity: true) }
         let writer = ConsumingThread<BatchLocate.Pairs> { pairs in try csv.append(pairs, to: &buffer, flush: flush) }
         let report = try BatchLocate.run(conn, fixes: try fixRows(path, format: fixesFormat, required: ["lat", "lon"], feed: try feedColumns.feed()),
-                                         confidence: confidence, emit: writer.give)
+                                         confidence: confidence, beforeChunk: writer.check, emit: writer.give)
         try writer.finish()
         try flush(&buffer)
         try output.commit()
