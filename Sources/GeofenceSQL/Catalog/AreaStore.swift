@@ -157,6 +157,15 @@ public final class AreaStore {
         return db.changes > 0
     }
 
+    /// A stored validity time, or its error naming the area and the column
+    /// (a value written past the importer, by SQL).
+    private static func validity(_ text: String?, of id: String, column: String) throws -> Timestamp? {
+        guard let text else { return nil }
+        do { return try Timestamp.parse(text) } catch {
+            throw InputError("\(error)", id: id, field: column)
+        }
+    }
+
     /// An area from a row of `Column`s. `polygons`: the geom column already
     /// decoded (it is then not read), as `AreaPreparation`'s scan does.
     static func area(_ values: [SQLiteValue], polygons: [Polygon]? = nil) throws -> AreaDefinition {
@@ -182,8 +191,8 @@ public final class AreaStore {
         a.inConfirmCount = Int(r[.in_confirm_count].int64 ?? 1)
         a.outAccuracyMaxM = r[.out_accuracy_max_m].double
         a.outConfirmCount = Int(r[.out_confirm_count].int64 ?? 1)
-        a.validFrom = try r[.valid_from].string.map(Timestamp.parse)
-        a.validUntil = try r[.valid_until].string.map(Timestamp.parse)
+        a.validFrom = try validity(r[.valid_from].string, of: id, column: "valid_from")
+        a.validUntil = try validity(r[.valid_until].string, of: id, column: "valid_until")
         a.confidence = r[.confidence].double
         a.timezone = r[.timezone].string
         if let text = r[.properties].string, case .object(let m) = try JSONReader.parse(text, strict: false) { a.properties = m }
