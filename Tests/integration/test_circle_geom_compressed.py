@@ -8,6 +8,7 @@ own readers (gf_contains on geom) agree with SpatiaLite, and a user's polygon,
 a circle across the antimeridian and one near a pole stay exact. A catalog
 whose circles still hold the plain form (every catalog written before) is read,
 judged, located and exported as one with the compressed form."""
+import gzip
 import json
 import random
 import struct
@@ -15,7 +16,7 @@ import struct
 import numpy as np
 import pytest
 
-from conftest import gf, sql
+from conftest import ROOT, gf, sql
 from reference import GEOD
 
 COMPRESSED_POLYGON = 1_000_003
@@ -192,3 +193,27 @@ def test_a_catalog_with_plain_circles_reads_judges_locates_and_exports_the_same(
                         gf("export", what, "--format", "geojson", "--circles", "points").stdout))
     assert answers[0] == answers[1]
     assert answers[0][0].count("\n") > 100 and answers[0][1].count("\n") > 100
+
+
+def test_an_older_catalogs_plain_circle_is_read_after_the_upgrade_and_compressed_when_imported_again(tmp_path):
+    """The schema-9 fixture (Tests/fixtures/catalog_versions/v9, made by that
+    build): its circle C keeps its plain 32-gon through the upgrade and is read
+    as before; importing C again (--upsert) stores the compressed form, with
+    the same answers."""
+    db = tmp_path / "v9.db"
+    db.write_bytes(gzip.decompress((ROOT / "Tests" / "fixtures" / "catalog_versions" / "v9" / "catalog.db.gz").read_bytes()))
+    gf("settings", db)   # the upgrade in place
+    assert [(cls, len(ring)) for cls, [ring] in members(geom_of(db, "C"))] == [(3, 33)]
+    probes = [GEOD.fwd(139.75, 35.7, az, d)[:2] for az in range(0, 360, 30) for d in (0, 295, 320)]
+    ask = " UNION ALL ".join(f"SELECT {k}, gf_contains(geom, {y!r}, {x!r}, 0), ST_Contains(geom, MakePoint({x!r}, {y!r}, 4326)), "
+                             f"gf_area_contains('C', {y!r}, {x!r}, 0) FROM gf_areas WHERE area_id = 'C'"
+                             for k, (x, y) in enumerate(probes))
+    before = sql(db, ask + ";").stdout
+    src = tmp_path / "c.geojson"
+    src.write_text(json.dumps({"type": "FeatureCollection", "features": [
+        {"type": "Feature", "properties": {"area_id": "C", "name": "circle", "radius_m": 300, "in_confirm_count": 2, "out_confirm_count": 2},
+         "geometry": {"type": "Point", "coordinates": [139.75, 35.7]}}]}))
+    gf("import", db, src, "--upsert")
+    assert [(cls, len(ring)) for cls, [ring] in members(geom_of(db, "C"))] == [(COMPRESSED_POLYGON, 33)]
+    assert sql(db, ask + ";").stdout == before
+    assert before.count("|1|1|1") == 24 and before.count("|0|0|0") == 12
