@@ -16,11 +16,11 @@
 /// of adding up along the ring: every vertex read back is within one delta's
 /// rounding of the vertex given.
 extension SpatiaLiteBlob {
-    /// The compressed MultiPolygon BLOB of `polygons` and the polygons a
-    /// reader rebuilds from it (the MBR in the header is theirs, so it bounds
-    /// exactly what every reader sees). Nil when a rebuilt vertex would fall
-    /// outside longitude ±180 or latitude ±90, which a reader refuses.
-    public static func encodeCompressedMultiPolygon(_ polygons: [Polygon], srid: Int32 = 4326) -> (blob: [UInt8], read: [Polygon])? {
+    /// The compressed MultiPolygon BLOB of `polygons`. The MBR in its header
+    /// is that of the vertices a reader rebuilds, so it bounds exactly what
+    /// every reader sees. Nil when a rebuilt vertex would fall outside
+    /// longitude ±180 or latitude ±90, which a reader refuses.
+    public static func encodeCompressedMultiPolygon(_ polygons: [Polygon], srid: Int32 = 4326) -> [UInt8]? {
         let rings = polygons.map { $0.rings.map(CompressedRing.init) }
         let read = rings.map { Polygon($0.map(\.read)) }
         var box = BoundingBox.empty
@@ -35,7 +35,7 @@ extension SpatiaLiteBlob {
             for ring in p { ring.write(&w) }
         }
         w.byte(0xFE)
-        return (w.bytes, read)
+        return w.bytes
     }
 
     /// One ring in compressed form: the float32 steps written, and the ring a

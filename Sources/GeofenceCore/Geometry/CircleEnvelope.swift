@@ -16,7 +16,7 @@ import Darwin
 /// Stored, the single 32-gon is compressed (`blob`): its vertices are derived,
 /// not the user's, and the slack that makes it enclose the circle also takes
 /// the rounding of the compressed form: at most 6e-8 of an edge, a
-/// micrometre on a 100 m circle, against a slack of over a metre.
+/// micrometre on a 100 m circle, against a slack of a metre.
 public enum CircleEnvelope {
     /// The vertices of the 32-gon; its ring has one more, the first repeated.
     static let sides = 32
@@ -31,7 +31,7 @@ public enum CircleEnvelope {
         let parts = polygons(c)
         if parts.count == 1, parts[0].rings.count == 1, parts[0].rings[0].points.count == sides + 1,
            let compressed = SpatiaLiteBlob.encodeCompressedMultiPolygon(parts) {
-            return compressed.blob
+            return compressed
         }
         return SpatiaLiteBlob.encodeMultiPolygon(parts)
     }
