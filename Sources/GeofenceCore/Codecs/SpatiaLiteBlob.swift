@@ -126,7 +126,8 @@ public enum SpatiaLiteBlob {
     }
 
     /// Encodes polygons as an uncompressed XY MultiPolygon (class 6), the form
-    /// a MULTIPOLYGON geometry column stores.
+    /// a MULTIPOLYGON geometry column stores, every coordinate exactly
+    /// (a circle's derived 32-gon may be compressed: SpatiaLiteBlob+Compressed).
     public static func encodeMultiPolygon(_ polygons: [Polygon], srid: Int32 = 4326) -> [UInt8] {
         var w = Writer()
         var box = BoundingBox.empty
@@ -190,5 +191,6 @@ public enum SpatiaLiteBlob {
         mutating func byte(_ b: UInt8) { bytes.append(b) }
         mutating func int32(_ v: Int32) { withUnsafeBytes(of: v.littleEndian) { bytes.append(contentsOf: $0) } }
         mutating func double(_ v: Double) { withUnsafeBytes(of: v.bitPattern.littleEndian) { bytes.append(contentsOf: $0) } }
+        mutating func float(_ v: Float) { withUnsafeBytes(of: v.bitPattern.littleEndian) { bytes.append(contentsOf: $0) } }
     }
 }

@@ -64,6 +64,8 @@ public struct AreaImporter {
             var spatialIndex = BulkSpatialIndex(db)
             try spatialIndex.begin()
             try ImportTriggers.suspend(db)
+            var conditionIndex = ConditionIndexRebuild(db)
+            try conditionIndex.begin()
             // The last default condition's id, once the first is made.
             var lastCondition: Int64?
             // With upsert: whether each id this file has written so far is a circle.
@@ -109,6 +111,7 @@ public struct AreaImporter {
             }
             progress?(total, total)
             try spatialIndex.finish()
+            try conditionIndex.finish()
             do { try areas.requireDistinctIds() } catch let e as InputError { throw e.located(file: path) }
             report.repairedTriggers = spatialIndex.repaired
             try ImportTriggers.resume(db)

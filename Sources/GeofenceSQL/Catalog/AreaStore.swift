@@ -103,7 +103,7 @@ public final class AreaStore {
             geom = SpatiaLiteBlob.encodeMultiPolygon(p)
         case .circle(let c):
             kind = "circle"; lat = c.center.lat; lon = c.center.lon; radius = c.radiusM
-            geom = SpatiaLiteBlob.encodeMultiPolygon(CircleEnvelope.polygons(c))
+            geom = CircleEnvelope.blob(c)
         }
         return [
             .text(a.areaId), a.groupId.sqlValue, a.name.sqlValue, .text(kind), lat.sqlValue, lon.sqlValue, radius.sqlValue,
