@@ -44,13 +44,7 @@ ROOT = Path(__file__).resolve().parents[1]
 SUBJECTS = 100
 
 
-def connect(db, lib):
-    """A connection to `db` with mod_spatialite and the extension `lib` loaded."""
-    c = sqlite3.connect(db)
-    c.enable_load_extension(True)
-    c.load_extension("mod_spatialite")
-    c.load_extension(str(lib))
-    return c
+from million_queries import connect   # `db` with mod_spatialite and the extension `lib` loaded
 
 
 def memory():
