@@ -113,12 +113,14 @@ def test_a_read_snapshot_still_cannot_wait_and_says_so(tmp_path):
 
 
 def catalog_reads(c, call):
-    """The statements reading the catalog's conditions that `call` ran on `c` (SQLite's trace)."""
+    """The statements reading the catalog's settings that `call` ran on `c`
+    (SQLite's trace): a session reads them whenever it reads the catalog
+    anew, and not while it keeps it."""
     seen = []
     c.set_trace_callback(seen.append)
     c.execute("SELECT gf_check(?, ?, ?, ?, ?)", call).fetchall()
     c.set_trace_callback(None)
-    return [s for s in seen if "FROM gf_conditions" in s]
+    return [s for s in seen if "FROM gf_settings" in s]
 
 
 @pytest.mark.parametrize("change", [
