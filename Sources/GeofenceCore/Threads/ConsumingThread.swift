@@ -43,29 +43,26 @@ public final class ConsumingThread<Item> {
 
     public func give(_ item: Item) throws {
         if let consume { return try consume(item) }
-        if !handoff.put(item) { try rethrow() }
+        if !handoff.put(item) { try check() }
     }
 
     public func finish() throws {
         handoff.finish()
         if let thread { Parallel.join(thread); self.thread = nil }
-        try rethrow()
+        try check()
     }
 
     /// Throws the error the consuming stopped at, if it has: a caller can
     /// stop making items as soon as they can no longer be consumed.
-    public func check() throws { try rethrow() }
-
-    private func rethrow() throws {
+    public func check() throws {
         if let error = failure.get() { throw error }
     }
 
+    /// The first error the consuming thread met, under a `Lock`.
     private final class FailureBox: @unchecked Sendable {
         private var error: Error?
-        private let lock = UnsafeMutablePointer<pthread_mutex_t>.allocate(capacity: 1)
-        init() { pthread_mutex_init(lock, nil) }
-        deinit { pthread_mutex_destroy(lock); lock.deallocate() }
-        func set(_ e: Error) { pthread_mutex_lock(lock); if error == nil { error = e }; pthread_mutex_unlock(lock) }
-        func get() -> Error? { pthread_mutex_lock(lock); defer { pthread_mutex_unlock(lock) }; return error }
+        private let lock = Lock()
+        func set(_ e: Error) { lock.with { if error == nil { error = e } } }
+        func get() -> Error? { lock.with { error } }
     }
 }
