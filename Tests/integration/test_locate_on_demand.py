@@ -2,7 +2,7 @@
 box: an area no fix comes near is never read, so a row elsewhere in the
 catalog that cannot be read does not stop the batch; once a fix reaches it,
 the batch fails with the row's error and writes nothing."""
-from conftest import gf, sql, square, write_collection
+from conftest import gf, sql, square, stored_rows, write_collection
 
 
 def catalog_with_a_broken_far_area(tmp_path):
@@ -131,3 +131,54 @@ def test_an_area_removed_while_the_batch_runs_fails_it_naming_the_area(tmp_path)
     assert p.returncode in (1, 2), (p.returncode, err)
     assert "G15-15" in err and "removed" in err, err
     assert not out.exists() and not list(tmp_path.glob("pairs.csv.partial-*"))
+
+
+def test_a_fix_inside_the_index_box_but_outside_the_shapes_box_gets_no_pair(tmp_path):
+    """The grid is built from the R*Tree's boxes (32-bit floats rounded
+    outward), which hold a hair more than a shape's own box. A fix in that
+    hair, with an accuracy that makes it undecided at the shape's edge, gets
+    no pair: locate reports the areas whose own box holds the fix, on the
+    grid's path (set aside, or prepared already) as on the index's."""
+    import struct
+    east = 139.71234567                         # not a 32-bit float: the index rounds it up
+    db = tmp_path / "c.db"
+    gf("init", db)
+    edge = {"type": "Feature", "properties": {"area_id": "EDGE"}, "geometry": {"type": "Polygon", "coordinates": [
+        [[139.70, 35.60], [east, 35.60], [east, 35.70], [139.70, 35.70], [139.70, 35.60]]]}}
+    gf("import", db, write_collection(tmp_path / "a.geojson", [edge] + [
+        square(f"FAR{k:02d}", 10.0 + k, 10.0, 0.5) for k in range(60)]))
+    [(index_east,)] = stored_rows(db, "SELECT xmax FROM idx_gf_areas_geom WHERE pkid = "
+                                      "(SELECT id FROM gf_areas WHERE area_id = 'EDGE')")
+    assert index_east > east and struct.unpack("f", struct.pack("f", index_east))[0] == index_east
+    hair = (east + index_east) / 2
+    assert east < hair < index_east
+    # gf_area_contains, which asks no box, finds it undecided (NULL) at the edge with p = 0.45.
+    assert sql(db, f"SELECT gf_area_contains('EDGE', 35.65, {hair!r}, 300, 0.45) IS NULL;").stdout.strip() == "1"
+    inside = "s,1,35.65,139.705,0\n"
+    for name, rows in [("grid, set aside", [f"s,2,35.65,{hair!r},300\n"] * 3),
+                       ("grid, prepared", [inside] + [f"s,2,35.65,{hair!r},300\n"] * 3),
+                       ("index", [f"s,2,35.65,{hair!r},300\n"])]:
+        fixes = tmp_path / "f.csv"
+        fixes.write_text("subject_id,ts,lat,lon,accuracy_m\n" + "".join(rows))
+        got = gf("locate", db, "--fixes", fixes, "--confidence", "0.45").stdout.splitlines()
+        want = ["row,area_id,verdict"] + (["1,EDGE,inside"] if rows[0] == inside else [])
+        assert got == want, name
+
+
+def test_an_area_the_index_holds_no_box_for_is_read_at_the_start(tmp_path):
+    """The grid's boxes come from the R*Tree; a row the R*Tree lacks (its
+    entry deleted past SpatiaLite's triggers, as a hand edit would) is read
+    and prepared at the start with its shape's own box, so its pairs are
+    still found, and one that cannot be read fails the batch before any fix."""
+    db = tmp_path / "c.db"
+    gf("init", db)
+    gf("import", db, write_collection(tmp_path / "a.geojson", [
+        square("INDEXED", 139.70, 35.60, 0.10), square("UNINDEXED", 139.90, 35.60, 0.10)]))
+    sql(db, "DELETE FROM idx_gf_areas_geom WHERE pkid = (SELECT id FROM gf_areas WHERE area_id = 'UNINDEXED');")
+    fixes = tmp_path / "f.csv"
+    fixes.write_text("subject_id,ts,lat,lon,accuracy_m\ns,1,35.65,139.95,0\ns,2,35.65,139.72,0\n")
+    assert gf("locate", db, "--fixes", fixes).stdout == "row,area_id,verdict\n1,UNINDEXED,inside\n2,INDEXED,inside\n"
+    sql(db, "UPDATE gf_areas SET valid_from = 'not a time' WHERE area_id = 'UNINDEXED';")
+    fixes.write_text("subject_id,ts,lat,lon,accuracy_m\ns,1,35.65,139.72,0\n")
+    p = gf("locate", db, "--fixes", fixes, check=False)
+    assert p.returncode == 1 and "not a time" in p.stderr and p.stdout == "", (p.stdout, p.stderr)

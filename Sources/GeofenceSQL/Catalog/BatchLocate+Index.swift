@@ -6,8 +6,8 @@ import GeofenceCore
 ///
 /// Rule: the same pairs as the grid's path, in the same order. The R*Tree's
 /// boxes are 32-bit floats rounded outward, so its answer is filtered by the
-/// shape's own box (`Shape.boundingBox`, the box the grid holds), both ends
-/// included; at ±180° both spellings of the meridian are asked, each area
+/// shape's own box (`heldByShapeBox`, as the grid's path narrows its own),
+/// both ends included; at ±180° both spellings of the meridian are asked, each area
 /// once; a fix's pairs come in area_id order (by bytes, the grid's). Areas
 /// are read and prepared once per batch, when a fix first reaches them.
 extension BatchLocate {
@@ -24,16 +24,14 @@ extension BatchLocate {
             SELECT pkid FROM idx_gf_areas_geom WHERE xmin <= ?1 AND xmax >= ?1 AND ymin <= ?2 AND ymax >= ?2
             """)
         let read = try db.prepare("SELECT \(AreaStore.columns) FROM gf_areas WHERE id = ?1")
-        var areas: [Int64: (id: String, box: BoundingBox, area: JudgedArea)?] = [:]
-        func area(_ row: Int64) throws -> (id: String, box: BoundingBox, area: JudgedArea)? {
+        var areas: [Int64: JudgedArea?] = [:]
+        func area(_ row: Int64) throws -> JudgedArea? {
             if let known = areas[row] { return known }
             try read.bind([.integer(row)])
             defer { read.reset() }
-            var made: (String, BoundingBox, JudgedArea)?
+            var made: JudgedArea?
             if try read.step() {
-                let definition = try AreaStore.area(read.row)
-                made = (definition.areaId, definition.shape.boundingBox,
-                        JudgedArea(definition: definition, defaultConfidence: defaultConfidence, conditions: []))
+                made = JudgedArea(definition: try AreaStore.area(read.row), defaultConfidence: defaultConfidence, conditions: [])
             }
             areas[row] = made
             return made
@@ -49,13 +47,9 @@ extension BatchLocate {
             }
             var found: [(id: String, verdict: Verdict)] = []
             for row in rows {
-                guard let a = try area(row) else { continue }
-                let held = [point.p.lon, abs(point.p.lon) == 180 ? -point.p.lon : point.p.lon].contains { lon in
-                    lon >= a.box.minLon && lon <= a.box.maxLon && point.p.lat >= a.box.minLat && point.p.lat <= a.box.maxLat
-                }
-                guard held else { continue }
-                let v = verdict(a.area, point, confidence)
-                if v != .outside { found.append((a.id, v)) }
+                guard let a = try area(row), heldByShapeBox(a, point.p) else { continue }
+                let v = verdict(a, point, confidence)
+                if v != .outside { found.append((a.definition.areaId, v)) }
             }
             found.sort { $0.id.utf8Precedes($1.id) }
             for f in found {

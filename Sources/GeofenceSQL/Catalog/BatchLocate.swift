@@ -156,6 +156,7 @@ public enum BatchLocate {
             for k in range {
                 let point = points[k]
                 func judge(_ index: Int, _ area: JudgedArea) {
+                    guard heldByShapeBox(area, point.p) else { return }
                     let v = verdict(area, point, confidence)
                     if v != .outside { walk.found.append(Found(point: Int32(k), area: Int32(index), verdict: v)) }
                 }
@@ -184,7 +185,7 @@ public enum BatchLocate {
         var found: [Found] = []
         for (k, i) in later {
             // `prepare` made every one of them (or threw).
-            guard let area = catalog.prepared[Int(i)] else { continue }
+            guard let area = catalog.prepared[Int(i)], heldByShapeBox(area, points[Int(k)].p) else { continue }
             let v = verdict(area, points[Int(k)], confidence)
             if v != .outside { found.append(Found(point: k, area: i, verdict: v)) }
         }
@@ -215,6 +216,16 @@ public enum BatchLocate {
         return Pairs(ids: ids, idsVersion: 0, all: sorted)
     }
 
+    /// Whether the area's own shape box holds `p` (at ±180°, either
+    /// spelling of the meridian), both ends included. A pair is reported
+    /// only then: the grid and the R*Tree hold index boxes, which can hold
+    /// a fix a hair outside the shape's box (`IndexedAreas`).
+    static func heldByShapeBox(_ area: JudgedArea, _ p: LonLat) -> Bool {
+        let b = area.shape.boundingBox
+        func holds(_ lon: Double) -> Bool { lon >= b.minLon && lon <= b.maxLon && p.lat >= b.minLat && p.lat <= b.maxLat }
+        return holds(p.lon) || (abs(p.lon) == 180 && holds(-p.lon))
+    }
+
     /// gf_area_contains' verdict: the area's rules, with `confidence` for every area when given.
     static func verdict(_ area: JudgedArea, _ point: Point, _ confidence: Double?) -> Verdict {
         var rule = area.rule
@@ -227,11 +238,31 @@ public enum BatchLocate {
 
     /// The points' indices in Morton order of their positions (ties in
     /// index order): each key (42 bits) and its index (below 2^22: a chunk
-    /// holds at most `chunkFixes`) packed in one integer, so the sort
-    /// compares integers, not through a closure.
+    /// holds at most `chunkFixes`) packed in one integer, sorted by the key's
+    /// bits alone, 11 at a time, least significant first (a radix sort: no
+    /// comparisons, a few passes over the chunk). Each pass is stable and
+    /// the first starts in index order, so ties stay in index order.
     private static func mortonOrder(_ points: [Point]) -> [Int] {
         var packed = points.indices.map { mortonKey(points[$0].p) << 22 | UInt64($0) }
-        packed.sort()
+        var spare = packed
+        packed.withUnsafeMutableBufferPointer { a in
+            spare.withUnsafeMutableBufferPointer { b in
+                var (from, to) = (a, b)
+                var starts = [Int](repeating: 0, count: 2049)
+                for shift in stride(from: UInt64(22), to: 64, by: 11) {
+                    for d in starts.indices { starts[d] = 0 }
+                    for v in from { starts[Int((v >> shift) & 2047) + 1] += 1 }
+                    for d in 1..<starts.count { starts[d] += starts[d - 1] }
+                    for v in from {
+                        let d = Int((v >> shift) & 2047)
+                        to[starts[d]] = v
+                        starts[d] += 1
+                    }
+                    swap(&from, &to)
+                }
+                // Four passes: the sorted values are back in `a`.
+            }
+        }
         return packed.map { Int($0 & (1 << 22 - 1)) }
     }
 

@@ -11,13 +11,15 @@ import GeofenceCore
 /// by an id, a box and a row id per area (plus the grid's entries), and
 /// with the areas the batch touches by their prepared shapes.
 ///
-/// The boxes are the shapes' own (a polygon's vertex extremes, read in place
-/// from its BLOB; a circle's from its centre and radius), not the R*Tree's,
-/// so a fix meets exactly the candidates it met when every area was prepared
-/// first, and reports the same pairs. A BLOB the in-place reader does not
-/// take (cut at ±180°, another byte order, …) is decoded and prepared at the
-/// start, as is any area whose geometry cannot be read, which fails the
-/// batch before any fix.
+/// The boxes are the R*Tree's (`IndexedAreas`: read from the index and
+/// the area_id index, no area row): a 32-bit float box rounded outward
+/// holds the shape's own box, so a fix meets every candidate it met when
+/// every area was prepared first, and sometimes one more a hair away; the
+/// pairs are narrowed by the shape's own box once the area is prepared
+/// (`BatchLocate.heldByShapeBox`), so they are the same. An area the
+/// R*Tree holds no box for is read and prepared at the start, with its
+/// shape's box, so one whose geometry cannot be read fails the batch before
+/// any fix.
 final class OnDemandAreas {
     let grid: CandidateGrid
     /// By grid index (area_id order): the row in gf_areas, and the area once prepared.
@@ -33,6 +35,7 @@ final class OnDemandAreas {
     private var asking: [Bool]
     private let defaultConfidence: Double
     private let read: Statement
+    private let db: Connection
 
     /// The columns `AreaStore.area` reads, without what a location does not
     /// read: the properties, the name and group, and a circle's geom (its
@@ -40,40 +43,28 @@ final class OnDemandAreas {
     private static let columns = AreaStore.Column.list(reading: [.properties: "NULL", .name: "NULL", .group_id: "NULL",
                                                                  .geom: "CASE kind WHEN 'circle' THEN NULL ELSE geom END"])
 
-    private enum ScanColumn: Int, NamedColumns { case id, area_id, kind, center_lat, center_lon, radius_m, geom }
-
     init(_ db: Connection) throws {
+        self.db = db
         defaultConfidence = Settings(db).defaultConfidence
         read = try db.prepare("SELECT \(Self.columns) FROM gf_areas WHERE id = ?1")
-        var items: [(String, BoundingBox)] = []
-        var rowOf: [Int64] = []
+        let indexed = try db.inReadTransaction { try IndexedAreas(db) }
+        var items = indexed.items, rowOf = indexed.rows
         var early: [(Int64, AreaDefinition)] = []
-        let scan = try db.prepare("SELECT \(ScanColumn.list) FROM gf_areas")
-        while try scan.step() {
-            guard let row = scan.value(ScanColumn.id).int64 else { continue }
-            let id = scan.value(ScanColumn.area_id).string ?? ""
-            let box: BoundingBox?
-            if scan.value(ScanColumn.kind).string == "circle" {
-                // As `AreaStore.area` makes it.
-                box = Circle(center: LonLat(lon: scan.value(ScanColumn.center_lon).double ?? 0, lat: scan.value(ScanColumn.center_lat).double ?? 0),
-                             radiusM: scan.value(ScanColumn.radius_m).double ?? 0).boundingBoxOfShape
-            } else {
-                box = scan.withBlob(ScanColumn.geom.rawValue) { SpatiaLiteBlob.FlatView($0, maxVertices: Int.max)?.boundingBox }
-            }
-            if let box {
-                items.append((id, box))
-                rowOf.append(row)
-            } else {
-                let definition = try Self.definition(read, row: row, id: id)
-                items.append((id, definition.shape.boundingBox))
-                rowOf.append(row)
-                early.append((row, definition))
-            }
+        for (row, id) in indexed.unindexed {
+            let definition = try Self.definition(read, row: row, id: id)
+            items.append((id, definition.shape.boundingBox))
+            rowOf.append(row)
+            early.append((row, definition))
         }
-        // The grid sorts the areas by area_id; the row ids follow the same order.
-        let order = items.indices.sorted { items[$0].0.utf8Precedes(items[$1].0) }
-        grid = CandidateGrid(order.map { items[$0] })
-        rows = order.map { rowOf[$0] }
+        if early.isEmpty {
+            grid = CandidateGrid(items)
+            rows = rowOf
+        } else {
+            // The grid sorts the areas by area_id; the row ids follow the same order.
+            let order = items.indices.sorted { items[$0].0.utf8Precedes(items[$1].0) }
+            grid = CandidateGrid(order.map { items[$0] })
+            rows = order.map { rowOf[$0] }
+        }
         prepared = [JudgedArea?](repeating: nil, count: rows.count)
         handles = [Unmanaged<JudgedArea>?](repeating: nil, count: rows.count)
         asking = [Bool](repeating: false, count: rows.count)
@@ -126,15 +117,18 @@ final class OnDemandAreas {
                 }
             }
         }
-        var batch: (start: Int, rows: [[SQLiteValue]]) = (0, [])
-        for (k, i) in wanted.enumerated() {
-            try read.bind([.integer(rows[i])])
-            defer { read.reset() }
-            guard try read.step() else { throw Self.removed(grid.ids[i], row: rows[i]) }
-            batch.rows.append(read.row)
-            if batch.rows.count == 128 || k == wanted.count - 1 {
-                queue.add(batch)
-                batch = (k + 1, [])
+        // One read transaction for all of them (`inReadTransaction`).
+        try db.inReadTransaction {
+            var batch: (start: Int, rows: [[SQLiteValue]]) = (0, [])
+            for (k, i) in wanted.enumerated() {
+                try read.bind([.integer(rows[i])])
+                defer { read.reset() }
+                guard try read.step() else { throw Self.removed(grid.ids[i], row: rows[i]) }
+                batch.rows.append(read.row)
+                if batch.rows.count == 128 || k == wanted.count - 1 {
+                    queue.add(batch)
+                    batch = (k + 1, [])
+                }
             }
         }
         queue.finish()
@@ -161,9 +155,4 @@ final class OnDemandAreas {
         prepared[i] = area
         handles[i] = Unmanaged.passUnretained(area)
     }
-}
-
-extension Circle {
-    /// The box `Shape.circle(self).boundingBox` gives.
-    var boundingBoxOfShape: BoundingBox { Shape.circle(self).boundingBox }
 }

@@ -45,7 +45,7 @@ extension SQLCatalog {
             let c = try ConditionStore.condition(conditionRows.row)
             conditions[c.areaId, default: []].append(c)
         }
-        let boxesByRow = try self.boxesByRow()
+        let boxesByRow = try BoxesByRow(db)
         // The row id last, after the columns `AreaStore.area` reads: it
         // joins each area to its index box without a second scan.
         let areaRows = try db.prepare("SELECT \(AreaStore.columns), id FROM gf_areas")

@@ -53,26 +53,10 @@ final class OnDemandCatalog: OnDemandPreparation {
         defaults = catalog.defaults
         readArea = try db.prepare("SELECT \(Self.columns) FROM gf_areas WHERE id = ?1")
         readConditions = try db.prepare("SELECT \(ConditionStore.columns) FROM gf_conditions WHERE area_id = ?1 ORDER BY condition_id")
-        // The index's boxes, and the ids with their row ids from the
-        // area_id index (a covering index: the table itself is not read).
-        var items: [(String, BoundingBox)] = []
-        var rowOf: [Int64] = []
-        try db.unmapped {
-            let boxes = try catalog.boxesByRow()
-            let ids = try db.prepare("SELECT id, area_id FROM gf_areas")
-            items.reserveCapacity(boxes.count)
-            rowOf.reserveCapacity(boxes.count)
-            while try ids.step() {
-                guard let row = ids.value(0).int64, let box = boxes[row], let id = ids.value(1).string else { continue }
-                items.append((id, box))
-                rowOf.append(row)
-            }
-        }
-        // The grid sorts the areas by area_id; the row ids follow the same order.
-        let order = items.indices.sorted { items[$0].0.utf8Precedes(items[$1].0) }
-        let grid = CandidateGrid(order.map { items[$0] })
+        let indexed = try db.unmapped { try IndexedAreas(db) }
+        let grid = CandidateGrid(indexed.items)
         try CandidateGrid.requireDistinctIds(grid.ambiguousIds)
-        rows = order.map { rowOf[$0] }
+        rows = indexed.rows
         planned = PlannedAreas(grid: grid)
     }
 

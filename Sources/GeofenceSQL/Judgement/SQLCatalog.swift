@@ -45,37 +45,10 @@ public final class SQLCatalog: AreaSource {
     /// Reads every area's index box into a `CandidateGrid`; later lookups make no query.
     /// The run's transaction keeps the catalog fixed while the grid is in use.
     public func loadIndexIntoMemory() throws {
-        let g = CandidateGrid(try indexBoxes())
+        let g = CandidateGrid(try IndexedAreas(db).items)
         try CandidateGrid.requireDistinctIds(g.ambiguousIds)
         grid = g
         plannedAreas = nil
-    }
-
-    /// Every area's box in the R*Tree.
-    func indexBoxes() throws -> [(String, BoundingBox)] {
-        // Two scans in storage order, joined here by row id: joined in SQL,
-        // gf_areas would be read in the index's order, a random page per area.
-        let boxes = try boxesByRow()
-        let ids = try db.prepare("SELECT id, area_id FROM gf_areas")
-        var items: [(String, BoundingBox)] = []
-        items.reserveCapacity(boxes.count)
-        while try ids.step() {
-            guard let row = ids.value(0).int64, let box = boxes[row], let id = ids.value(1).string else { continue }
-            items.append((id, box))
-        }
-        return items
-    }
-
-    /// The R*Tree's boxes by gf_areas row id, in one scan of the index.
-    func boxesByRow() throws -> BoxesByRow {
-        let index = try db.prepare("SELECT pkid, \(RTreeBoxColumns.list()) FROM idx_gf_areas_geom")
-        var rows: [Int64] = [], boxes: [BoundingBox] = []
-        while try index.step() {
-            guard let row = index.value(0).int64 else { continue }
-            rows.append(row)
-            boxes.append(index.rtreeBox(from: 1))
-        }
-        return BoxesByRow(rows, boxes)
     }
 
     /// Counted through SQLite's cache: mapped, the count's pages stayed resident (`Connection.unmapped`).
@@ -200,6 +173,18 @@ struct BoxesByRow {
     private var dense: [BoundingBox?] = []
     private var sparse: [Int64: BoundingBox] = [:]
     let count: Int
+
+    /// The R*Tree's boxes, in one scan of the index.
+    init(_ db: Connection) throws {
+        let index = try db.prepare("SELECT pkid, \(RTreeBoxColumns.list()) FROM idx_gf_areas_geom")
+        var rows: [Int64] = [], boxes: [BoundingBox] = []
+        while try index.step() {
+            guard let row = index.value(0).int64 else { continue }
+            rows.append(row)
+            boxes.append(index.rtreeBox(from: 1))
+        }
+        self.init(rows, boxes)
+    }
 
     init(_ rows: [Int64], _ boxes: [BoundingBox]) {
         count = rows.count
