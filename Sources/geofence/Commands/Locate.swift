@@ -62,14 +62,18 @@ extension Locate {
         let output = try OutputFile(out == standardStream ? nil : out, database: conn)
         // Each chunk's pairs are formatted and written on a thread of their
         // own while the next chunk is located (`ConsumingThread`).
-        var csv = PairsCSV(), buffer = PairsCSV.header
-        buffer.reserveCapacity(1 << 17)
-        func flush(_ buffer: inout [UInt8]) throws { try output.write(bytes: buffer); buffer.removeAll(keepingCapacity: true) }
-        let writer = ConsumingThread<BatchLocate.Pairs> { pairs in try csv.append(pairs, to: &buffer, flush: flush) }
+        // The header goes out with the first chunk's lines (or alone at the
+        // end): a batch that fails before any chunk writes nothing.
+        var csv = PairsCSV(), header = PairsCSV.header
+        func write(_ lines: [UInt8]) throws {
+            if !header.isEmpty { try output.write(bytes: header); header = [] }
+            try output.write(bytes: lines)
+        }
+        let writer = ConsumingThread<BatchLocate.Pairs> { pairs in try write(csv.lines(pairs)) }
         let report = try BatchLocate.run(conn, fixes: try fixRows(path, format: fixesFormat, required: ["lat", "lon"], feed: try feedColumns.feed()),
                                          confidence: confidence, beforeChunk: writer.check, emit: writer.give)
         try writer.finish()
-        try flush(&buffer)
+        try write([])
         try output.commit()
         fputs("located \(counted(report.fixes, "fix", plural: "fixes")) (\(report.invalid) invalid): \(counted(report.pairs, "pair")); "
               + "catalog loaded in \(String(format4: report.loadSeconds)) s, fixes located in \(String(format4: report.locateSeconds)) s\n", stderr)

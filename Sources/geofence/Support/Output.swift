@@ -49,15 +49,6 @@ private func csvNeedsQuotes<C: BidirectionalCollection>(_ bytes: C) -> Bool wher
     return bytes.contains(where: { $0 == 0x2C || $0 == 0x22 || $0 == 0x0A || $0 == 0x0D }) || edge(bytes.first) || edge(bytes.last)
 }
 
-/// `n` in decimal digits, appended without a String.
-func appendDecimal(_ n: Int, to out: inout [UInt8]) {
-    if n < 0 { out.append(UInt8(ascii: "-")) }
-    var v = n.magnitude
-    let start = out.count
-    repeat { out.append(UInt8(ascii: "0") + UInt8(v % 10)); v /= 10 } while v > 0
-    out[start...].reverse()
-}
-
 func table(columns: [String], rows: [[String?]]) -> String {
     let cells = rows.map { $0.map { $0 ?? "" } }
     var widths = columns.map(\.count)
