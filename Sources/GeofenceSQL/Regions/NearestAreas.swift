@@ -205,7 +205,7 @@ public final class NearestAreas {
         var out: [(Int64, BoundingBox)] = []
         while try s.step() {
             guard case .integer(let id) = s.value(0) else { continue }
-            out.append((id, s.rtreeBox(from: 1, missing: BoundingBox(minLon: -180, minLat: -90, maxLon: 180, maxLat: 90))))
+            out.append((id, s.rtreeBox(from: 1)))
         }
         return out
     }

@@ -47,10 +47,17 @@ enum RTreeBoxColumns {
 }
 
 extension Statement {
-    /// The box selected by `RTreeBoxColumns.list` from column `first` on;
-    /// a missing bound reads as `missing`'s.
-    func rtreeBox(from first: Int, missing: BoundingBox = BoundingBox(minLon: 0, minLat: 0, maxLon: 0, maxLat: 0)) -> BoundingBox {
-        BoundingBox(minLon: value(first).double ?? missing.minLon, minLat: value(first + 2).double ?? missing.minLat,
-                    maxLon: value(first + 1).double ?? missing.maxLon, maxLat: value(first + 3).double ?? missing.maxLat)
+    /// The box selected by `RTreeBoxColumns.list` from column `first` on.
+    /// A bound that is missing or not a finite number (NULL, an infinity, a
+    /// NaN: only a hand edit of the index stores one) reads as the world's
+    /// on its side (±180°, ±90°): the box then holds at least what the index
+    /// says, and every use of it (a grid's cells, a window's arithmetic)
+    /// stays finite.
+    func rtreeBox(from first: Int) -> BoundingBox {
+        func bound(_ k: Int, world: Double) -> Double {
+            guard let v = value(first + k).double, v.isFinite else { return world }
+            return v
+        }
+        return BoundingBox(minLon: bound(0, world: -180), minLat: bound(2, world: -90), maxLon: bound(1, world: 180), maxLat: bound(3, world: 90))
     }
 }
