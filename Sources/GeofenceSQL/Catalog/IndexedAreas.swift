@@ -32,7 +32,8 @@ struct IndexedAreas {
         found.reserveCapacity(boxes.count)
         rowOf.reserveCapacity(boxes.count)
         while try ids.step() {
-            guard let row = ids.value(0).int64, let id = ids.value(1).string else { continue }
+            guard let row = ids.value(0).int64 else { continue }
+            guard let id = ids.value(1).string else { throw Self.unnamed(row, ids.value(1)) }
             if let box = boxes[row] {
                 found.append((id, box))
                 rowOf.append(row)
@@ -45,5 +46,13 @@ struct IndexedAreas {
         let order = found.indices.sorted { found[$0].0.utf8Precedes(found[$1].0) }
         items = order.map { found[$0] }
         rows = order.map { rowOf[$0] }
+    }
+
+    /// A row whose area_id is no text (a BLOB or NULL, written past the
+    /// catalog's constraints): it names no area, so no pair or notification
+    /// could name it, and leaving it out would lose its answers silently.
+    private static func unnamed(_ row: Int64, _ value: SQLiteValue) -> CatalogError {
+        let what = if case .null = value { "no area_id" } else { "an area_id that is not text (a BLOB)" }
+        return CatalogError("gf_areas row \(row) has \(what): an area is named by its text id; give it one or remove the row")
     }
 }
