@@ -182,3 +182,72 @@ def test_an_area_the_index_holds_no_box_for_is_read_at_the_start(tmp_path):
     fixes.write_text("subject_id,ts,lat,lon,accuracy_m\ns,1,35.65,139.72,0\n")
     p = gf("locate", db, "--fixes", fixes, check=False)
     assert p.returncode == 1 and "not a time" in p.stderr and p.stdout == "", (p.stdout, p.stderr)
+
+
+def test_a_circles_candidates_are_its_index_boxs_on_both_paths(tmp_path):
+    """A circle's box in the R*Tree is its enclosing 32-gon's; its own box
+    (`Geodesy.boundingBox`: 1 % slack, the longitude scale of its poleward
+    edge) is wider. Every batch path takes the fixes both boxes hold, so at
+    85°N a fix just east of the index box gets no pair from the grid's path
+    nor from the per-fix R*Tree path (single `locate`, which asks no box,
+    finds it undecided), and a fix just inside it gets the same pair from both."""
+    db = tmp_path / "c.db"
+    gf("init", db)
+    gf("areas", "add", db, "--id", "C85", "--circle", "85,10,20000")
+    # 121 areas: a batch of 2 fixes (< 121 / 30) goes through the R*Tree per fix, one of 6 through the grid.
+    gf("import", db, write_collection(tmp_path / "far.geojson", [square(f"FAR{k:03d}", -170.0 + k, 10.0, 0.5) for k in range(120)]))
+    [(xmax,)] = stored_rows(db, "SELECT xmax FROM idx_gf_areas_geom WHERE pkid = (SELECT id FROM gf_areas WHERE area_id = 'C85')")
+    outside = [xmax + k * 0.005 for k in range(1, 6)]
+    single = gf("locate", db, "--lat", "85", "--lon", repr(outside[0]), "--accuracy", "3000", "--confidence", "0.99").stdout
+    assert "C85" in single and "undecided" in single
+    grid_fixes, few_fixes = tmp_path / "grid.csv", tmp_path / "few.csv"
+    grid_fixes.write_text("lat,lon,accuracy_m\n" + "".join(f"85,{lon!r},3000\n" for lon in outside) + f"85,{xmax - 0.001!r},3000\n")
+    few_fixes.write_text(f"lat,lon,accuracy_m\n85,{outside[0]!r},3000\n85,{xmax - 0.001!r},3000\n")
+    grid = gf("locate", db, "--fixes", grid_fixes, "--confidence", "0.99").stdout.splitlines()
+    few = gf("locate", db, "--fixes", few_fixes, "--confidence", "0.99").stdout.splitlines()
+    assert grid == ["row,area_id,verdict", "6,C85,undecided"]
+    assert few == ["row,area_id,verdict", "2,C85,undecided"]
+
+
+def test_an_index_box_with_an_infinite_edge_reads_as_the_world(tmp_path):
+    """An R*Tree box edited by hand to an infinite edge (red team: the grid's
+    cell arithmetic trapped, in locate and judge alike) reads as the world's
+    bound on that side: the area is a candidate everywhere, its pairs still
+    narrowed by its own box, so locate's pairs and judge's stays are those
+    of the catalog before the edit."""
+    import shutil
+    db = tmp_path / "c.db"
+    gf("init", db)
+    gf("import", db, write_collection(tmp_path / "a.geojson", [
+        square(f"G{i}-{j}", i * 0.5, j * 0.5, 0.5) for i in range(6) for j in range(6)]))
+    fixes = tmp_path / "f.csv"
+    fixes.write_text("subject_id,ts,lat,lon,accuracy_m\n" + "".join(
+        f"s{k % 7},{1000 + k},{(k * 0.037) % 3.2},{(k * 0.053) % 3.2},{k % 3 * 40}\n" for k in range(400)))
+    edited = tmp_path / "edited.db"
+    shutil.copy(db, edited)
+    sql(edited, "UPDATE idx_gf_areas_geom SET xmin = -1e999, xmax = 1e999, ymax = 1e999 "
+                "WHERE pkid = (SELECT id FROM gf_areas WHERE area_id = 'G2-2');")
+    assert stored_rows(edited, "SELECT count(*) FROM idx_gf_areas_geom WHERE xmax > 1e300") == [(1,)]
+    assert gf("locate", edited, "--fixes", fixes).stdout == gf("locate", db, "--fixes", fixes).stdout
+    stays = []
+    for catalog in (db, edited):
+        gf("judge", catalog, "--fixes", fixes)
+        stays.append(stored_rows(catalog, "SELECT * FROM gf_stays ORDER BY 1, 2"))
+    assert stays[0] == stays[1] and len(stays[0]) > 5
+
+
+def test_an_area_id_that_is_not_text_fails_the_batch_naming_its_row(tmp_path):
+    """An area_id stored as a BLOB (past the catalog's constraints) names no
+    area: the batch fails naming the row, where it used to leave the area out
+    (or list it under an empty id) without a word."""
+    db = tmp_path / "c.db"
+    gf("init", db)
+    gf("import", db, write_collection(tmp_path / "a.geojson", [square(f"A{k}", k, 0.0, 0.5) for k in range(3)]))
+    [(row,)] = stored_rows(db, "SELECT id FROM gf_areas WHERE area_id = 'A1'")
+    sql(db, "UPDATE gf_areas SET area_id = CAST('A1' AS BLOB) WHERE area_id = 'A1';")
+    fixes = tmp_path / "f.csv"
+    fixes.write_text("lat,lon,accuracy_m\n" + "0.2,0.2,0\n" * 3)
+    out = tmp_path / "pairs.csv"
+    p = gf("locate", db, "--fixes", fixes, "--out", out, check=False)
+    assert p.returncode == 2 and f"gf_areas row {row} has an area_id that is not text (a BLOB)" in p.stderr, p.stderr
+    assert not out.exists()
