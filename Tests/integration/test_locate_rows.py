@@ -72,3 +72,23 @@ def test_locate_fixes_format_as_for_judge(tmp_path):
     assert p.returncode == 1 and "line 1: stray quote" in p.stderr, p.stderr
     p = gf("locate", db, "--lat", "35.5", "--lon", "139.5", "--fixes-format", "ndjson", check=False)
     assert p.returncode != 0 and "--fixes-format is the format of --fixes" in p.stderr, p.stderr
+
+
+def test_the_summary_names_the_first_invalid_fix_and_the_fixes_without_accuracy(tmp_path):
+    """Before its summary (its last line), locate says which fix was the first invalid one
+    and why, in the user's column names (as judge does), and how many fixes
+    had no accuracy and were located as exact positions (new-user trial: a
+    feed whose accuracy column was not named gave no undecided pair under
+    --confidence, without a word)."""
+    db = tmp_path / "c.db"
+    gf("init", db)
+    gf("import", db, write_collection(tmp_path / "a.geojson", [square("A", 139.0, 35.0, 1.0)]))
+    fixes = tmp_path / "f.csv"
+    fixes.write_text("device_id,latitude,longitude,hacc\nd,35.5,139.5,10\nd,95,139.5,3\nd,35.5,139.7,3\n")
+    p = gf("locate", db, "--fixes", fixes, "--columns", "lat=latitude,lon=longitude", "--confidence", "0.95")
+    lines = p.stderr.splitlines()
+    assert lines[0] == "invalid fixes: 1 of 3, not located; the first: row 2: column 'latitude': latitude 95.0 outside [-90, 90]"
+    assert lines[1].startswith("2 fixes had no accuracy (no 'accuracy_m' column or key): located as exact positions")
+    assert lines[2].startswith("located 3 fixes (1 invalid): 2 pairs; ")
+    named = gf("locate", db, "--fixes", fixes, "--columns", "lat=latitude,lon=longitude,accuracy_m=hacc", "--confidence", "0.95")
+    assert len(named.stderr.splitlines()) == 2 and "no accuracy" not in named.stderr

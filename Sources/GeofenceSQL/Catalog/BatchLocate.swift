@@ -18,12 +18,16 @@ import Glibc
 /// area's accuracy limits and confidence, or `confidence` for every area.
 /// Outside verdicts are not reported; undecided ones are.
 public enum BatchLocate {
-    public struct Report: Equatable {
+    public struct Report {
         public var fixes = 0, invalid = 0, pairs = 0
         /// Wall time reading and preparing the catalog, and locating the fixes
         /// against it (not reading fixes or writing pairs): the part a peer
         /// with its data already loaded is compared with.
         public var loadSeconds = 0.0, locateSeconds = 0.0
+        /// The first invalid fix: its 1-based row and why.
+        public var firstInvalid: (row: Int, why: InvalidFix)?
+        /// Valid fixes with no accuracy, located as exact positions (accuracy 0).
+        public var withoutAccuracy = 0
     }
 
     struct Point { var row: Int; var p: LonLat; var accuracy: Double }
@@ -91,10 +95,14 @@ public enum BatchLocate {
         for row in rows {
             if let e = row.readError { throw e }
             report.fixes += 1
-            guard row.problem == nil, case .success(let (p, accuracy)) = Fix.validatedPosition(lat: row.lat, lon: row.lon, accuracy: row.accuracy) else {
+            let position = row.problem.map { .failure(InvalidFix($0, field: row.problemField)) }
+                ?? Fix.validatedPosition(lat: row.lat, lon: row.lon, accuracy: row.accuracy)
+            guard case .success(let (p, accuracy)) = position else {
                 report.invalid += 1
+                if report.firstInvalid == nil, case .failure(let why) = position { report.firstInvalid = (report.fixes, why) }
                 continue
             }
+            if row.accuracy == nil { report.withoutAccuracy += 1 }
             chunk.append(Point(row: report.fixes, p: p, accuracy: accuracy))
             if chunk.count >= chunkFixes { try flush() }
         }

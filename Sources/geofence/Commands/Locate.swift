@@ -70,11 +70,21 @@ extension Locate {
             try output.write(bytes: lines)
         }
         let writer = ConsumingThread<BatchLocate.Pairs> { pairs in try write(csv.lines(pairs)) }
-        let report = try BatchLocate.run(conn, fixes: try fixRows(path, format: fixesFormat, required: ["lat", "lon"], feed: try feedColumns.feed()),
+        let feed = try feedColumns.feed()
+        let report = try BatchLocate.run(conn, fixes: try fixRows(path, format: fixesFormat, required: ["lat", "lon"], feed: feed),
                                          confidence: confidence, beforeChunk: writer.check, emit: writer.give)
         try writer.finish()
         try write([])
         try output.commit()
+        // Notes first: the summary stays the last line (the Python door reads it there).
+        if let (row, why) = report.firstInvalid {
+            warn("invalid fixes: \(report.invalid) of \(report.fixes), not located; the first: row \(row): \(feed.describe(why))")
+        }
+        if report.withoutAccuracy > 0 {
+            warn("\(counted(report.withoutAccuracy, "fix", plural: "fixes")) had no accuracy (no \(Echo.quoted(feed.column(.accuracy))) column or key): "
+                 + "located as exact positions (accuracy 0), so no pair of theirs is undecided; name your accuracy column with "
+                 + "--columns accuracy_m=COLUMN, or give every fix one with --accuracy-m M")
+        }
         fputs("located \(counted(report.fixes, "fix", plural: "fixes")) (\(report.invalid) invalid): \(counted(report.pairs, "pair")); "
               + "catalog loaded in \(String(format4: report.loadSeconds)) s, fixes located in \(String(format4: report.locateSeconds)) s\n", stderr)
     }
