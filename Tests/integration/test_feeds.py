@@ -148,7 +148,8 @@ def test_a_feed_without_accuracy_needs_a_stated_one(tmp_path):
     p = gf("judge", db, "--fixes", feed, check=False)
     assert p.returncode == 1 and p.stderr.strip() == (
         f"error: {feed}, line 1: the header has no column 'accuracy_m' (needs subject_id, ts, lat, lon, accuracy_m); "
-        "a feed without accuracies takes one for every row from --accuracy-m METRES"), p.stderr
+        "a feed without accuracies takes one for every row from --accuracy-m METRES; "
+        "its columns: 'subject_id', 'ts', 'lat', 'lon' (name yours with --columns accuracy_m=COLUMN)"), p.stderr
     got, _ = notifications(db, tmp_path, "--fixes", feed, "--accuracy-m", "5")
     # The same events, carrying the accuracy the fixes were judged with.
     assert [r[:-1] for r in got] == [r[:-1] for r in expected] and {r[-1] for r in got} == {"5.0"}, got

@@ -114,7 +114,12 @@ public enum FixLines {
         message += c == field.column ? " (needs \(required.compactMap(FixField.init(column:)).map(feed.column).joined(separator: ", ")))"
                                      : " (--columns \(field.column)=\(c))"
         if field == .accuracy { message += "; a feed without accuracies takes one for every row from --accuracy-m METRES" }
-        if feed.renames { message += "; its columns: " + header.map(Echo.quoted).joined(separator: ", ") }
+        if feed.renames {
+            message += "; its columns: " + header.map(Echo.quoted).joined(separator: ", ")
+        } else if header.count > 1 {
+            // Columns of other names: say them, and how to name the field's.
+            message += "; its columns: " + header.map(Echo.quoted).joined(separator: ", ") + " (name yours with --columns \(field.column)=COLUMN)"
+        }
         return message + CSVReader.separatorHint(header: header)
     }
 
