@@ -4,10 +4,11 @@ own text, so a file whose stored trigger text carries further statements
 (ATTACH another database, DROP a table in it) changes nothing outside the
 catalog, and its triggers come out repaired. Users' own triggers stay."""
 import json
+import sqlite3
 
 import pytest
 
-from conftest import EXTENSION, SAMPLES, gf, run, write_collection, square
+from conftest import EXTENSION, SAMPLES, gf, run, sql, write_collection, square
 from older_layouts import RUNS_BEFORE_VERSION_10, VERSION_6_NOTIFICATIONS, state_layout_before_version_8
 
 TRIGGERS = ["gii_gf_areas_geom", "tmi_gf_areas_geom"]
@@ -141,3 +142,36 @@ def test_an_upgrade_replaces_stamp_triggers_a_file_already_carries(tmp_path):
     assert run("sqlite3", db, STAMP_QUERY).stdout == run("sqlite3", fresh, STAMP_QUERY).stdout
     assert run("sqlite3", db, "SELECT value FROM gf_meta WHERE key = 'schema_version';").stdout \
         == run("sqlite3", fresh, "SELECT value FROM gf_meta WHERE key = 'schema_version';").stdout
+
+
+def test_a_confidence_written_past_the_constraints_is_an_error_not_a_trap(tmp_path):
+    """An area's confidence of 7, or a default_confidence of 7, written past
+    the catalog's CHECK constraints reached the CEP arithmetic, whose
+    precondition trapped: the CLI died, and in SQL the host process with it
+    (red team). Each door now says which value is wrong."""
+    db = tmp_path / "c.db"
+    gf("init", db)
+    gf("import", db, write_collection(tmp_path / "a.geojson", [square("P0", 139.70, 35.60, 0.10)]))
+    fixes = tmp_path / "f.csv"
+    fixes.write_text("subject_id,ts,lat,lon,accuracy_m\ns,1700000000,35.65,139.75,100\n")
+    con = sqlite3.connect(db)
+    con.execute("PRAGMA ignore_check_constraints = 1")
+    con.execute("UPDATE gf_areas SET confidence = 7 WHERE area_id = 'P0'")
+    con.commit()
+    con.close()
+    p = gf("locate", db, "--fixes", fixes, check=False)
+    assert p.returncode == 1 and "id 'P0', confidence: must be in [0, 1), got 7.0" in p.stderr, p.stderr
+    p = gf("locate", db, "--lat", "35.65", "--lon", "139.75", "--accuracy", "100", check=False)
+    assert p.returncode == 2 and "area 'P0': confidence 7.0 is not in [0, 1)" in p.stderr, p.stderr
+    p = sql(db, "SELECT gf_area_contains('P0', 35.65, 139.75, 100);", check=False)
+    assert p.returncode == 1 and "gf_area_contains: area 'P0': confidence 7.0 is not in [0, 1)" in p.stderr, p.stderr
+    sql(db, "UPDATE gf_areas SET confidence = NULL WHERE area_id = 'P0';")
+    con = sqlite3.connect(db)
+    con.execute("INSERT OR REPLACE INTO gf_settings(key, value) VALUES ('default_confidence', '7')")
+    con.commit()
+    con.close()
+    for args in (["locate", db, "--fixes", fixes], ["judge", db, "--fixes", fixes]):
+        p = gf(*args, check=False)
+        assert p.returncode == 1 and "default_confidence in gf_settings must be a number in [0, 1), got '7'" in p.stderr, p.stderr
+    p = sql(db, "SELECT gf_check('s', 1700000000, 35.65, 139.75, 100);", check=False)
+    assert p.returncode == 1 and "default_confidence in gf_settings must be a number in [0, 1)" in p.stderr, p.stderr

@@ -36,16 +36,25 @@ public struct AreaDefinition: Equatable, Sendable {
     /// Checks every field rule of behaviour §1; throws naming the field.
     public func validate() throws {
         if areaId.isEmpty { throw InputError("must not be empty", field: "area_id") }
+        try validateValues()
+        if let a = validFrom, let b = validUntil, b < a {
+            throw InputError("valid_until \(b) is before valid_from \(a)", field: "valid_until")
+        }
+        if let tz = timezone, !TimeZoneNames.isKnown(tz) { throw InputError(TimeZoneNames.unknown(tz), field: "timezone") }
+        try ShapeValidation.check(shape)
+    }
+
+    /// The rules of the numbers judging computes with (accuracy limits,
+    /// confirm counts, confidence); throws naming the field. Also asked of
+    /// every area read from a catalog (`AreaStore.area`): a value written
+    /// past the catalog's CHECK constraints (a confidence of 7) would
+    /// otherwise reach the arithmetic, which traps on it.
+    public func validateValues() throws {
         if let v = inAccuracyMaxM, !(v.isFinite && v >= 0) { throw InputError("must be a number >= 0, got \(v)", field: "in_accuracy_max_m") }
         if let v = outAccuracyMaxM, !(v.isFinite && v >= 0) { throw InputError("must be a number >= 0, got \(v)", field: "out_accuracy_max_m") }
         if inConfirmCount < 1 { throw InputError("must be an integer >= 1, got \(inConfirmCount)", field: "in_confirm_count") }
         if outConfirmCount < 1 { throw InputError("must be an integer >= 1, got \(outConfirmCount)", field: "out_confirm_count") }
-        if let a = validFrom, let b = validUntil, b < a {
-            throw InputError("valid_until \(b) is before valid_from \(a)", field: "valid_until")
-        }
         if let c = confidence, !(c >= 0 && c < 1) { throw InputError("must be in [0, 1), got \(c)", field: "confidence") }
-        if let tz = timezone, !TimeZoneNames.isKnown(tz) { throw InputError(TimeZoneNames.unknown(tz), field: "timezone") }
-        try ShapeValidation.check(shape)
     }
 }
 

@@ -196,6 +196,7 @@ public final class AreaStore {
         a.confidence = r[.confidence].double
         a.timezone = r[.timezone].string
         if let text = r[.properties].string, case .object(let m) = try JSONReader.parse(text, strict: false) { a.properties = m }
+        do { try a.validateValues() } catch let e as InputError { throw InputError(e.message, id: id, field: e.field) }
         return a
     }
 

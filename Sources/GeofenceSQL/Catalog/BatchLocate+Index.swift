@@ -19,7 +19,7 @@ extension BatchLocate {
     }
 
     static func locateThroughIndex(_ db: Connection, _ points: [Point], _ confidence: Double?, idsVersion: Int) throws -> Pairs {
-        let defaultConfidence = Settings(db).defaultConfidence
+        let defaultConfidence = try Settings(db).defaultConfidence()
         let window = try db.prepare("""
             SELECT pkid FROM idx_gf_areas_geom WHERE xmin <= ?1 AND xmax >= ?1 AND ymin <= ?2 AND ymax >= ?2
             """)

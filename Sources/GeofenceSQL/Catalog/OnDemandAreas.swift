@@ -45,7 +45,7 @@ final class OnDemandAreas {
 
     init(_ db: Connection) throws {
         self.db = db
-        defaultConfidence = Settings(db).defaultConfidence
+        defaultConfidence = try Settings(db).defaultConfidence()
         read = try db.prepare("SELECT \(Self.columns) FROM gf_areas WHERE id = ?1")
         let indexed = try db.inReadTransaction { try IndexedAreas(db) }
         var items = indexed.items, rowOf = indexed.rows

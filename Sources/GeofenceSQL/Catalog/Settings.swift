@@ -93,5 +93,15 @@ public struct Settings {
         }
     }
 
-    public var defaultConfidence: Double { (try? get("default_confidence")).flatMap { $0.flatMap(Double.init) } ?? 0 }
+    /// The confidence of an area without its own (0 when unset). A stored
+    /// value that is no number in [0, 1) (written past `settings set`) is an
+    /// input error of default_confidence: judging computes with it, and
+    /// would trap on it.
+    public func defaultConfidence() throws -> Double {
+        guard let text = try get("default_confidence") else { return 0 }
+        guard let p = Double(text), p >= 0, p < 1 else {
+            throw InputError("default_confidence in gf_settings must be a number in [0, 1), got \(Echo.quoted(text)) (set it with `geofence settings set`)")
+        }
+        return p
+    }
 }

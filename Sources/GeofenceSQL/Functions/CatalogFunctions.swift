@@ -56,6 +56,12 @@ enum CatalogFunctions {
         let shape = try bytes.withUnsafeBytes { b in
             try cache.shape(for: b) { try GeometryFunctions.shape(from: b, a, 0) }
         }
-        return (shape, VerdictRule(inAccuracyMax: r[1].double, outAccuracyMax: r[2].double, confidence: r[3].double ?? 0))
+        // Written past the catalog's constraints, a confidence outside [0, 1) would reach the arithmetic, which traps on it.
+        let confidence = r[3].double ?? 0
+        guard confidence >= 0 && confidence < 1 else {
+            throw FunctionError("\(a.function): area \(Echo.quoted(id)): confidence \(confidence) is not in [0, 1) "
+                                + "(its confidence column, else default_confidence in gf_settings, was written past the catalog's constraints)")
+        }
+        return (shape, VerdictRule(inAccuracyMax: r[1].double, outAccuracyMax: r[2].double, confidence: confidence))
     }
 }

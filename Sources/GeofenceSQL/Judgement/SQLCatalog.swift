@@ -28,7 +28,7 @@ public final class SQLCatalog: AreaSource {
         rtree = try RTreeBoxes(db)
         let settings = Settings(db)
         let zoneName = try settings.get("default_timezone") ?? "UTC"
-        defaults = CatalogDefaults(confidence: settings.defaultConfidence, zone: try zones.zone(zoneName))
+        defaults = CatalogDefaults(confidence: try settings.defaultConfidence(), zone: try zones.zone(zoneName))
     }
 
     /// The R*Tree's boxes in memory, for a batch large enough to repay reading them all.
