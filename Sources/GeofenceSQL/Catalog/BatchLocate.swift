@@ -61,8 +61,9 @@ public enum BatchLocate {
 
     /// `emit` gets each chunk's pairs, chunk after chunk in input order;
     /// `beforeChunk` is asked before each chunk is located, so a consumer of
-    /// the pairs that failed on another thread stops the batch at once.
-    public static func run(_ db: Connection, fixes rows: some Sequence<Judgement.Row>, confidence: Double?,
+    /// the pairs that failed on another thread stops the batch at once. The
+    /// fixes come made into `Input`s (BatchLocate+Input.swift).
+    public static func run(_ db: Connection, inputs: some Sequence<Input>, confidence: Double?,
                            beforeChunk: () throws -> Void = {}, emit: (Pairs) throws -> Void) throws -> Report {
         var report = Report()
         var started = now()
@@ -92,17 +93,15 @@ public enum BatchLocate {
             report.pairs += pairs.all.count
             chunk.removeAll(keepingCapacity: true)
         }
-        for row in rows {
-            if let e = row.readError { throw e }
+        for input in inputs {
+            if case .unreadable(let e) = input { throw e.error }
             report.fixes += 1
-            let position = row.problem.map { .failure(InvalidFix($0, field: row.problemField)) }
-                ?? Fix.validatedPosition(lat: row.lat, lon: row.lon, accuracy: row.accuracy)
-            guard case .success(let (p, accuracy)) = position else {
+            guard case .position(let p, let accuracy, let given) = input else {
                 report.invalid += 1
-                if report.firstInvalid == nil, case .failure(let why) = position { report.firstInvalid = (report.fixes, why) }
+                if report.firstInvalid == nil, case .invalid(let why) = input { report.firstInvalid = (report.fixes, why) }
                 continue
             }
-            if row.accuracy == nil { report.withoutAccuracy += 1 }
+            if !given { report.withoutAccuracy += 1 }
             chunk.append(Point(row: report.fixes, p: p, accuracy: accuracy))
             if chunk.count >= chunkFixes { try flush() }
         }

@@ -73,16 +73,24 @@ public enum FixSources {
     /// of times and missing accuracies.
     public static func file(_ path: String, name: String? = nil, required: [String] = columns, format: FileFormat? = nil,
                             feed: FixFeed = .standard) throws -> AnySequence<FixRow> {
+        try file(path, name: name, required: required, format: format, feed: feed, each: { $0 })
+    }
+
+    /// The same, each row made into what the caller keeps of it (`each`) on
+    /// the reading thread: a caller that needs little of a row (`locate`
+    /// its position) neither copies nor frees whole rows on its own thread.
+    public static func file<Kept>(_ path: String, name: String? = nil, required: [String] = columns, format: FileFormat? = nil,
+                                  feed: FixFeed = .standard, each: @escaping (FixRow) -> Kept) throws -> AnySequence<Kept> {
         switch format ?? FileFormat(named: path) {
         case .columns:
             var columns = try FixColumns(path: path, name: name, required: required, feed: feed)
-            return AnySequence(AnyIterator { columns.next() })
+            return AnySequence(AnyIterator { columns.next().map(each) })
         case .ndjson:
             var lines = FixLines.NDJSON(path: name ?? path, chunks: try FileChunks(path: path), feed: feed)
-            return AnySequence(ReadAhead { lines.next() })
+            return AnySequence(ReadAhead { lines.next().map(each) })
         case .csv:
             var csv = try FixLines.CSV(path: name ?? path, chunks: try FileChunks(path: path), required: required, feed: feed)
-            return AnySequence(ReadAhead { csv.next() })
+            return AnySequence(ReadAhead { csv.next().map(each) })
         }
     }
 }

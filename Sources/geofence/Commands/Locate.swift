@@ -71,8 +71,8 @@ extension Locate {
         }
         let writer = ConsumingThread<BatchLocate.Pairs> { pairs in try write(csv.lines(pairs)) }
         let feed = try feedColumns.feed()
-        let report = try BatchLocate.run(conn, fixes: try fixRows(path, format: fixesFormat, required: ["lat", "lon"], feed: feed),
-                                         confidence: confidence, beforeChunk: writer.check, emit: writer.give)
+        let inputs = try fixRows(path, format: fixesFormat, required: ["lat", "lon"], feed: feed, each: BatchLocate.Input.init)
+        let report = try BatchLocate.run(conn, inputs: inputs, confidence: confidence, beforeChunk: writer.check, emit: writer.give)
         try writer.finish()
         try write([])
         try output.commit()

@@ -17,11 +17,18 @@ extension FixSources.FileFormat: ExpressibleByArgument {}
 /// `spooled`: where `spooledFixes` put a stream's fixes.
 func fixRows(_ name: String, format: FixSources.FileFormat?, required: [String] = FixSources.columns, spooled: String? = nil,
              feed: FixFeed = .standard) throws -> AnySequence<FixRow> {
+    try fixRows(name, format: format, required: required, spooled: spooled, feed: feed, each: { $0 })
+}
+
+/// The same, each row made into what the caller keeps of it on the reading thread (`FixSources.file`).
+func fixRows<Kept>(_ name: String, format: FixSources.FileFormat?, required: [String] = FixSources.columns, spooled: String? = nil,
+                   feed: FixFeed = .standard, each: @escaping (FixRow) -> Kept) throws -> AnySequence<Kept> {
     guard name == standardStream else {
         // The name says the format, also of a spooled copy (whose name does not).
-        return try FixSources.file(spooled ?? name, name: name, required: required, format: format ?? FixSources.FileFormat(named: name), feed: feed)
+        return try FixSources.file(spooled ?? name, name: name, required: required, format: format ?? FixSources.FileFormat(named: name),
+                                   feed: feed, each: each)
     }
-    return try FixSources.file(spooled ?? "/dev/stdin", name: "standard input", required: required, format: format ?? .csv, feed: feed)
+    return try FixSources.file(spooled ?? "/dev/stdin", name: "standard input", required: required, format: format ?? .csv, feed: feed, each: each)
 }
 
 /// Fixes that arrive as a stream (standard input, a FIFO) are read to their
