@@ -69,7 +69,12 @@ extension Locate {
             if !header.isEmpty { try output.write(bytes: header); header = [] }
             try output.write(bytes: lines)
         }
-        let writer = ConsumingThread<BatchLocate.Pairs> { pairs in try write(csv.lines(pairs)) }
+        // In slices of 64k pairs: a chunk's pairs at a million fences would be tens of MB of text at once.
+        let writer = ConsumingThread<BatchLocate.Pairs> { pairs in
+            for start in stride(from: 0, to: pairs.all.count, by: 1 << 16) {
+                try write(csv.lines(pairs, start..<min(start + 1 << 16, pairs.all.count)))
+            }
+        }
         let feed = try feedColumns.feed()
         let inputs = try fixRows(path, format: fixesFormat, required: ["lat", "lon"], feed: feed, each: BatchLocate.Input.init)
         let report = try BatchLocate.run(conn, inputs: inputs, confidence: confidence, beforeChunk: writer.check, emit: writer.give)

@@ -6,9 +6,9 @@ import GeofenceSQL
 /// per row number and per line would be most of the command. A fix has a
 /// dozen pairs and an area thousands: each area's CSV field is made once
 /// (`fields`, all in one array, at `at`: no array per area to retain per
-/// pair). A chunk's lines are written straight into one array of their
-/// exact size, measured first (no growth check, no retain per piece). One
-/// instance formats a whole batch, chunk after chunk, on one thread.
+/// pair). A slice of a chunk's pairs is written straight into one array of
+/// its exact size, measured first (no growth check, no retain per piece).
+/// One instance formats a whole batch, chunk after chunk, on one thread.
 struct PairsCSV {
     static let header = Array("row,area_id,verdict\n".utf8)
     /// The two verdicts' endings, then every area's field met so far.
@@ -16,15 +16,15 @@ struct PairsCSV {
     private static let inside = 0..<8, undecided = 8..<19
     private static let verdictsLength = 19
 
-    /// The lines of `pairs`, in their order.
-    mutating func lines(_ pairs: BatchLocate.Pairs) -> [UInt8] {
+    /// The lines of `pairs.all[range]`, in their order.
+    mutating func lines(_ pairs: BatchLocate.Pairs, _ range: Range<Int>) -> [UInt8] {
         if pairs.idsVersion != version || at.count != pairs.ids.count {
             version = pairs.idsVersion
             fields.removeSubrange(Self.verdictsLength...)
             at = Array(repeating: nil, count: pairs.ids.count)
         }
         var total = 0, row = -1, rowLength = 0
-        for pair in pairs.all {
+        for pair in pairs.all[range] {
             if at[Int(pair.area)] == nil {
                 let start = fields.count
                 fields += csvField(pairs.ids[Int(pair.area)]).utf8
@@ -40,7 +40,7 @@ struct PairsCSV {
                 func copy(_ r: Range<Int>, from source: UnsafeBufferPointer<UInt8>) {
                     for k in r { out[w] = source[k]; w += 1 }
                 }
-                for pair in pairs.all {
+                for pair in pairs.all[range] {
                     if pair.row == row {
                         // The row's field as written on its first line.
                         copy(rowField, from: UnsafeBufferPointer(out))
