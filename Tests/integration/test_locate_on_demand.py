@@ -238,11 +238,13 @@ def test_an_index_box_with_an_infinite_edge_reads_as_the_world(tmp_path):
 
 def test_an_area_id_that_is_not_text_fails_the_batch_naming_its_row(tmp_path):
     """An area_id stored as a BLOB (past the catalog's constraints) names no
-    area: the batch fails naming the row, where it used to leave the area out
-    (or list it under an empty id) without a word."""
+    area: every door that meets the row fails naming it, where they left the
+    area out (or listed it under an empty id) without a word (red team)."""
     db = tmp_path / "c.db"
     gf("init", db)
-    gf("import", db, write_collection(tmp_path / "a.geojson", [square(f"A{k}", k, 0.0, 0.5) for k in range(3)]))
+    # 63 areas: a batch of 1 fix (< 63 / 30) asks the R*Tree per fix; one of 3 goes through the grid.
+    gf("import", db, write_collection(tmp_path / "a.geojson", [square(f"A{k}", k, 0.0, 0.5) for k in range(3)] + [
+        square(f"FAR{k:02d}", -170.0 + k, 40.0, 0.5) for k in range(60)]))
     [(row,)] = stored_rows(db, "SELECT id FROM gf_areas WHERE area_id = 'A1'")
     sql(db, "UPDATE gf_areas SET area_id = CAST('A1' AS BLOB) WHERE area_id = 'A1';")
     fixes = tmp_path / "f.csv"
@@ -251,3 +253,16 @@ def test_an_area_id_that_is_not_text_fails_the_batch_naming_its_row(tmp_path):
     p = gf("locate", db, "--fixes", fixes, "--out", out, check=False)
     assert p.returncode == 2 and f"gf_areas row {row} has an area_id that is not text (a BLOB)" in p.stderr, p.stderr
     assert not out.exists()
+    # Every other door that meets the row: a batch of one fix (the R*Tree per fix), judge
+    # (every area prepared first, and on demand), gf_check.
+    one = tmp_path / "one.csv"
+    one.write_text("lat,lon,accuracy_m\n0.2,1.2,0\n")
+    p = gf("locate", db, "--fixes", one, check=False)
+    assert p.returncode == 2 and "has an area_id that is not text (a BLOB)" in p.stderr, p.stderr
+    for n in (1, 80):
+        judged = tmp_path / f"judged{n}.csv"
+        judged.write_text("subject_id,ts,lat,lon,accuracy_m\n" + "".join(f"s{k},{1700000000 + k},0.2,{(k + 1) % 3 + 0.2},0\n" for k in range(n)))
+        p = gf("judge", db, "--fixes", judged, check=False)
+        assert p.returncode == 2 and f"gf_areas row {row} has an area_id that is not text (a BLOB)" in p.stderr, (n, p.stderr)
+    p = sql(db, "SELECT gf_check('u', 1700000000, 0.2, 1.2, 0);", check=False)
+    assert p.returncode == 1 and f"gf_check: gf_areas row {row} has an area_id that is not text (a BLOB)" in p.stderr, p.stderr

@@ -170,7 +170,7 @@ public final class AreaStore {
     /// decoded (it is then not read), as `AreaPreparation`'s scan does.
     static func area(_ values: [SQLiteValue], polygons: [Polygon]? = nil) throws -> AreaDefinition {
         let r = NamedRow<Column>(values)
-        let id = r[.area_id].string ?? ""
+        guard let id = r[.area_id].string else { throw CatalogError.unnamedArea(row: nil, r[.area_id]) }
         let shape: Shape
         if let polygons {
             shape = .polygons(polygons)

@@ -33,7 +33,7 @@ struct IndexedAreas {
         rowOf.reserveCapacity(boxes.count)
         while try ids.step() {
             guard let row = ids.value(0).int64 else { continue }
-            guard let id = ids.value(1).string else { throw Self.unnamed(row, ids.value(1)) }
+            guard let id = ids.value(1).string else { throw CatalogError.unnamedArea(row: row, ids.value(1)) }
             if let box = boxes[row] {
                 found.append((id, box))
                 rowOf.append(row)
@@ -48,11 +48,15 @@ struct IndexedAreas {
         rows = order.map { rowOf[$0] }
     }
 
+}
+
+extension CatalogError {
     /// A row whose area_id is no text (a BLOB or NULL, written past the
     /// catalog's constraints): it names no area, so no pair or notification
     /// could name it, and leaving it out would lose its answers silently.
-    private static func unnamed(_ row: Int64, _ value: SQLiteValue) -> CatalogError {
+    static func unnamedArea(row: Int64?, _ value: SQLiteValue) -> CatalogError {
         let what = if case .null = value { "no area_id" } else { "an area_id that is not text (a BLOB)" }
-        return CatalogError("gf_areas row \(row) has \(what): an area is named by its text id; give it one or remove the row")
+        let which = row.map { "gf_areas row \($0)" } ?? "an area of gf_areas"
+        return CatalogError("\(which) has \(what): an area is named by its text id; give it one or remove the row")
     }
 }

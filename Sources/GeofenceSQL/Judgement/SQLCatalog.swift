@@ -138,11 +138,11 @@ struct RTreeBoxes: BoxIndex {
 
     init(_ db: Connection) throws {
         point = try db.prepare("""
-            SELECT a.area_id FROM idx_gf_areas_geom AS r CROSS JOIN gf_areas AS a ON a.id = r.pkid
+            SELECT a.area_id, a.id FROM idx_gf_areas_geom AS r CROSS JOIN gf_areas AS a ON a.id = r.pkid
             WHERE r.xmin <= ?1 AND r.xmax >= ?1 AND r.ymin <= ?2 AND r.ymax >= ?2
             """)
         window = try db.prepare("""
-            SELECT a.area_id, \(RTreeBoxColumns.list("r")) FROM idx_gf_areas_geom AS r CROSS JOIN gf_areas AS a ON a.id = r.pkid
+            SELECT a.area_id, \(RTreeBoxColumns.list("r")), a.id FROM idx_gf_areas_geom AS r CROSS JOIN gf_areas AS a ON a.id = r.pkid
             WHERE r.xmin <= ?3 AND r.xmax >= ?1 AND r.ymin <= ?4 AND r.ymax >= ?2
             """)
     }
@@ -150,7 +150,10 @@ struct RTreeBoxes: BoxIndex {
     func ids(holding p: LonLat) throws -> [String] {
         try point.bind([.real(p.lon), .real(p.lat)])
         var ids: [String] = []
-        while try point.step() { if let id = point.value(0).string { ids.append(id) } }
+        while try point.step() {
+            guard let id = point.value(0).string else { throw CatalogError.unnamedArea(row: point.value(1).int64, point.value(0)) }
+            ids.append(id)
+        }
         // In area_id order, as the judge merges them (`utf8Precedes`).
         return ids.sorted { $0.utf8Precedes($1) }
     }
@@ -159,7 +162,7 @@ struct RTreeBoxes: BoxIndex {
         try window.bind([.real(w.minLon), .real(w.minLat), .real(w.maxLon), .real(w.maxLat)])
         var items: [(String, BoundingBox)] = []
         while try window.step() {
-            guard let id = window.value(0).string else { continue }
+            guard let id = window.value(0).string else { throw CatalogError.unnamedArea(row: window.value(5).int64, window.value(0)) }
             items.append((id, window.rtreeBox(from: 1)))
         }
         return items
