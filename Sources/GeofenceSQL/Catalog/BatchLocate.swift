@@ -225,8 +225,10 @@ public enum BatchLocate {
 
     /// Whether the area's own shape box holds `p` (at ±180°, either
     /// spelling of the meridian), both ends included. A pair is reported
-    /// only then: the grid and the R*Tree hold index boxes, which can hold
-    /// a fix a hair outside the shape's box (`IndexedAreas`).
+    /// only where both the index box (the grid's, the R*Tree's) and this
+    /// one hold the fix: a polygon's index box is a hair larger than its own,
+    /// a circle's own box wider than its index box (`IndexedAreas`), and
+    /// both paths of a batch then give the same pairs.
     static func heldByShapeBox(_ area: JudgedArea, _ p: LonLat) -> Bool {
         let b = area.shape.boundingBox
         func holds(_ lon: Double) -> Bool { lon >= b.minLon && lon <= b.maxLon && p.lat >= b.minLat && p.lat <= b.maxLat }

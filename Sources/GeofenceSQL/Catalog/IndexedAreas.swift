@@ -13,10 +13,12 @@ import GeofenceCore
 /// into grid order only confirms it. Joined in SQL, gf_areas would be read
 /// in the R*Tree's order, a random page per area.
 ///
-/// Rule: an index box is a 32-bit float box rounded outward, so it holds
-/// its shape's own box and sometimes a hair more: a caller that must
-/// answer as the shape's own box does narrows by it once the area is
-/// prepared (`BatchLocate.heldByShapeBox`).
+/// Rule: an index box is not the shape's own box. A polygon's is its own
+/// box in 32-bit floats rounded outward, a hair larger; a circle's is the
+/// box of its enclosing 32-gon, narrower than the circle's own box
+/// (`Geodesy.boundingBox`: 1 % slack, the longitude scale of its poleward
+/// edge) yet holding the circle. A caller that answers by boxes takes the
+/// fixes both hold (`BatchLocate.heldByShapeBox`, once the area is prepared).
 struct IndexedAreas {
     /// In grid order: the area's id and index box, and its row in gf_areas.
     private(set) var items: [(String, BoundingBox)] = []

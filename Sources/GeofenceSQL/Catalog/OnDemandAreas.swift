@@ -12,11 +12,11 @@ import GeofenceCore
 /// with the areas the batch touches by their prepared shapes.
 ///
 /// The boxes are the R*Tree's (`IndexedAreas`: read from the index and
-/// the area_id index, no area row): a 32-bit float box rounded outward
-/// holds the shape's own box, so a fix meets every candidate it met when
-/// every area was prepared first, and sometimes one more a hair away; the
-/// pairs are narrowed by the shape's own box once the area is prepared
-/// (`BatchLocate.heldByShapeBox`), so they are the same. An area the
+/// the area_id index, no area row), and a pair is kept only where the
+/// shape's own box holds the fix too (`BatchLocate.heldByShapeBox`), as on
+/// the per-fix R*Tree path: a polygon's pairs are those of its own box (the
+/// index's is a hair larger), a circle's those of its enclosing 32-gon's box
+/// (narrower than the circle's own, which has slack). An area the
 /// R*Tree holds no box for is read and prepared at the start, with its
 /// shape's box, so one whose geometry cannot be read fails the batch before
 /// any fix.
