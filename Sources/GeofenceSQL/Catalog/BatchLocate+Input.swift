@@ -9,12 +9,12 @@ extension BatchLocate {
         /// A valid fix; `accuracyGiven` false: the row had no accuracy, and is located as an exact position.
         case position(LonLat, accuracy: Double, accuracyGiven: Bool)
         case invalid(InvalidFix)
-        case unreadable(ReadError)
+        case unreadable(Error)
 
         /// The fix's own rules for its position and accuracy (one rule, in the core), no subject or time needed.
         public init(_ row: Judgement.Row) {
             if let e = row.readError {
-                self = .unreadable(ReadError(error: e))
+                self = .unreadable(e)
             } else if let problem = row.problem {
                 self = .invalid(InvalidFix(problem, field: row.problemField))
             } else {
@@ -24,10 +24,5 @@ extension BatchLocate {
                 }
             }
         }
-    }
-
-    /// A read error carried from the reading thread to the batch's.
-    public struct ReadError {
-        let error: Error
     }
 }

@@ -94,7 +94,7 @@ public enum BatchLocate {
             chunk.removeAll(keepingCapacity: true)
         }
         for input in inputs {
-            if case .unreadable(let e) = input { throw e.error }
+            if case .unreadable(let e) = input { throw e }
             report.fixes += 1
             guard case .position(let p, let accuracy, let given) = input else {
                 report.invalid += 1

@@ -14,13 +14,12 @@ struct PairsCSV {
     /// The two verdicts' endings, then every area's field met so far.
     private var fields = Array(",inside\n,undecided\n".utf8), at: [Range<Int>?] = [], version = -1
     private static let inside = 0..<8, undecided = 8..<19
-    private static let verdictsLength = 19
 
     /// The lines of `pairs.all[range]`, in their order.
     mutating func lines(_ pairs: BatchLocate.Pairs, _ range: Range<Int>) -> [UInt8] {
         if pairs.idsVersion != version || at.count != pairs.ids.count {
             version = pairs.idsVersion
-            fields.removeSubrange(Self.verdictsLength...)
+            fields.removeSubrange(Self.undecided.upperBound...)
             at = Array(repeating: nil, count: pairs.ids.count)
         }
         var total = 0, row = -1, rowLength = 0
