@@ -57,18 +57,51 @@ extension JudgeCatalog {
 }
 
 /// What counting a verdict in a stay needs of an area: its confirm counts,
-/// and whether it has conditions (which then need the area itself). Small
-/// enough to keep beside an index (`PlannedAreas`).
+/// and whether it has conditions (which then need the area itself), and
+/// DWELL ones (which may come due at a fix that makes no transition).
+/// Small enough to keep beside an index (`PlannedAreas`).
 public struct CountingRules: Equatable, Sendable {
     public let inConfirm: Int, outConfirm: Int
     public let hasConditions: Bool
+    public let hasDwellConditions: Bool
     public init(_ area: JudgedArea) {
         inConfirm = area.definition.inConfirmCount
         outConfirm = area.definition.outConfirmCount
         hasConditions = !area.conditions.isEmpty
+        hasDwellConditions = !area.dwellConditions.isEmpty
     }
-    public init(inConfirm: Int, outConfirm: Int, hasConditions: Bool) {
-        self.inConfirm = inConfirm; self.outConfirm = outConfirm; self.hasConditions = hasConditions
+    public init(inConfirm: Int, outConfirm: Int, hasConditions: Bool, hasDwellConditions: Bool) {
+        self.inConfirm = inConfirm; self.outConfirm = outConfirm
+        self.hasConditions = hasConditions; self.hasDwellConditions = hasDwellConditions
+    }
+
+    /// Whether a verdict counted with this transition (nil: none) can make a
+    /// condition due, so that notifying must read the area: a transition
+    /// with conditions, or any count with DWELL ones (the stay's length).
+    @inline(__always)
+    func mayNotify(_ transition: StayState.Transition?) -> Bool {
+        hasConditions && (transition != nil || hasDwellConditions)
+    }
+}
+
+/// What notifying reads of one condition of an area, kept beside its
+/// definition so that a notification copies no string: the id, the
+/// suppression, whether any other filter applies (else `ConditionFilter`
+/// is not asked: a condition with no filter always passes), and its zone,
+/// unretained (the area's `conditions` keep it alive).
+struct NotifyingCondition {
+    let conditionId: Int64
+    /// `renotify_suppress_days`, 0 when none: only then is the last-notified day read and kept.
+    let suppressDays: Int
+    /// A weekday, daily window or date period limits it.
+    let filtered: Bool
+    let zone: Unmanaged<TimeZone>
+
+    init(_ c: ConditionDefinition, zone: TimeZone) {
+        conditionId = c.conditionId
+        suppressDays = max(0, c.renotifySuppressDays ?? 0)
+        filtered = c.weekdays != nil || c.startMinute != nil || c.endMinute != nil || c.startDay != nil || c.endDay != nil
+        self.zone = Unmanaged.passUnretained(zone)
     }
 }
 
@@ -85,6 +118,9 @@ public final class JudgedArea: @unchecked Sendable {
     /// timing, and a fix inside an area reads only its DWELL conditions.
     public let inConditions: [Int], outConditions: [Int]
     public let dwellConditions: [DwellCondition]
+    /// By the same positions as `conditions`: what notifying reads of each,
+    /// without its strings (`NotifyingCondition`).
+    let notifying: [NotifyingCondition]
     /// What its rules let judging skip (`AreaTraits`), worked out once.
     public let traits: AreaTraits
 
@@ -109,6 +145,7 @@ public final class JudgedArea: @unchecked Sendable {
             let (micros, overflow) = (sorted[k].0.dwellSeconds ?? 0).multipliedReportingOverflow(by: 1_000_000)
             return DwellCondition(index: k, conditionId: sorted[k].0.conditionId, micros: overflow ? nil : micros)
         }
+        notifying = sorted.map { NotifyingCondition($0.0, zone: $0.1) }
         traits = AreaTraits(definition, confidence: rule.confidence, conditions: sorted.count, dwellConditions: dwellConditions.count)
     }
 

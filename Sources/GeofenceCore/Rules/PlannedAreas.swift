@@ -36,6 +36,7 @@ public final class PlannedAreas: @unchecked Sendable {
         static let outsideIsCertain: UInt8 = 2
         /// Confirm counts too large to pack: read them from the area.
         static let large: UInt8 = 4
+        static let hasDwellConditions: UInt8 = 8
 
         init(_ a: JudgedArea) {
             let d = a.definition
@@ -43,7 +44,7 @@ public final class PlannedAreas: @unchecked Sendable {
             inConfirm = fits ? UInt16(d.inConfirmCount) : 0
             outConfirm = fits ? UInt16(d.outConfirmCount) : 0
             flags = (a.traits.contains(.hasConditions) ? Self.hasConditions : 0) | (a.traits.contains(.outsideIsCertain) ? Self.outsideIsCertain : 0)
-                | (fits ? 0 : Self.large)
+                | (fits ? 0 : Self.large) | (a.dwellConditions.isEmpty ? 0 : Self.hasDwellConditions)
         }
 
         var outsideIsCertain: Bool { flags & Self.outsideIsCertain != 0 }
@@ -98,6 +99,7 @@ public final class PlannedAreas: @unchecked Sendable {
     @inline(__always)
     func rules(_ i: Int, _ c: Counts) -> CountingRules {
         if c.flags & Counts.large != 0 { return slots[i].area._withUnsafeGuaranteedRef { CountingRules($0) } }
-        return CountingRules(inConfirm: Int(c.inConfirm), outConfirm: Int(c.outConfirm), hasConditions: c.flags & Counts.hasConditions != 0)
+        return CountingRules(inConfirm: Int(c.inConfirm), outConfirm: Int(c.outConfirm), hasConditions: c.flags & Counts.hasConditions != 0,
+                             hasDwellConditions: c.flags & Counts.hasDwellConditions != 0)
     }
 }

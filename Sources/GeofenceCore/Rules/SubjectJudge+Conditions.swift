@@ -12,55 +12,59 @@ extension SubjectJudge {
             if transition != nil { counters.transitions += 1 }
             return
         }
-        // Due conditions by their index in the area's list, not copied (a
-        // condition's strings would be retained) until one notifies.
-        var due: [(index: Int, timing: ConditionDefinition.Timing)] = []
+        var timing = ConditionDefinition.Timing.IN
+        var onTransition: [Int] = []
         if let transition {
             counters.transitions += 1
-            let timing: ConditionDefinition.Timing = transition == .enter ? .IN : .OUT
-            for k in transition == .enter ? area.inConditions : area.outConditions { due.append((k, timing)) }
+            timing = transition == .enter ? .IN : .OUT
+            onTransition = transition == .enter ? area.inConditions : area.outConditions
         }
         // DWELL after the fix's own transition: at T = 0 it fires with the ENTER.
+        var dwell: [Int] = []
         if !area.dwellConditions.isEmpty, step.stay.phase == .inside, let entered = step.stay.enteredAt {
             for d in area.dwellConditions where !step.stay.dwellSpent.contains(d.conditionId) {
-                if let dwell = d.micros, step.fix.ts.microseconds - entered.microseconds >= dwell {
+                if let micros = d.micros, step.fix.ts.microseconds - entered.microseconds >= micros {
                     step.stay.dwellSpent.append(d.conditionId)
-                    due.append((d.index, .DWELL))
+                    dwell.append(d.index)
                 }
             }
         }
-        if !due.isEmpty { notifyDue(due, of: area.conditions, id: id, &step) }
+        // By condition_id: positions in the area's list follow it, and each
+        // list is in that order already, so only both together are merged.
+        if dwell.isEmpty {
+            for k in onTransition { notifyCondition(k, timing, area, id: id, &step) }
+        } else {
+            let due = (onTransition.map { ($0, timing) } + dwell.map { ($0, ConditionDefinition.Timing.DWELL) }).sorted { $0.0 < $1.0 }
+            for (k, t) in due { notifyCondition(k, t, area, id: id, &step) }
+        }
     }
 
-    /// The due conditions of one area (`due` indexes `conditions`, the
-    /// area's list), by condition_id: each notifies unless a filter blocks
-    /// it, against the subject's last-notified day for that condition.
-    private mutating func notifyDue(_ due: [(index: Int, timing: ConditionDefinition.Timing)],
-                                    of conditions: [(ConditionDefinition, TimeZone)], id: String, _ step: inout Step) {
-        let ordered = due.count < 2 ? due : due.sorted { conditions[$0.index].0.conditionId < conditions[$1.index].0.conditionId }
-        // One local time per zone: an area's conditions mostly share its zone.
-        var zone: TimeZone?
-        var local = LocalTime?.none
-        for (k, timing) in ordered {
-            let tz = conditions[k].1
-            if zone !== tz || local == nil { zone = tz; local = tz.local(step.fix.ts) }
-            guard let local else { continue }
+    /// One due condition of an area (`k`, its position in the area's list):
+    /// it notifies unless a filter blocks it, against the subject's
+    /// last-notified day for that condition. Reads the definition only for
+    /// a filter (`NotifyingCondition.filtered`) or a suppression: a
+    /// condition with neither always passes.
+    private mutating func notifyCondition(_ k: Int, _ timing: ConditionDefinition.Timing, _ area: JudgedArea, id: String,
+                                          _ step: inout Step) {
+        let c = area.notifying[k]
+        let local = step.localTime(in: c.zone)
+        // Only a suppression reads the day a condition last notified, so only its days are kept.
+        let suppresses = c.suppressDays > 0
+        if c.filtered || suppresses {
+            let last = suppresses ? step.state.lastNotifiedDay[c.conditionId] : nil
             // Read in place: a copy of the definition would retain its strings.
-            let conditionId = conditions[k].0.conditionId
-            // Only a suppression reads the day a condition last notified, so only its days are kept.
-            let suppresses = (conditions[k].0.renotifySuppressDays ?? 0) > 0
-            switch ConditionFilter.check(conditions[k].0, local: local, lastNotifiedDay: suppresses ? step.state.lastNotifiedDay[conditionId] : nil) {
-            case .pass:
-                if suppresses { step.state.lastNotifiedDay[conditionId] = local.day }
-                counters.notifications += 1
-                step.out.append(Notification(subjectId: step.fix.subjectId, ts: step.fix.ts, areaId: id, conditionId: conditionId, transition: timing,
-                                             lat: step.fix.position.lat, lon: step.fix.position.lon, accuracy: step.fix.accuracy,
-                                             localDay: local.day))
-            case .blocked(let why):
+            let outcome = area.conditions.withUnsafeBufferPointer { ConditionFilter.check($0[k].0, local: local, lastNotifiedDay: last) }
+            if case .blocked(let why) = outcome {
                 counters.filtered += 1
-                note(step.fix, id, conditionId, "not notified", "\(timing.rawValue): \(why)")
+                note(step.fix, id, c.conditionId, "not notified", "\(timing.rawValue): \(why)")
+                return
             }
         }
+        if suppresses { step.state.lastNotifiedDay[c.conditionId] = local.day }
+        counters.notifications += 1
+        step.out.append(Notification(subjectId: step.fix.subjectId, ts: step.fix.ts, areaId: id, conditionId: c.conditionId, transition: timing,
+                                     lat: step.fix.position.lat, lon: step.fix.position.lon, accuracy: step.fix.accuracy,
+                                     localDay: local.day))
     }
 
     /// Why a verdict counted in `step.stay` did not (yet) change the stay's

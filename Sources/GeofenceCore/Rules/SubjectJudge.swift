@@ -56,6 +56,17 @@ public struct SubjectJudge {
         var out: [Notification] = []
         var next = 0
         var stay = StayState()
+        /// The fix's local time in the zone notifying asked for last: an
+        /// area's conditions, and mostly all of a fix's areas, share a zone.
+        var local: (zone: TimeZone, time: LocalTime)?
+
+        /// The fix's local time in `zone`.
+        mutating func localTime(in zone: Unmanaged<TimeZone>) -> LocalTime {
+            if let local, zone._withUnsafeGuaranteedRef({ $0 === local.zone }) { return local.time }
+            let made = (zone: zone.takeUnretainedValue(), time: zone._withUnsafeGuaranteedRef { $0.local(fix.ts) })
+            local = made
+            return made.time
+        }
     }
 
     /// Applies one fix to `state`; returns its notifications ordered by
@@ -252,7 +263,8 @@ public struct SubjectJudge {
     /// itself only for its conditions or an explanation.
     private mutating func countVerdict(_ verdict: Verdict, _ area: Counted, _ step: inout Step) -> Bool {
         let transition = step.stay.apply(verdict, inConfirm: area.rules.inConfirm, outConfirm: area.rules.outConfirm, at: step.fix.ts)
-        if area.rules.hasConditions || explain {
+        // Short-circuit: no transition and no DWELL condition, so nothing can come due: the area is not read.
+        if area.rules.mayNotify(transition) || explain {
             area.lookup.area._withUnsafeGuaranteedRef { notify(verdict, transition, $0, id: area.id, &step) }
         } else if transition != nil {
             counters.transitions += 1
