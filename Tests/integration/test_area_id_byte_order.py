@@ -73,3 +73,35 @@ def test_locate_and_nearest_list_ids_in_byte_order(tmp_path):
     assert ids[:2] == ["A\u030a", "\u00c5x"] and len(ids) == 80
     got = sql(db, "SELECT area_id FROM gf_nearest(35.7, 139.7, 2);").stdout.split()
     assert got == sorted(got, key=lambda s: s.encode()) == ["A\u030a", "\u00c5x"]
+
+
+def test_who_is_inside_keeps_a_stay_whose_id_swift_orders_first(tmp_path):
+    """gf_inside is kept by walking the stays before and after a fix side
+    by side, in the map's byte order: with Swift's `<` ("e\\u0301x" after
+    "\\u00e9a", as canonical forms) a subject that left the first area and
+    stayed in the second lost the second from gf_inside ("who is inside
+    B" said nobody while gf_stays said INSIDE)."""
+    first, second = "e\u0301x", "\u00e9a"   # bytes 65 CC 81 78 before C3 A9 61
+
+    def square(area_id, half):
+        ring = [[139.7 - half, 35.7 - half], [139.7 + half, 35.7 - half], [139.7 + half, 35.7 + half],
+                [139.7 - half, 35.7 + half], [139.7 - half, 35.7 - half]]
+        return {"type": "Feature", "properties": {"area_id": area_id}, "geometry": {"type": "Polygon", "coordinates": [ring]}}
+    areas = tmp_path / "squares.geojson"
+    areas.write_text(json.dumps({"type": "FeatureCollection", "features": [square(first, 0.01), square(second, 0.5)]}))
+    both = ("u1", "2026-11-22T17:23:00Z", 35.7, 139.7, 5)
+    second_only = ("u1", "2026-11-22T17:28:00Z", 35.9, 139.7, 5)
+    inside = "SELECT hex(area_id) FROM gf_inside ORDER BY 1;"
+    batch = tmp_path / "batch.db"
+    gf("init", batch)
+    gf("import", batch, areas, "--with-default-conditions")
+    gf("judge", batch, "--fixes", fixes(tmp_path, "both", [both]))
+    assert sql(batch, inside).stdout.split() == ["65CC8178", "C3A961"]
+    gf("judge", batch, "--fixes", fixes(tmp_path, "second", [second_only]))
+    assert sql(batch, inside).stdout.split() == ["C3A961"]
+    calls = tmp_path / "calls.db"
+    gf("init", calls)
+    gf("import", calls, areas, "--with-default-conditions")
+    sql(calls, "".join(f"SELECT gf_check('{s}', '{t}', {lat}, {lon}, {acc});\n" for s, t, lat, lon, acc in (both, second_only)))
+    assert sql(calls, inside).stdout.split() == ["C3A961"]
+    assert sql(calls, "SELECT hex(area_id), state FROM gf_stays;").stdout.split() == ["C3A961|INSIDE"]

@@ -91,14 +91,17 @@ public struct CountingRules: Equatable, Sendable {
 /// unretained (the area's `conditions` keep it alive).
 struct NotifyingCondition {
     let conditionId: Int64
+    /// Its position in the area's `conditions` (condition_id order).
+    let definition: Int
     /// `renotify_suppress_days`, 0 when none: only then is the last-notified day read and kept.
     let suppressDays: Int
     /// A weekday, daily window or date period limits it.
     let filtered: Bool
     let zone: Unmanaged<TimeZone>
 
-    init(_ c: ConditionDefinition, zone: TimeZone) {
+    init(_ c: ConditionDefinition, zone: TimeZone, definition: Int) {
         conditionId = c.conditionId
+        self.definition = definition
         suppressDays = max(0, c.renotifySuppressDays ?? 0)
         filtered = c.weekdays != nil || c.startMinute != nil || c.endMinute != nil || c.startDay != nil || c.endDay != nil
         self.zone = Unmanaged.passUnretained(zone)
@@ -113,14 +116,17 @@ public final class JudgedArea: @unchecked Sendable {
     public let rule: VerdictRule
     /// Sorted by condition_id, each with its time zone.
     public let conditions: [(ConditionDefinition, TimeZone)]
-    /// Positions in `conditions` of the IN, the OUT and the DWELL ones, each
-    /// in condition_id order: a transition reads only the conditions of its
-    /// timing, and a fix inside an area reads only its DWELL conditions.
-    public let inConditions: [Int], outConditions: [Int]
-    public let dwellConditions: [DwellCondition]
-    /// By the same positions as `conditions`: what notifying reads of each,
-    /// without its strings (`NotifyingCondition`).
+    /// What notifying reads of each condition, without its strings
+    /// (`NotifyingCondition`): the IN ones, then the OUT ones, then the
+    /// DWELL ones, each in condition_id order, so that a transition reads
+    /// only the conditions of its timing. One array, not one per timing:
+    /// a million areas are prepared at once.
     let notifying: [NotifyingCondition]
+    /// Where the IN, the OUT and the DWELL ones are in `notifying`.
+    let inNotifying: Range<Int>, outNotifying: Range<Int>, dwellNotifying: Range<Int>
+    /// The DWELL conditions, as `notifying[dwellNotifying]` in order: a fix
+    /// inside an area reads only these.
+    public let dwellConditions: [DwellCondition]
     /// What its rules let judging skip (`AreaTraits`), worked out once.
     public let traits: AreaTraits
 
@@ -139,13 +145,20 @@ public final class JudgedArea: @unchecked Sendable {
                                 confidence: definition.confidence ?? defaultConfidence)
         let sorted = conditions.sorted { $0.0.conditionId < $1.0.conditionId }
         self.conditions = sorted
-        inConditions = sorted.indices.filter { sorted[$0].0.timing == .IN }
-        outConditions = sorted.indices.filter { sorted[$0].0.timing == .OUT }
+        var notifying: [NotifyingCondition] = []
+        notifying.reserveCapacity(sorted.count)
+        var ranges: [Range<Int>] = []
+        for timing in [ConditionDefinition.Timing.IN, .OUT, .DWELL] {
+            let start = notifying.count
+            for (k, c) in sorted.enumerated() where c.0.timing == timing { notifying.append(NotifyingCondition(c.0, zone: c.1, definition: k)) }
+            ranges.append(start..<notifying.count)
+        }
+        self.notifying = notifying
+        (inNotifying, outNotifying, dwellNotifying) = (ranges[0], ranges[1], ranges[2])
         dwellConditions = sorted.indices.filter { sorted[$0].0.timing == .DWELL }.map { k in
             let (micros, overflow) = (sorted[k].0.dwellSeconds ?? 0).multipliedReportingOverflow(by: 1_000_000)
             return DwellCondition(index: k, conditionId: sorted[k].0.conditionId, micros: overflow ? nil : micros)
         }
-        notifying = sorted.map { NotifyingCondition($0.0, zone: $0.1) }
         traits = AreaTraits(definition, confidence: rule.confidence, conditions: sorted.count, dwellConditions: dwellConditions.count)
     }
 

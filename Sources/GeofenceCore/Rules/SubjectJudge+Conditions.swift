@@ -8,52 +8,53 @@ extension SubjectJudge {
     /// the stay's length, makes due. Counts the transition.
     mutating func notify(_ verdict: Verdict, _ transition: StayState.Transition?, _ area: JudgedArea, id: String, _ step: inout Step) {
         if explain { explainVerdict(verdict, transition, area, &step) }
-        if area.conditions.isEmpty {
+        if area.notifying.isEmpty {
             if transition != nil { counters.transitions += 1 }
             return
         }
         var timing = ConditionDefinition.Timing.IN
-        var onTransition: [Int] = []
+        var onTransition = 0..<0
         if let transition {
             counters.transitions += 1
             timing = transition == .enter ? .IN : .OUT
-            onTransition = transition == .enter ? area.inConditions : area.outConditions
+            onTransition = transition == .enter ? area.inNotifying : area.outNotifying
         }
         // DWELL after the fix's own transition: at T = 0 it fires with the ENTER.
         var dwell: [Int] = []
         if !area.dwellConditions.isEmpty, step.stay.phase == .inside, let entered = step.stay.enteredAt {
-            for d in area.dwellConditions where !step.stay.dwellSpent.contains(d.conditionId) {
+            for (j, d) in area.dwellConditions.enumerated() where !step.stay.dwellSpent.contains(d.conditionId) {
                 if let micros = d.micros, step.fix.ts.microseconds - entered.microseconds >= micros {
                     step.stay.dwellSpent.append(d.conditionId)
-                    dwell.append(d.index)
+                    dwell.append(area.dwellNotifying.lowerBound + j)
                 }
             }
         }
-        // By condition_id: positions in the area's list follow it, and each
-        // list is in that order already, so only both together are merged.
+        // By condition_id: each timing's conditions are in that order
+        // already, so only a transition's and DWELL ones together are merged.
         if dwell.isEmpty {
-            for k in onTransition { notifyCondition(k, timing, area, id: id, &step) }
+            for n in onTransition { notifyCondition(n, timing, area, id: id, &step) }
         } else {
-            let due = (onTransition.map { ($0, timing) } + dwell.map { ($0, ConditionDefinition.Timing.DWELL) }).sorted { $0.0 < $1.0 }
-            for (k, t) in due { notifyCondition(k, t, area, id: id, &step) }
+            let due = (onTransition.map { ($0, timing) } + dwell.map { ($0, ConditionDefinition.Timing.DWELL) })
+                .sorted { area.notifying[$0.0].definition < area.notifying[$1.0].definition }
+            for (n, t) in due { notifyCondition(n, t, area, id: id, &step) }
         }
     }
 
-    /// One due condition of an area (`k`, its position in the area's list):
+    /// One due condition of an area (`n`, its position in `area.notifying`):
     /// it notifies unless a filter blocks it, against the subject's
     /// last-notified day for that condition. Reads the definition only for
     /// a filter (`NotifyingCondition.filtered`) or a suppression: a
     /// condition with neither always passes.
-    private mutating func notifyCondition(_ k: Int, _ timing: ConditionDefinition.Timing, _ area: JudgedArea, id: String,
+    private mutating func notifyCondition(_ n: Int, _ timing: ConditionDefinition.Timing, _ area: JudgedArea, id: String,
                                           _ step: inout Step) {
-        let c = area.notifying[k]
+        let c = area.notifying[n]
         let local = step.localTime(in: c.zone)
         // Only a suppression reads the day a condition last notified, so only its days are kept.
         let suppresses = c.suppressDays > 0
         if c.filtered || suppresses {
             let last = suppresses ? step.state.lastNotifiedDay[c.conditionId] : nil
             // Read in place: a copy of the definition would retain its strings.
-            let outcome = area.conditions.withUnsafeBufferPointer { ConditionFilter.check($0[k].0, local: local, lastNotifiedDay: last) }
+            let outcome = area.conditions.withUnsafeBufferPointer { ConditionFilter.check($0[c.definition].0, local: local, lastNotifiedDay: last) }
             if case .blocked(let why) = outcome {
                 counters.filtered += 1
                 note(step.fix, id, c.conditionId, "not notified", "\(timing.rawValue): \(why)")

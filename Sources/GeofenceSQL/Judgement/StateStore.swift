@@ -95,20 +95,27 @@ final class StateStore: SubjectStateStore {
 
     /// gf_inside's rows of this subject: one removed per stay no longer
     /// INSIDE (or gone), one added per stay newly INSIDE. Both maps are in
-    /// the same order, so they are walked side by side (no lookup by id).
+    /// the byte order of their area_ids (SQLite's), so they are walked side
+    /// by side, by index (no stay copied, no lookup by id), comparing ids as
+    /// bytes: Swift's `<` and `==` would take "é" and "e\u{301}", two areas
+    /// to SQLite, for one.
     private func updateInside(_ s: SubjectState, before: SubjectState) throws {
-        let old = Array(before.stays), new = Array(s.stays)
+        let old = before.stays, new = s.stays
         var i = 0, k = 0
         while i < old.count || k < new.count {
-            let takeOld = k == new.count || (i < old.count && old[i].0 < new[k].0)
-            let takeNew = i == old.count || (k < new.count && new[k].0 < old[i].0)
-            let was = takeNew ? false : old[i].1.phase == .inside
-            let now = takeOld ? false : new[k].1.phase == .inside
-            let area = takeNew ? new[k].0 : old[i].0
-            if was && !now { try rows.leave(s.subjectId, area: area) }
-            if now && !was { try rows.enter(s.subjectId, area: area) }
-            if !takeNew { i += 1 }
-            if !takeOld { k += 1 }
+            // Only in the old map, only in the new one, or (neither) in both.
+            var onlyOld = k == new.count, onlyNew = i == old.count
+            if !onlyOld && !onlyNew {
+                let a = old.key(at: i), b = new.key(at: k)
+                onlyOld = a.utf8Precedes(b)
+                onlyNew = b.utf8Precedes(a)
+            }
+            let was = !onlyNew && old[at: i].phase == .inside
+            let now = !onlyOld && new[at: k].phase == .inside
+            if was && !now { try rows.leave(s.subjectId, area: old.key(at: i)) }
+            if now && !was { try rows.enter(s.subjectId, area: new.key(at: k)) }
+            if !onlyNew { i += 1 }
+            if !onlyOld { k += 1 }
         }
     }
 }
