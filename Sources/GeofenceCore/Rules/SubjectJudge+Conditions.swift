@@ -95,3 +95,13 @@ extension SubjectJudge {
         }
     }
 }
+
+extension SubjectJudge.Step {
+    /// The fix's local time in `zone`, worked out once per zone for the fix.
+    mutating func localTime(in zone: Unmanaged<TimeZone>) -> LocalTime {
+        if let local, zone._withUnsafeGuaranteedRef({ $0 === local.zone }) { return local.time }
+        let made = (zone: zone.takeUnretainedValue(), time: zone._withUnsafeGuaranteedRef { $0.local(fix.ts) })
+        local = made
+        return made.time
+    }
+}

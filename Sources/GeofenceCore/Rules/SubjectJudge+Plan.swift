@@ -66,3 +66,19 @@ extension SubjectJudge {
         try areas.slots[i].area._withUnsafeGuaranteedRef { try judgeCandidate(id, $0, .notCandidate, hasStay: true, &step) }
     }
 }
+
+/// Where counting finds an area when it needs more than its counting rules:
+/// lent by the caller, or the slot of a plan's area, read only then (the
+/// slots are by area, far apart in memory). Unretained either way: a
+/// closure capturing the plan's areas would retain them at every count.
+enum AreaLookup {
+    case lent(Unmanaged<JudgedArea>)
+    case planned(Unmanaged<PlannedAreas>, Int)
+
+    var area: Unmanaged<JudgedArea> {
+        switch self {
+        case .lent(let a): a
+        case .planned(let p, let i): p._withUnsafeGuaranteedRef { $0.slots[i].area }
+        }
+    }
+}

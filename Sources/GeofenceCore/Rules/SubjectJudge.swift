@@ -56,17 +56,8 @@ public struct SubjectJudge {
         var out: [Notification] = []
         var next = 0
         var stay = StayState()
-        /// The fix's local time in the zone notifying asked for last: an
-        /// area's conditions, and mostly all of a fix's areas, share a zone.
+        /// The fix's local time in the zone asked for last (`localTime(in:)`).
         var local: (zone: TimeZone, time: LocalTime)?
-
-        /// The fix's local time in `zone`.
-        mutating func localTime(in zone: Unmanaged<TimeZone>) -> LocalTime {
-            if let local, zone._withUnsafeGuaranteedRef({ $0 === local.zone }) { return local.time }
-            let made = (zone: zone.takeUnretainedValue(), time: zone._withUnsafeGuaranteedRef { $0.local(fix.ts) })
-            local = made
-            return made.time
-        }
     }
 
     /// Applies one fix to `state`; returns its notifications ordered by
@@ -260,10 +251,10 @@ public struct SubjectJudge {
 
     /// Counts a verdict in `step.stay`, and notifies what it makes due;
     /// returns whether the stay is to be kept (not neutral). Reads the area
-    /// itself only for its conditions or an explanation.
+    /// itself only for an explanation, or for conditions that may come due
+    /// (`CountingRules.mayNotify`: a transition, or DWELL ones).
     private mutating func countVerdict(_ verdict: Verdict, _ area: Counted, _ step: inout Step) -> Bool {
         let transition = step.stay.apply(verdict, inConfirm: area.rules.inConfirm, outConfirm: area.rules.outConfirm, at: step.fix.ts)
-        // Short-circuit: no transition and no DWELL condition, so nothing can come due: the area is not read.
         if area.rules.mayNotify(transition) || explain {
             area.lookup.area._withUnsafeGuaranteedRef { notify(verdict, transition, $0, id: area.id, &step) }
         } else if transition != nil {
@@ -291,21 +282,5 @@ public struct SubjectJudge {
         guard explain else { return }
         explanations.append(Explanation(subjectId: fix.subjectId, ts: fix.ts, areaId: area, conditionId: condition, kind: kind,
                                         reason: reason, lat: fix.position.lat, lon: fix.position.lon))
-    }
-}
-
-/// Where counting finds an area when it needs more than its counting rules:
-/// lent by the caller, or the slot of a plan's area, read only then (the
-/// slots are by area, far apart in memory). Unretained either way: a
-/// closure capturing the plan's areas would retain them at every count.
-enum AreaLookup {
-    case lent(Unmanaged<JudgedArea>)
-    case planned(Unmanaged<PlannedAreas>, Int)
-
-    var area: Unmanaged<JudgedArea> {
-        switch self {
-        case .lent(let a): a
-        case .planned(let p, let i): p._withUnsafeGuaranteedRef { $0.slots[i].area }
-        }
     }
 }
