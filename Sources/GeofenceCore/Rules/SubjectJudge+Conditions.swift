@@ -6,7 +6,8 @@ extension SubjectJudge {
     /// the reason for a verdict that did not confirm a transition (when
     /// explaining), and the conditions that `transition` of `step.stay`, or
     /// the stay's length, makes due. Counts the transition.
-    mutating func notify(_ verdict: Verdict, _ transition: StayState.Transition?, _ area: JudgedArea, id: String, _ step: inout Step) {
+    mutating func notify(_ verdict: Verdict, _ transition: StayState.Transition?, _ area: JudgedArea, id: String, slot: Int32 = -1,
+                         _ step: inout Step) {
         if explain { explainVerdict(verdict, transition, area, &step) }
         if area.notifying.isEmpty {
             if transition != nil { counters.transitions += 1 }
@@ -32,11 +33,11 @@ extension SubjectJudge {
         // By condition_id: each timing's conditions are in that order
         // already, so only a transition's and DWELL ones together are merged.
         if dwell.isEmpty {
-            for n in onTransition { notifyCondition(n, timing, area, id: id, &step) }
+            for n in onTransition { notifyCondition(n, timing, area, id: id, slot: slot, &step) }
         } else {
             let due = (onTransition.map { ($0, timing) } + dwell.map { ($0, ConditionDefinition.Timing.DWELL) })
                 .sorted { area.notifying[$0.0].definition < area.notifying[$1.0].definition }
-            for (n, t) in due { notifyCondition(n, t, area, id: id, &step) }
+            for (n, t) in due { notifyCondition(n, t, area, id: id, slot: slot, &step) }
         }
     }
 
@@ -46,7 +47,7 @@ extension SubjectJudge {
     /// a filter (`NotifyingCondition.filtered`) or a suppression: a
     /// condition with neither always passes.
     private mutating func notifyCondition(_ n: Int, _ timing: ConditionDefinition.Timing, _ area: JudgedArea, id: String,
-                                          _ step: inout Step) {
+                                          slot: Int32, _ step: inout Step) {
         let c = area.notifying[n]
         let local = step.localTime(in: c.zone)
         // Only a suppression reads the day a condition last notified, so only its days are kept.
@@ -65,7 +66,7 @@ extension SubjectJudge {
         counters.notifications += 1
         step.out.append(Notification(subjectId: step.fix.subjectId, ts: step.fix.ts, areaId: id, conditionId: c.conditionId, transition: timing,
                                      lat: step.fix.position.lat, lon: step.fix.position.lon, accuracy: step.fix.accuracy,
-                                     localDay: local.day))
+                                     localDay: local.day, areaSlot: slot))
     }
 
     /// Why a verdict counted in `step.stay` did not (yet) change the stay's

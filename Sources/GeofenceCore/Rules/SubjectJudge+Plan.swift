@@ -81,4 +81,12 @@ enum AreaLookup {
         case .planned(let p, let i): p._withUnsafeGuaranteedRef { $0.slots[i].area }
         }
     }
+
+    /// The plan's grid index of the area (`Notification.areaSlot`), -1 when lent.
+    var slot: Int32 {
+        switch self {
+        case .lent: -1
+        case .planned(_, let i): Int32(truncatingIfNeeded: i)
+        }
+    }
 }

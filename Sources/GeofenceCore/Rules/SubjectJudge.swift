@@ -256,7 +256,7 @@ public struct SubjectJudge {
     private mutating func countVerdict(_ verdict: Verdict, _ area: Counted, _ step: inout Step) -> Bool {
         let transition = step.stay.apply(verdict, inConfirm: area.rules.inConfirm, outConfirm: area.rules.outConfirm, at: step.fix.ts)
         if area.rules.mayNotify(transition) || explain {
-            area.lookup.area._withUnsafeGuaranteedRef { notify(verdict, transition, $0, id: area.id, &step) }
+            area.lookup.area._withUnsafeGuaranteedRef { notify(verdict, transition, $0, id: area.id, slot: area.lookup.slot, &step) }
         } else if transition != nil {
             counters.transitions += 1
         }

@@ -30,6 +30,16 @@ public struct Notification: Equatable, Sendable {
     /// 1970-01-01 (the day a suppression counts from, `lastNotifiedDay`):
     /// stored with it, so that gf_last_notified is read from the notifications.
     public var localDay: Int
+    /// Where the run's catalog keeps the area (its index in the run's
+    /// candidate grid), -1 when judged without one: a hint by which a writer
+    /// may keep what it found per area for the run (`OutputKeys`), checked
+    /// against `areaId`; not part of the notification's value (`==`).
+    public var areaSlot: Int32 = -1
+
+    public static func == (a: Notification, b: Notification) -> Bool {
+        a.subjectId == b.subjectId && a.ts == b.ts && a.areaId == b.areaId && a.conditionId == b.conditionId
+            && a.transition == b.transition && a.lat == b.lat && a.lon == b.lon && a.accuracy == b.accuracy && a.localDay == b.localDay
+    }
 }
 
 /// Why a fix did not count, or a transition did not notify (`--explain`).

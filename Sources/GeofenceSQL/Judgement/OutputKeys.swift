@@ -22,6 +22,11 @@ final class OutputKeys {
     /// one after another, so most lookups of a subject's key ask for the
     /// id asked for just before.
     private var last: (id: String, key: Int64)?
+    /// Keys found in this transaction by the area's slot in the run's grid
+    /// (`Notification.areaSlot`): one array read where a lookup by bytes
+    /// misses the cache twice, on the writing thread, the run's critical
+    /// path. Each with its id, compared before it is used.
+    private var bySlot: [(id: String, key: Int64)?] = []
 
     /// `table` maps its TEXT column `id` (UNIQUE) to its INTEGER PRIMARY KEY `key`.
     init(_ db: Connection, table: String, key: String, id: String) throws {
@@ -40,10 +45,22 @@ final class OutputKeys {
         return k
     }
 
+    /// The key of `id`, whose slot in the run's grid is `slot` (-1: none).
+    func key(of id: String, slot: Int32) throws -> Int64 {
+        guard slot >= 0 else { return try key(of: id) }
+        let i = Int(slot)
+        if i < bySlot.count, let hit = bySlot[i], KeysByBytes.same(hit.id, id) { return hit.key }
+        let k = try key(of: id)
+        if i >= bySlot.count { bySlot.append(contentsOf: repeatElement(nil, count: i + 1 - bySlot.count)) }
+        bySlot[i] = (id, k)
+        return k
+    }
+
     /// Forgets every key found: the next transaction looks them up again.
     func forget() {
         known.removeAll()
         last = nil
+        bySlot.removeAll(keepingCapacity: true)
     }
     /// The first column of `statement`'s first row with `id` bound, as an integer; nil without a row.
     private static func first(_ statement: Statement, _ id: String) throws -> Int64? {

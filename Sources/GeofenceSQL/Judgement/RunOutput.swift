@@ -66,7 +66,7 @@ final class RunOutput: RunSink {
     private func write(_ all: [Notification]) throws {
         var keys: [(subject: Int64, area: Int64)] = []
         keys.reserveCapacity(all.count)
-        for row in all { keys.append((try subjectKeys.key(of: row.subjectId), try areaKeys.key(of: row.areaId))) }
+        for row in all { keys.append((try subjectKeys.key(of: row.subjectId), try areaKeys.key(of: row.areaId, slot: row.areaSlot))) }
         try notifications.write(count: all.count) { s, i, p in
             let row = all[i]
             try s.bind(integer: runId, at: p + 1)
