@@ -238,3 +238,14 @@ def test_the_readmes_accuracy_example_is_what_the_tool_prints(tmp_path):
         row = gf("locate", db, "--lat", "35.6832", "--lon", "139.767", "--accuracy", "80", *extra).stdout.splitlines()[2].split()
         assert row == ["station", verdict, "55.9", "0.8306"], row
         assert f"# station {verdict} 55.9 0.8306" in readme
+
+
+def test_a_renamed_feed_without_its_accuracy_named_is_told_how_to_name_it(tmp_path):
+    """A feed whose other columns are renamed and whose accuracy column is
+    not (a new-user trial's `hacc`) is told both ways: a fixed accuracy, or
+    naming the column, which a user with real accuracies wants."""
+    feed = tmp_path / "renamed.csv"
+    feed.write_text("device_id,recorded_at,latitude,longitude,hacc\n" + "".join(f"{s},{t},{la},{lo},{a}\n" for s, t, la, lo, a in FIXES))
+    db = fence(tmp_path / "a")
+    p = gf("judge", db, "--fixes", feed, "--columns", "subject_id=device_id,ts=recorded_at,lat=latitude,lon=longitude", check=False)
+    assert p.returncode == 1 and "--accuracy-m METRES" in p.stderr and "(name yours with --columns accuracy_m=COLUMN)" in p.stderr, p.stderr

@@ -114,10 +114,11 @@ public enum FixLines {
         message += c == field.column ? " (needs \(required.compactMap(FixField.init(column:)).map(feed.column).joined(separator: ", ")))"
                                      : " (--columns \(field.column)=\(c))"
         if field == .accuracy { message += "; a feed without accuracies takes one for every row from --accuracy-m METRES" }
-        if feed.renames {
+        if feed.renames && c != field.column {
             message += "; its columns: " + header.map(Echo.quoted).joined(separator: ", ")
         } else if header.count > 1 {
-            // Columns of other names: say them, and how to name the field's.
+            // Columns of other names: say them, and how to name the field's
+            // (also when other fields were renamed and this one was not).
             message += "; its columns: " + header.map(Echo.quoted).joined(separator: ", ") + " (name yours with --columns \(field.column)=COLUMN)"
         }
         return message + CSVReader.separatorHint(header: header)
