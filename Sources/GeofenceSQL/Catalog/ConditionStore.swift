@@ -103,19 +103,50 @@ public final class ConditionStore {
         return next
     }
 
+    /// A stored row as a condition; a value judging cannot read (written past
+    /// the table's CHECK) is the catalog's error, naming the condition and
+    /// its column in every door (gf_check shows a catalog error whole).
     static func condition(_ values: [SQLiteValue]) throws -> ConditionDefinition {
         let r = NamedRow<Column>(values)
-        let timing = ConditionDefinition.Timing(rawValue: r[.timing].string ?? "") ?? .IN
+        do { return try parsed(r) } catch let e as InputError {
+            throw CatalogError(e.located(item: "condition \(r[.condition_id].int64 ?? 0)").description)
+        }
+    }
+
+    private static func parsed(_ r: NamedRow<Column>) throws -> ConditionDefinition {
+        guard let timing = ConditionDefinition.Timing(rawValue: r[.timing].string ?? "") else {
+            throw InputError("must be IN, OUT or DWELL, got \(Self.shown(r[.timing]))", field: "timing")
+        }
         var c = ConditionDefinition(conditionId: r[.condition_id].int64 ?? 0, areaId: r[.area_id].string ?? "", timing: timing)
-        c.dwellSeconds = r[.dwell_s].int64
+        c.dwellSeconds = try Self.integer(r[.dwell_s], field: "dwell_s")
         c.weekdays = try r[.weekdays].string.map(Weekdays.parse)
         c.startMinute = try r[.start_time].string.map { try ConditionDefinition.parseTime($0, field: "start_time") }
         c.endMinute = try r[.end_time].string.map { try ConditionDefinition.parseTime($0, field: "end_time") }
         c.startDay = try r[.start_date].string.map { try ConditionDefinition.parseDate($0, field: "start_date") }
         c.endDay = try r[.end_date].string.map { try ConditionDefinition.parseDate($0, field: "end_date") }
-        c.renotifySuppressDays = r[.renotify_suppress_days].int64.map(Int.init)
+        c.renotifySuppressDays = try Self.integer(r[.renotify_suppress_days], field: "renotify_suppress_days").map(Int.init)
         c.timezone = r[.timezone].string
         return c
+    }
+
+    /// A column that holds an integer or NULL. Anything else (text such as
+    /// '3 days', a fraction) is refused, not read as none: the table's
+    /// CHECK lets it through (in SQLite text compares above every number),
+    /// and read as none a suppression or a dwell would silently not apply.
+    static func integer(_ v: SQLiteValue, field: String) throws -> Int64? {
+        if case .null = v { return nil }
+        guard let i = v.int64 else { throw InputError("must be a whole number or empty, got \(shown(v))", field: field) }
+        return i
+    }
+
+    /// A stored value as an error shows it.
+    private static func shown(_ v: SQLiteValue) -> String {
+        switch v {
+        case .null: "nothing"
+        case .text(let t): Echo.quoted(t)
+        case .blob: "a BLOB"
+        default: v.string ?? ""
+        }
     }
 }
 
