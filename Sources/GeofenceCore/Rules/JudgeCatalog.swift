@@ -132,7 +132,7 @@ public final class JudgedArea: @unchecked Sendable {
 
     /// A DWELL condition as the judge reads it at every inside fix.
     public struct DwellCondition: Sendable {
-        public let index: Int, conditionId: Int64
+        public let conditionId: Int64
         /// The dwell in microseconds; nil when it overflows (a catalog written
         /// by another tool may hold any dwell_s): such a condition never comes due.
         public let micros: Int64?
@@ -155,9 +155,9 @@ public final class JudgedArea: @unchecked Sendable {
         }
         self.notifying = notifying
         (inNotifying, outNotifying, dwellNotifying) = (ranges[0], ranges[1], ranges[2])
-        dwellConditions = sorted.indices.filter { sorted[$0].0.timing == .DWELL }.map { k in
-            let (micros, overflow) = (sorted[k].0.dwellSeconds ?? 0).multipliedReportingOverflow(by: 1_000_000)
-            return DwellCondition(index: k, conditionId: sorted[k].0.conditionId, micros: overflow ? nil : micros)
+        dwellConditions = notifying[dwellNotifying].map { n in
+            let (micros, overflow) = (sorted[n.definition].0.dwellSeconds ?? 0).multipliedReportingOverflow(by: 1_000_000)
+            return DwellCondition(conditionId: n.conditionId, micros: overflow ? nil : micros)
         }
         traits = AreaTraits(definition, confidence: rule.confidence, conditions: sorted.count, dwellConditions: dwellConditions.count)
     }

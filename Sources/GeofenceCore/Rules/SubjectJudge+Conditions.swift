@@ -6,7 +6,7 @@ extension SubjectJudge {
     /// the reason for a verdict that did not confirm a transition (when
     /// explaining), and the conditions that `transition` of `step.stay`, or
     /// the stay's length, makes due. Counts the transition.
-    mutating func notify(_ verdict: Verdict, _ transition: StayState.Transition?, _ area: JudgedArea, id: String, slot: Int32 = -1,
+    mutating func notify(_ verdict: Verdict, _ transition: StayState.Transition?, _ area: JudgedArea, id: String, slot: Int32,
                          _ step: inout Step) {
         if explain { explainVerdict(verdict, transition, area, &step) }
         if area.notifying.isEmpty {

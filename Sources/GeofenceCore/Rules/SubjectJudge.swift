@@ -12,7 +12,7 @@
 /// | 1. candidates: the areas the fix may be inside, merged in area order with the subject's stays, so an exit is seen even far from the area | `JudgeCatalog` (`forEachCandidate`), or a `CandidatePlan` worked out ahead | `finishStays` (the merge, once for both kinds of key); one candidate: `judgeCandidate`, or `judgePlannedCandidate` within `judgePlan` (SubjectJudge+Plan.swift) |
 /// | 2. verdict: inside, outside or undecided, with the area's accuracy limits, confidence and validity | `VerdictRule`; `AreaTraits` says which short-circuit is safe | `lengthensInsideStreak` (a fix inside an INSIDE stay of an area whose inside fixes only lengthen it), `passOutsideValidity`, `counts` (which verdicts reach stage 3) |
 /// | 3. stay update: the verdict counted in the (subject, area) stay, confirming an ENTER or EXIT after its confirm count | `StayState.apply` | `count`, `countVerdict` (on `Step.stay`) |
-/// | 4. notify: the conditions the transition (or the stay's length) makes due, each unless a filter blocks it | `ConditionFilter.check` | `notify`, `notifyDue` (SubjectJudge+Conditions.swift) |
+/// | 4. notify: the conditions the transition (or the stay's length) makes due, each unless a filter blocks it | `ConditionFilter.check` | `notify`, `notifyCondition` (SubjectJudge+Conditions.swift) |
 ///
 /// Every stage takes the `Step` (the fix, the subject's state, the
 /// notifications) and besides only what is its own: a candidate, a verdict.

@@ -49,16 +49,4 @@ struct IndexedAreas {
         items = order.map { found[$0] }
         rows = order.map { rowOf[$0] }
     }
-
-}
-
-extension CatalogError {
-    /// A row whose area_id is no text (a BLOB or NULL, written past the
-    /// catalog's constraints): it names no area, so no pair or notification
-    /// could name it, and leaving it out would lose its answers silently.
-    static func unnamedArea(row: Int64?, _ value: SQLiteValue) -> CatalogError {
-        let what = if case .null = value { "no area_id" } else { "an area_id that is not text (a BLOB)" }
-        let which = row.map { "gf_areas row \($0)" } ?? "an area of gf_areas"
-        return CatalogError("\(which) has \(what): an area is named by its text id; give it one or remove the row")
-    }
 }

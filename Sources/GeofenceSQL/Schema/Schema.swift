@@ -173,3 +173,14 @@ public struct CatalogError: Error, CustomStringConvertible {
         CatalogError("SpatiaLite is not loaded in this connection, and \(what) needs it: run `.load mod_spatialite` (or SELECT load_extension('mod_spatialite')) first")
     }
 }
+
+extension CatalogError {
+    /// A row whose area_id is no text (a BLOB or NULL, written past the
+    /// catalog's constraints): it names no area, so no pair or notification
+    /// could name it, and leaving it out would lose its answers silently.
+    static func unnamedArea(row: Int64?, _ value: SQLiteValue) -> CatalogError {
+        let what = if case .null = value { "no area_id" } else { "an area_id that is not text (a BLOB)" }
+        let which = row.map { "gf_areas row \($0)" } ?? "an area of gf_areas"
+        return CatalogError("\(which) has \(what): an area is named by its text id; give it one or remove the row")
+    }
+}
