@@ -43,6 +43,12 @@ public final class BatchEngine {
     var workerCatalogs: [WorkerCatalog] = []
     /// The areas of a batch prepared as its chunks reach them, if it is judged so.
     var onDemand: OnDemandPreparation?
+    /// gf_check's session (`.windows`) judges one fix a call against a catalog
+    /// that outlives the calls: once the session reads the whole index, its
+    /// candidates come by grid index through a cache of their own, as a
+    /// judging thread's do, not by id through the shared catalog's lock and
+    /// dictionary (a fix in a dense centre meets a hundred boxes).
+    private lazy var sessionCatalog = WorkerCatalog(doors.areas)
 
     public init(_ doors: BatchDoors, explain: Bool = false, fixFilter: FixFilter? = nil) {
         self.doors = doors; self.explain = explain; self.fixFilter = fixFilter
@@ -78,7 +84,7 @@ public final class BatchEngine {
         case .success(let f): fix = f
         }
         doors.areas.perFixStrategy = strategy
-        var judge = SubjectJudge(catalog: doors.areas, explain: explain)
+        var judge = SubjectJudge(catalog: strategy == .windows ? sessionCatalog : doors.areas, explain: explain)
         var state = try doors.states.load(fix.subjectId)
         let before = state
         var one = OneFix()
