@@ -29,13 +29,17 @@ targets with this run's ratios, and writes --work/report.json.
 """
 import argparse
 import json
+import os
 import re
 import subprocess
 import sys
 import time
 from pathlib import Path
 
-import numpy as np
+# The benchmarks time one process on a 2-core machine: OpenBLAS's own
+# threads, spinning idle after numpy loads, would run beside it.
+os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+import numpy as np  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "benchmarks"))
