@@ -96,7 +96,7 @@ public final class Judgement {
                       trustingLastSave: Bool = false) throws -> (Report, [Notification]) {
         var report = Report(runId: recordRun ? try startRun(kind: "check", source: nil) : 0,
                             notificationsAfter: recordRun ? try lastNotificationId() : 0)
-        output.begin(runId: report.runId)
+        output.begin(runId: report.runId, keepingKeys: inSession && trustingLastSave && !recordRun)
         state.trustsLastSave = trustingLastSave
         let one = try engine.judgeOne(row, strategy: .forOneFix(inSession: inSession))
         report.fixes = 1

@@ -58,6 +58,9 @@ struct KeysByBytes {
         }
     }
 
+    /// How many ids have a key here.
+    var count: Int { entries.count }
+
     /// Forgets every id, keeping the room they took.
     mutating func removeAll() {
         entries.removeAll(keepingCapacity: true)

@@ -8,14 +8,25 @@ import GeofenceCore
 ///     let subjects = try OutputKeys(db, table: "gf_subject_keys", key: "subject_key", id: "subject_id")
 ///     let k = try subjects.key(of: "u1")
 ///
-/// Keys found are remembered only until `forget`, which the writer calls
-/// at the start of every run and gf_check call: a key given in a
-/// transaction that was then rolled back is gone from the table, and must
-/// not be used again from memory. Ids are told apart by their bytes, as
-/// SQLite tells them: Swift's `==` takes "é" and "e\u{301}" for one string,
-/// so a remembered key is used only for the very bytes it was found for.
+/// A key given in a transaction that was then rolled back is gone from the
+/// table and must not be used again from memory. So the writer forgets every
+/// key at the start of each run; a gf_check call keeps the earlier calls'
+/// keys (`recheck`) only where nothing but a rollback could have changed the
+/// table unseen (`RunOutput.begin`), and its first lookup then reads the
+/// table's greatest key: keys are given in increasing order and a rollback
+/// undoes the newest changes first, so a rollback that took any key took
+/// the greatest one given, and the greatest key is no longer the one last
+/// read or given here. Ids are told apart by their bytes, as SQLite tells
+/// them: Swift's `==` takes "é" and "e\u{301}" for one string, so a
+/// remembered key is used only for the very bytes it was found for.
 final class OutputKeys {
-    private let find, give: Statement
+    private let find, give, greatestKey: Statement
+    /// The table's greatest key, as last read or given here (nil: not read).
+    private var greatest: Int64?
+    /// False from `recheck` until the next lookup has compared `greatest` with the table.
+    private var checked = true
+    /// At most this many keys are remembered (a long session meets ever new subjects).
+    static let remembered = 1 << 16
     /// The keys found in this transaction, by the ids' bytes.
     private var known = KeysByBytes()
     /// The id looked up last and its key: a subject's notifications come
@@ -32,14 +43,21 @@ final class OutputKeys {
     init(_ db: Connection, table: String, key: String, id: String) throws {
         find = try db.prepare("SELECT \(key) FROM \(table) WHERE \(id) = ?")
         give = try db.prepare("INSERT INTO \(table) (\(id)) VALUES (?) RETURNING \(key)")
+        greatestKey = try db.prepare("SELECT max(\(key)) FROM \(table)")
     }
 
     /// The key of `id`, given now if it has none.
     func key(of id: String) throws -> Int64 {
+        if !checked { try checkRemembered() }
         if let last, KeysByBytes.same(last.id, id) { return last.key }
         if let k = known[id] { last = (id, k); return k }
-        let k = try Self.first(find, id) ?? Self.first(give, id)
+        var k = try Self.first(find, id)
+        if k == nil {
+            k = try Self.first(give, id)
+            if let k { greatest = max(greatest ?? k, k) }
+        }
         guard let k else { throw CatalogError("no key could be given to \(Echo.quoted(id)) in its dictionary") }
+        if known.count >= Self.remembered { forget() }
         known[id] = k
         last = (id, k)
         return k
@@ -48,12 +66,29 @@ final class OutputKeys {
     /// The key of `id`, whose slot in the run's grid is `slot` (-1: none).
     func key(of id: String, slot: Int32) throws -> Int64 {
         guard slot >= 0 else { return try key(of: id) }
+        if !checked { try checkRemembered() }
         let i = Int(slot)
         if i < bySlot.count, let hit = bySlot[i], KeysByBytes.same(hit.id, id) { return hit.key }
         let k = try key(of: id)
         if i >= bySlot.count { bySlot.append(contentsOf: repeatElement(nil, count: i + 1 - bySlot.count)) }
         bySlot[i] = (id, k)
         return k
+    }
+
+    /// Keeps the keys remembered, to be checked against the table at the
+    /// next lookup: for a gf_check call after an earlier one of the same
+    /// session, where no statement but a rollback changed the table since
+    /// (`RunOutput.begin`).
+    func recheck() { checked = false }
+
+    /// Forgets every key if the table's greatest key is not the one last read or given here.
+    private func checkRemembered() throws {
+        checked = true
+        try greatestKey.bind([])
+        defer { greatestKey.reset() }
+        let now = try greatestKey.step() ? greatestKey.value(0).int64 : nil
+        if now != greatest { forget() }
+        greatest = now
     }
 
     /// Forgets every key found: the next transaction looks them up again.

@@ -1,3 +1,4 @@
+import CSQLite
 import GeofenceCore
 
 /// Where a run's notifications and explanations go (the engine's `RunSink`):
@@ -23,7 +24,20 @@ final class RunOutput: RunSink {
     /// mode); the run's counts and the state are stored all the same.
     var storesNotifications = true
 
+    /// For gf_check calls that keep the keys of earlier ones (`begin`): this
+    /// connection's count of changed rows when the last call's writes ended,
+    /// and the main database's data_version, which moves when another
+    /// connection commits to it.
+    private let db: Connection
+    private let dataVersion: Statement
+    private var changesAfterLastCall: Int64 = -1
+    private var seenDataVersion: Int64?
+    /// Whether this call's first write must still compare the data_version.
+    private var dataVersionUnchecked = false
+
     init(_ db: Connection) throws {
+        self.db = db
+        dataVersion = try db.prepare("PRAGMA main.data_version")
         notifications = try RowBatches(db, "INSERT INTO gf_notification_rows (run_id, subject_key, ts_us, area_key, condition_id, "
                                        + "transition, lat, lon, accuracy_m, local_day) VALUES ", columns: 10)
         explanations = try RowBatches(db, "INSERT INTO gf_explain (run_id, subject_id, ts, area_id, condition_id, kind, reason, lat, lon) VALUES ",
@@ -32,12 +46,39 @@ final class RunOutput: RunSink {
         areaKeys = try OutputKeys(db, table: "gf_area_keys", key: "area_key", id: "area_id")
     }
 
-    /// Starts a run or a gf_check call writing as `runId`, in a transaction
-    /// of its own: keys remembered from an earlier one may have been rolled back.
-    func begin(runId: Int64) {
+    /// Starts a run or a gf_check call writing as `runId`. A run forgets the
+    /// keys remembered from an earlier one: they may have been rolled back, or
+    /// removed. With `keepingKeys` (a gf_check call of a session with no
+    /// trigger of the user's on the tables it writes, so only its own
+    /// statements write during it) they are kept if no statement on this
+    /// connection changed a row since the last call's writes ended, and
+    /// checked at this call's first lookup: the data_version (no other
+    /// connection committed; a removal would be unseen) and each table's
+    /// greatest key (no rollback took a key, `OutputKeys.recheck`).
+    func begin(runId: Int64, keepingKeys: Bool = false) {
         self.runId = runId
-        subjectKeys.forget()
-        areaKeys.forget()
+        if keepingKeys && totalChanges == changesAfterLastCall {
+            subjectKeys.recheck()
+            areaKeys.recheck()
+            dataVersionUnchecked = true
+        } else {
+            subjectKeys.forget()
+            areaKeys.forget()
+            seenDataVersion = nil
+            dataVersionUnchecked = keepingKeys  // read before this call's keys, for the next call to compare
+        }
+    }
+
+    private var totalChanges: Int64 { sqlite.pointee.total_changes64!(db.handle) }
+
+    /// Forgets every key if another connection committed since the data_version was read here.
+    private func checkDataVersion() throws {
+        dataVersionUnchecked = false
+        try dataVersion.bind([])
+        defer { dataVersion.reset() }
+        let now = try dataVersion.step() ? dataVersion.value(0).int64 : nil
+        if now != seenDataVersion { subjectKeys.forget(); areaKeys.forget() }
+        seenDataVersion = now
     }
 
     /// A requested interruption (a signal) stops a batch while its fixes are read.
@@ -53,9 +94,14 @@ final class RunOutput: RunSink {
     func store(_ notifications: [Notification], encoded: [UInt8]?) throws {
         if storesNotifications { try write(notifications) }
         try tap?.write(notifications, encoded)
+        changesAfterLastCall = totalChanges
     }
 
-    func store(_ explanations: [Explanation]) throws { try write(explanations) }
+    /// A call's last writes (`BatchEngine.judgeOne`): the count of changed rows after them is the one `begin` compares.
+    func store(_ explanations: [Explanation]) throws {
+        try write(explanations)
+        changesAfterLastCall = totalChanges
+    }
 
     /// Nothing to complete: every row is written as its subject is stored.
     func finish() throws {}
@@ -64,6 +110,7 @@ final class RunOutput: RunSink {
 
     /// Writes `all` in order, their subjects' and areas' keys found (or given) first.
     private func write(_ all: [Notification]) throws {
+        if dataVersionUnchecked && !all.isEmpty { try checkDataVersion() }
         var keys: [(subject: Int64, area: Int64)] = []
         keys.reserveCapacity(all.count)
         for row in all { keys.append((try subjectKeys.key(of: row.subjectId), try areaKeys.key(of: row.areaId, slot: row.areaSlot))) }

@@ -1,0 +1,130 @@
+"""gf_check stores notifications by subject and area key (gf_subject_keys,
+gf_area_keys), and a session keeps the keys it found from one call to the
+next. A key given in a transaction that is then rolled back is gone, and a
+key another connection (or a statement of this one) removes is gone too: a
+kept key used after that would store notifications no view can name. Here a
+stream of calls is cut into groups that are kept, undone by ROLLBACK TO a
+savepoint, or undone with their whole transaction; the first groups that
+give keys are undone, and between groups an area's notifications and its
+key are removed, by another connection or by this one. The same kept calls
+and the same removals on fresh connections must leave the same
+notifications, and no stored row may name a key its dictionary lacks. Both
+with the state in the catalog and in a state database of its own, where the
+session keeps its catalog across other writers' commits and its own
+statements (docs/state.md), so only the keys' own checks stand guard."""
+import json
+import random
+import shutil
+import sqlite3
+
+import pytest
+
+from conftest import EXTENSION
+from test_judgement import iso, scenario
+
+
+def connect(db, catalog=None):
+    c = sqlite3.connect(db, isolation_level=None)
+    c.enable_load_extension(True)
+    c.load_extension(str(EXTENSION))
+    if catalog:
+        c.execute(f"ATTACH 'file:{catalog}?mode=ro' AS catalog")
+    return c
+
+
+def start(path, catalog, apart):
+    """A copy of the catalog to judge on, or (apart) an empty state database beside the catalog."""
+    if not apart:
+        shutil.copy(catalog, path)
+        return path, None
+    c = connect(path, catalog)
+    c.execute("SELECT gf_state_init()")
+    c.close()
+    return path, catalog
+
+
+def remove_area(c, area_id):
+    """An area's notifications and its key, as a user pruning that area's history would remove them."""
+    c.execute("BEGIN IMMEDIATE")
+    c.execute("DELETE FROM gf_notification_rows WHERE area_key = (SELECT area_key FROM gf_area_keys WHERE area_id = ?)", (area_id,))
+    c.execute("DELETE FROM gf_area_keys WHERE area_id = ?", (area_id,))
+    c.execute("COMMIT")
+
+
+def stored(db, catalog):
+    c = sqlite3.connect(db)
+    if catalog:
+        c.execute(f"ATTACH 'file:{catalog}?mode=ro' AS catalog")
+    dangling = c.execute("""SELECT count(*) FROM gf_notification_rows AS n
+                            WHERE NOT EXISTS (SELECT 1 FROM gf_area_keys AS a WHERE a.area_key = n.area_key)
+                               OR NOT EXISTS (SELECT 1 FROM gf_subject_keys AS s WHERE s.subject_key = n.subject_key)""").fetchone()[0]
+    rows = c.execute("SELECT subject_id, ts, area_id, condition_id, transition, lat, lon, accuracy_m FROM gf_notifications ORDER BY id").fetchall()
+    c.close()
+    return dangling, rows
+
+
+def plan(fixes, rng):
+    """Groups of 1-5 calls, each ('keep' | 'savepoint' | 'transaction', calls), and removals between them."""
+    steps, k, undone_first = [], 0, 3
+    while k < len(fixes):
+        n = rng.randint(1, 5)
+        calls = fixes[k:k + n]
+        k += n
+        if undone_first > 0:
+            fate = "savepoint" if undone_first % 2 else "transaction"
+            undone_first -= 1
+        else:
+            fate = rng.choices(["keep", "savepoint", "transaction"], [6, 1, 1])[0]
+        steps.append((fate, calls))
+        if rng.random() < 0.25:
+            steps.append(("remove", (f"A{rng.randrange(12):02d}", rng.choice(["other", "same"]))))
+    return steps
+
+
+@pytest.mark.parametrize("apart", [False, True], ids=["state-in-catalog", "state-database"])
+def test_kept_keys_never_outlive_their_rows(tmp_path, apart):
+    db, _, rows = scenario(tmp_path, subjects=5, per_subject=70, seed=38)
+    fixes = [[s, iso(t), lat, lon, acc] for s, t, lat, lon, acc in rows]
+    steps = plan(fixes, random.Random(38))
+    assert sum(1 for fate, _ in steps if fate == "remove") >= 5
+    session, catalog = start(tmp_path / "session.db", db, apart)
+    fresh, _ = start(tmp_path / "fresh.db", db, apart)
+
+    c = connect(session, catalog)
+    for fate, what in steps:
+        if fate == "remove":
+            area, by = what
+            if by == "same":
+                remove_area(c, area)
+            else:
+                other = sqlite3.connect(session, isolation_level=None)
+                remove_area(other, area)
+                other.close()
+            continue
+        c.execute("BEGIN")
+        c.execute("SAVEPOINT g")
+        for f in what:
+            c.execute("SELECT gf_check(?, ?, ?, ?, ?)", f).fetchall()
+        if fate == "savepoint":
+            c.execute("ROLLBACK TO g")
+        c.execute("RELEASE g")
+        c.execute("ROLLBACK" if fate == "transaction" else "COMMIT")
+    c.close()
+
+    notified = 0
+    for fate, what in steps:
+        if fate == "remove":
+            f = sqlite3.connect(fresh, isolation_level=None)
+            remove_area(f, what[0])
+            f.close()
+        elif fate == "keep":
+            for call in what:
+                f = connect(fresh, catalog)
+                notified += len(json.loads(f.execute("SELECT gf_check(?, ?, ?, ?, ?)", call).fetchone()[0]))
+                f.close()
+
+    dangling, got = stored(session, catalog)
+    _, want = stored(fresh, catalog)
+    assert dangling == 0
+    assert notified >= 50 and len(want) >= 10, "the scenario must notify"
+    assert got == want
