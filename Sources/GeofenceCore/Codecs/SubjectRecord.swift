@@ -49,13 +49,11 @@ public enum SubjectRecord {
         out += #","judged":"#.utf8
         integer(Int64(state.judgedFixes), &out)
         out += #","stays":["#.utf8
-        // The map keeps its ids in byte order (`StayMap`), the canonical order;
-        // sorted here only if a caller inserted out of it.
-        var stays = Array(state.stays)
-        if !zip(stays, stays.dropFirst()).allSatisfy({ $0.0.utf8Precedes($1.0) }) {
-            stays.sort { $0.0.utf8Precedes($1.0) }
-        }
-        for (i, (area, stay)) in stays.enumerated() {
+        // The map keeps its ids in byte order (`StayMap`), the canonical
+        // order; walked by index, no stay copied.
+        let stays = state.stays
+        for i in 0..<stays.count {
+            let area = stays.key(at: i), stay = stays[at: i]
             if i > 0 { out.append(UInt8(ascii: ",")) }
             out += #"{"area":"#.utf8
             JSONValue.appendString(area, to: &out)

@@ -94,13 +94,15 @@ final class StateStore: SubjectStateStore {
     }
 
     /// gf_inside's rows of this subject: one removed per stay no longer
-    /// INSIDE (or gone), one added per stay newly INSIDE. Both maps are in
+    /// INSIDE (or gone), one added per stay newly INSIDE, each kind in as few
+    /// statements as their count allows. Both maps are in
     /// the byte order of their area_ids (SQLite's), so they are walked side
     /// by side, by index (no stay copied, no lookup by id), comparing ids as
     /// bytes: Swift's `<` and `==` would take "é" and "e\u{301}", two areas
     /// to SQLite, for one.
     private func updateInside(_ s: SubjectState, before: SubjectState) throws {
         let old = before.stays, new = s.stays
+        var left: [String] = [], entered: [String] = []
         var i = 0, k = 0
         while i < old.count || k < new.count {
             // Only in the old map, only in the new one, or (neither) in both.
@@ -112,10 +114,12 @@ final class StateStore: SubjectStateStore {
             }
             let was = !onlyNew && old[at: i].phase == .inside
             let now = !onlyOld && new[at: k].phase == .inside
-            if was && !now { try rows.leave(s.subjectId, area: old.key(at: i)) }
-            if now && !was { try rows.enter(s.subjectId, area: new.key(at: k)) }
+            if was && !now { left.append(old.key(at: i)) }
+            if now && !was { entered.append(new.key(at: k)) }
             if !onlyNew { i += 1 }
             if !onlyOld { k += 1 }
         }
+        try rows.leave(s.subjectId, areas: left)
+        try rows.enter(s.subjectId, areas: entered)
     }
 }

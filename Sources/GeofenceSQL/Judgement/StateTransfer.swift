@@ -106,7 +106,7 @@ public final class StateTransfer {
             try removeInside(of: c.subject, record: old)
         }
         try rows.save(c.subject, record: c.text)
-        for area in c.insideAreas { try rows.enter(c.subject, area: area) }
+        try rows.enter(c.subject, areas: c.insideAreas)
         return true
     }
 
@@ -120,8 +120,6 @@ public final class StateTransfer {
             try db.query("DELETE FROM gf_inside WHERE subject_id = ?", [.text(subject)])
             return
         }
-        for (area, stay) in state.stays where stay.phase == .inside {
-            try rows.leave(subject, area: area)
-        }
+        try rows.leave(subject, areas: state.stays.filter { $0.1.phase == .inside }.map(\.0))
     }
 }

@@ -8,17 +8,27 @@ import GeofenceCore
 ///     let rows = try SubjectRows(db)
 ///     let text = try rows.record(of: "u1")     // nil: never judged, or reset
 ///     try rows.save("u1", record: text)
-///     try rows.enter("u1", area: "A")           // A's INSIDE stay begins
+///     try rows.enter("u1", areas: ["A"])        // A's INSIDE stay begins
+///
+/// A fix that takes a subject into or out of many areas at once changes as
+/// many gf_inside rows: they go in as few statements as their count allows
+/// (`RowBatches`; a DELETE by the subject and a list of areas, each a
+/// lookup of the primary key).
 final class SubjectRows {
-    private let loadRecord, saveRecord, enterArea, leaveArea: Statement
+    private let loadRecord, saveRecord: Statement
+    private let enterAreas: RowBatches
+    /// `DELETE … WHERE subject_id = ? AND area_id IN (…)` by the list's length, longest first.
+    private let leaveAreas: [(areas: Int, statement: Statement)]
 
     init(_ db: Connection) throws {
         loadRecord = try db.prepare("SELECT record FROM gf_subject_state WHERE subject_id = ?")
         saveRecord = try db.prepare("""
             INSERT INTO gf_subject_state (subject_id, record) VALUES (?, ?) ON CONFLICT(subject_id) DO UPDATE SET record = excluded.record
             """)
-        enterArea = try db.prepare("INSERT INTO gf_inside (area_id, subject_id) VALUES (?, ?) ON CONFLICT DO NOTHING")
-        leaveArea = try db.prepare("DELETE FROM gf_inside WHERE area_id = ? AND subject_id = ?")
+        enterAreas = try RowBatches(db, "INSERT INTO gf_inside (area_id, subject_id) VALUES ", columns: 2, tail: " ON CONFLICT DO NOTHING")
+        leaveAreas = try RowBatches.sizes.map { n in
+            (n, try db.prepare("DELETE FROM gf_inside WHERE subject_id = ? AND area_id IN (\(Array(repeating: "?", count: n).joined(separator: ", ")))"))
+        }
     }
 
     /// The subject's stored record text; nil when it has none. A stored
@@ -35,11 +45,26 @@ final class SubjectRows {
     /// Stores `record` as the subject's record, replacing any.
     func save(_ subject: String, record: String) throws { try saveRecord.run([.text(subject), .text(record)]) }
 
-    /// The subject's stay in `area` became INSIDE: its gf_inside row.
-    func enter(_ subject: String, area: String) throws { try enterArea.run([.text(area), .text(subject)]) }
+    /// The subject's stays in `areas` became INSIDE: their gf_inside rows.
+    func enter(_ subject: String, areas: [String]) throws {
+        try enterAreas.write(count: areas.count) { s, i, p in
+            try s.bind(text: areas[i], at: p + 1)
+            try s.bind(text: subject, at: p + 2)
+        }
+    }
 
-    /// The subject's stay in `area` is no longer INSIDE: its row goes.
-    func leave(_ subject: String, area: String) throws { try leaveArea.run([.text(area), .text(subject)]) }
+    /// The subject's stays in `areas` are no longer INSIDE: their rows go.
+    func leave(_ subject: String, areas: [String]) throws {
+        var start = 0
+        for (n, s) in leaveAreas {
+            while areas.count - start >= n {
+                try s.bind(text: subject, at: 1)
+                for k in 0..<n { try s.bind(text: areas[start + k], at: Int32(k + 2)) }
+                try s.runBound()
+                start += n
+            }
+        }
+    }
 
     /// What a record that is not a text is refused with.
     static func notText(_ subject: String) -> InputError {

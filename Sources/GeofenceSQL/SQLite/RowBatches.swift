@@ -1,5 +1,5 @@
-/// One `INSERT … VALUES` prepared for 64, 8 and 1 rows, so that n rows go
-/// in as few statements as their count allows (35 rows: four of 8, three
+/// One `INSERT … VALUES` prepared for 64, 16, 4 and 1 rows, so that n rows
+/// go in as few statements as their count allows (35 rows: two of 16, three
 /// of 1), each bound value by value.
 ///
 ///     let rows = try RowBatches(db, "INSERT INTO t (a, b) VALUES ", columns: 2)
@@ -17,7 +17,7 @@ final class RowBatches {
     private let tiers: [(rows: Int, statement: Statement)]
     private let columns: Int
 
-    static let sizes = [64, 8, 1]
+    static let sizes = [64, 16, 4, 1]
 
     /// `head` is the INSERT up to VALUES; `tail` follows the values (an ON CONFLICT clause).
     init(_ db: Connection, _ head: String, columns: Int, tail: String = "") throws {
