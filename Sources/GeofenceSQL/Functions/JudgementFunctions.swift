@@ -19,8 +19,9 @@ enum JudgementFunctions {
                                     lat: a.isNull(2) ? nil : try a.double(2), lon: a.isNull(3) ? nil : try a.double(3),
                                     accuracy: a.isNull(4) ? nil : try a.double(4))
             do {
-                // The connection's session keeps the statements, prepared areas and the
-                // state it saved last between calls, as long as nothing else wrote.
+                // The connection's session keeps the statements, prepared areas, the state
+                // it saved last and the dictionary keys it used between calls, as long as
+                // nothing else wrote.
                 let session = try Session.of(conn)
                 do {
                     // One call, one transaction: the subject's state and its notifications together.

@@ -3,7 +3,8 @@ import GeofenceCore
 
 /// Per-connection state that must outlive one SQL function call: gf_check's
 /// prepared statements, prepared areas, windows of the spatial index around
-/// recent fixes (`CandidateWindows`) and the subject state it saved last.
+/// recent fixes (`CandidateWindows`), the subject state it saved last and the
+/// dictionary keys its notifications were stored under (`RunOutput.begin`).
 ///
 /// Why a virtual table: a host may close its connection with plain
 /// sqlite3_close, which refuses (SQLITE_BUSY) while any statement is still
