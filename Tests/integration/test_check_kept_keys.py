@@ -19,7 +19,7 @@ import sqlite3
 
 import pytest
 
-from conftest import EXTENSION
+from conftest import EXTENSION, gf
 from test_judgement import iso, scenario
 
 
@@ -128,3 +128,76 @@ def test_kept_keys_never_outlive_their_rows(tmp_path, apart):
     assert dangling == 0
     assert notified >= 50 and len(want) >= 10, "the scenario must notify"
     assert got == want
+
+
+# Found by a red team: a user's change of a dictionary and gf_check calls in
+# one transaction, then rolled back together, restore the greatest key the
+# check compares. Circles of 200 m, 1 km apart; a subject is put inside one or far away.
+def small_catalog(tmp_path):
+    features = [{"type": "Feature", "properties": {"area_id": f"A{i:02d}", "radius_m": 200},
+                 "geometry": {"type": "Point", "coordinates": [139.0 + 0.01 * i, 35.0]}} for i in range(4)]
+    areas = tmp_path / "small.geojson"
+    areas.write_text(json.dumps({"type": "FeatureCollection", "features": features}))
+    db = tmp_path / "small.db"
+    gf("init", db)
+    gf("import", db, areas, "--with-default-conditions")
+    return db
+
+
+def check(c, subject, second, area=None):
+    lat, lon = (36.0, 139.0) if area is None else (35.0, 139.0 + 0.01 * area)
+    return json.loads(c.execute("SELECT gf_check(?, ?, ?, ?, 5)", (subject, f"2026-11-20T00:00:{second:02d}Z", lat, lon)).fetchone()[0])
+
+
+def last_stored(c):
+    return c.execute("SELECT subject_id, area_id, transition FROM gf_notifications ORDER BY id DESC LIMIT 1").fetchone()
+
+
+CHANGES = {
+    # A01's key (the greatest) deleted, and given to A02 inside the transaction.
+    "the greatest key deleted": ["DELETE FROM gf_notification_rows WHERE area_key = 2", "DELETE FROM gf_area_keys WHERE area_key = 2"],
+    "two ids swapped": ["UPDATE gf_area_keys SET area_id = 'tmp' WHERE area_key = 1", "UPDATE gf_area_keys SET area_id = 'A00' WHERE area_key = 2",
+                        "UPDATE gf_area_keys SET area_id = 'A01' WHERE area_key = 1"],
+}
+
+
+@pytest.mark.parametrize("undo", ["ROLLBACK", "ROLLBACK TO"])
+@pytest.mark.parametrize("change", list(CHANGES))
+@pytest.mark.parametrize("apart", [False, True], ids=["state-in-catalog", "state-database"])
+def test_keys_found_after_a_change_rolled_back_with_it_are_not_kept(tmp_path, apart, change, undo):
+    session, catalog = start(tmp_path / "session.db", small_catalog(tmp_path), apart)
+    c = connect(session, catalog)
+    for second, area in ((1, 0), (2, None), (3, 1), (4, None)):   # A00 gets key 1, A01 key 2
+        check(c, "s1", second, area)
+    c.execute("BEGIN")
+    c.execute("SAVEPOINT sp")
+    for sql in CHANGES[change]:
+        c.execute(sql)
+    target = 2 if change == "the greatest key deleted" else 0
+    check(c, "s2", 5, target)
+    check(c, "s2", 6)
+    c.execute("ROLLBACK" if undo == "ROLLBACK" else "ROLLBACK TO sp")
+    if undo != "ROLLBACK":
+        c.execute("RELEASE sp")
+        c.execute("COMMIT")
+    assert [n["area_id"] for n in check(c, "s3", 7, target)] == [f"A{target:02d}"]
+    assert last_stored(c) == ("s3", f"A{target:02d}", "IN")
+    c.close()
+    assert stored(session, catalog)[0] == 0
+
+
+def test_keys_given_below_the_greatest_are_not_kept(tmp_path):
+    """Past a key of 2^63 - 1 SQLite gives keys at random: a rolled-back one leaves the greatest as it was."""
+    db = small_catalog(tmp_path)
+    with sqlite3.connect(db) as c:
+        c.execute("INSERT INTO gf_area_keys (area_key, area_id) VALUES (9223372036854775807, 'elsewhere')")
+    c = connect(db)
+    for second, area in ((1, 0), (2, None), (3, 1), (4, None)):
+        check(c, "s1", second, area)
+    c.execute("BEGIN")
+    check(c, "s2", 5, 2)
+    c.execute("ROLLBACK")
+    assert [n["area_id"] for n in check(c, "s2", 6, 2)] == ["A02"]
+    assert last_stored(c) == ("s2", "A02", "IN")
+    c.close()
+    assert stored(db, None)[0] == 0

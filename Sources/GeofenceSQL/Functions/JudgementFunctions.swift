@@ -32,7 +32,8 @@ enum JudgementFunctions {
                         // would meet the rows its calls write, without end. The schema versions are the
                         // ones currentJudgement has just read, in this call's transaction.
                         try session.outputReaders.refuseReaders(schema: session.schema)
-                        let (_, notifications) = try judgement.check(row, recordRun: false, inSession: true, trustingLastSave: session.trustsState)
+                        let (_, notifications) = try judgement.check(row, recordRun: false, inSession: true, trustingLastSave: session.trustsState,
+                                                                      afterPendingWrites: session.transaction.beganInsideWrite)
                         try session.settle()
                         return notifications
                     }

@@ -11,12 +11,14 @@ import GeofenceCore
 /// A key given in a transaction that was then rolled back is gone from the
 /// table and must not be used again from memory. So the writer forgets every
 /// key at the start of each run; a gf_check call keeps the earlier calls'
-/// keys (`recheck`) only where nothing but a rollback could have changed the
-/// table unseen (`RunOutput.begin`), and its first lookup then reads the
-/// table's greatest key: keys are given in increasing order and a rollback
-/// undoes the newest changes first, so a rollback that took any key took
-/// the greatest one given, and the greatest key is no longer the one last
-/// read or given here. Ids are told apart by their bytes, as SQLite tells
+/// keys (`recheck`) only where nothing but a rollback of the calls' own
+/// writes could have changed the table unseen (`RunOutput.begin`), and its
+/// first lookup then reads the table's greatest key: keys are given in
+/// increasing order (SQLite's max + 1) and a rollback undoes the newest
+/// changes first, so a rollback that took any key took the greatest one
+/// given, and the greatest key is no longer the one last read or given
+/// here. Past a key of 2^63 - 1 SQLite gives keys at random: a key given
+/// below the greatest makes the next call forget them all. Ids are told apart by their bytes, as SQLite tells
 /// them: Swift's `==` takes "é" and "e\u{301}" for one string, so a
 /// remembered key is used only for the very bytes it was found for.
 final class OutputKeys {
@@ -25,6 +27,9 @@ final class OutputKeys {
     private var greatest: Int64?
     /// False from `recheck` until the next lookup has compared `greatest` with the table.
     private var checked = true
+    /// A key was given below the greatest one (SQLite's keys past 2^63 - 1): a
+    /// rollback could take it and leave the greatest as it was.
+    private var givenOutOfOrder = false
     /// At most this many keys are remembered (a long session meets ever new subjects).
     static let remembered = 1 << 16
     /// The keys found in this transaction, by the ids' bytes.
@@ -54,7 +59,10 @@ final class OutputKeys {
         var k = try Self.first(find, id)
         if k == nil {
             k = try Self.first(give, id)
-            if let k { greatest = max(greatest ?? k, k) }
+            if let k {
+                if let g = greatest, k <= g { givenOutOfOrder = true }
+                greatest = max(greatest ?? k, k)
+            }
         }
         guard let k else { throw CatalogError("no key could be given to \(Echo.quoted(id)) in its dictionary") }
         if known.count >= Self.remembered { forget() }
@@ -87,8 +95,9 @@ final class OutputKeys {
         try greatestKey.bind([])
         defer { greatestKey.reset() }
         let now = try greatestKey.step() ? greatestKey.value(0).int64 : nil
-        if now != greatest { forget() }
+        if now != greatest || givenOutOfOrder { forget() }
         greatest = now
+        givenOutOfOrder = false
     }
 
     /// Forgets every key found: the next transaction looks them up again.

@@ -31,6 +31,10 @@ final class RunOutput: RunSink {
     private let db: Connection
     private let dataVersion: Statement
     private var changesAfterLastCall: Int64 = -1
+    /// Whether the keys found since the last call began may be kept past it
+    /// (`begin`): false while they may rest on another statement's change
+    /// that a rollback could still undo.
+    private var keysTrusted = false
     private var seenDataVersion: Int64?
     /// Whether this call's first write must still compare the data_version.
     private var dataVersionUnchecked = false
@@ -50,14 +54,24 @@ final class RunOutput: RunSink {
     /// keys remembered from an earlier one: they may have been rolled back, or
     /// removed. With `keepingKeys` (a gf_check call of a session with no
     /// trigger of the user's on the tables it writes, so only its own
-    /// statements write during it) they are kept if no statement on this
-    /// connection changed a row since the last call's writes ended, and
-    /// checked at this call's first lookup: the data_version (no other
-    /// connection committed; a removal would be unseen) and each table's
-    /// greatest key (no rollback took a key, `OutputKeys.recheck`).
-    func begin(runId: Int64, keepingKeys: Bool = false) {
+    /// statements write during it) they are kept if they were trusted and no
+    /// statement on this connection changed a row since the last call's
+    /// writes ended, and checked at this call's first lookup: the
+    /// data_version (no other connection committed; a removal would be
+    /// unseen) and each table's greatest key (no rollback took a key the
+    /// calls gave, `OutputKeys.recheck`).
+    ///
+    /// Trusted: keys found after a change of the user's on this connection
+    /// may rest on it (a dictionary row deleted, and its key given again to
+    /// another id), and a rollback that undoes it restores the greatest key
+    /// the check compares. So they are trusted only from a call that began
+    /// with no write transaction open on main (`cleanStart`: nothing of this
+    /// connection's left to roll back but what the calls write), or whose
+    /// keys were trusted and unchanged since.
+    func begin(runId: Int64, keepingKeys: Bool = false, cleanStart: Bool = false) {
         self.runId = runId
-        if keepingKeys && totalChanges == changesAfterLastCall {
+        let unchanged = keepingKeys && keysTrusted && totalChanges == changesAfterLastCall
+        if unchanged {
             subjectKeys.recheck()
             areaKeys.recheck()
             dataVersionUnchecked = true
@@ -67,6 +81,7 @@ final class RunOutput: RunSink {
             seenDataVersion = nil
             dataVersionUnchecked = keepingKeys  // read before this call's keys, for the next call to compare
         }
+        keysTrusted = keepingKeys && (unchanged || cleanStart)
     }
 
     private var totalChanges: Int64 { sqlite.pointee.total_changes64!(db.handle) }
