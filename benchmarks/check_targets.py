@@ -95,10 +95,15 @@ class Calls:
             self.times.append(time.perf_counter() - t)
 
     def commit(self):
-        t = time.perf_counter()
-        self.c.execute("COMMIT")
-        self.times.append(time.perf_counter() - t)
-        self.c.close()
+        committed(self.c, self.times)
+
+
+def committed(c, times):
+    """COMMITs and closes `c`, the COMMIT's seconds appended to `times`."""
+    t = time.perf_counter()
+    c.execute("COMMIT")
+    times.append(time.perf_counter() - t)
+    c.close()
 
 
 class Floor:
@@ -124,10 +129,7 @@ class Floor:
         self.times.append(time.perf_counter() - t)
 
     def commit(self):
-        t = time.perf_counter()
-        self.c.execute("COMMIT")
-        self.times.append(time.perf_counter() - t)
-        self.c.close()
+        committed(self.c, self.times)
         removed(self.path)
 
 

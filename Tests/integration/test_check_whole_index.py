@@ -8,13 +8,12 @@ one transaction, and the notifications and state must be those of
 `geofence judge` on the same fixes."""
 import csv
 import json
-import math
 import random
 import shutil
 import sqlite3
 
 from conftest import EXTENSION, gf
-from test_judgement import iso, notifications
+from test_judgement import heptagon, iso, notifications
 
 LON0, LAT0 = 139.60, 35.55
 
@@ -30,9 +29,7 @@ def region(tmp_path, rng):
             props["radius_m"] = rng.uniform(2000, 6000)
             geometry = {"type": "Point", "coordinates": [lon, lat]}
         else:
-            r = rng.uniform(0.02, 0.06)
-            ring = [[lon + r * math.cos(a), lat + 0.8 * r * math.sin(a)] for a in [k * 2 * math.pi / 7 for k in range(7)]]
-            geometry = {"type": "Polygon", "coordinates": [ring + [ring[0]]]}
+            geometry = heptagon(lon, lat, rng.uniform(0.02, 0.06))
         features.append({"type": "Feature", "properties": props, "geometry": geometry})
     areas = tmp_path / "region.geojson"
     areas.write_text(json.dumps({"type": "FeatureCollection", "features": features}))

@@ -12,6 +12,12 @@ import pytest
 from conftest import SAMPLES, gf, run, snapshot, sql, judge_while_another_writes
 
 
+def heptagon(lon, lat, r):
+    """A GeoJSON polygon: seven corners on an ellipse of half-axes r (lon) and 0.8 r (lat) degrees."""
+    ring = [[lon + r * math.cos(a), lat + 0.8 * r * math.sin(a)] for a in [k * 2 * math.pi / 7 for k in range(7)]]
+    return {"type": "Polygon", "coordinates": [ring + [ring[0]]]}
+
+
 def scenario(tmp_path, subjects=4, per_subject=150, seed=21):
     """A compact, busy scenario: 12 overlapping areas within ~2 km of Ueno,
     conditions with every filter, subjects random-walking across them for
@@ -31,10 +37,7 @@ def scenario(tmp_path, subjects=4, per_subject=150, seed=21):
             props["radius_m"] = rng.uniform(120, 500)
             geometry = {"type": "Point", "coordinates": [lon, lat]}
         else:
-            r = rng.uniform(0.002, 0.006)
-            ring = [[lon + r * math.cos(a), lat + 0.8 * r * math.sin(a)] for a in [k * 2 * math.pi / 7 for k in range(7)]]
-            ring.append(ring[0])
-            geometry = {"type": "Polygon", "coordinates": [ring]}
+            geometry = heptagon(lon, lat, rng.uniform(0.002, 0.006))
         features.append({"type": "Feature", "properties": {k: v for k, v in props.items() if v is not None}, "geometry": geometry})
     areas = tmp_path / "areas.geojson"
     areas.write_text(json.dumps({"type": "FeatureCollection", "features": features}))
