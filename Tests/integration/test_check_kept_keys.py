@@ -201,3 +201,44 @@ def test_keys_given_below_the_greatest_are_not_kept(tmp_path):
     assert last_stored(c) == ("s2", "A02", "IN")
     c.close()
     assert stored(db, None)[0] == 0
+
+
+# Found by a second red team: a call inside a statement that writes the
+# dictionary, a change counted only when the statement ends (and never if
+# it fails and is undone whole).
+STATEMENTS = {
+    "a failed INSERT of a key below the greatest": (
+        "INSERT INTO gf_area_keys (area_key, area_id) VALUES (0, 'A02'), (-5, CASE WHEN {call} IS NOT NULL THEN NULL END)", True),
+    "a failed UPDATE renaming a key": (
+        "UPDATE gf_area_keys SET area_id = CASE area_key WHEN 1 THEN 'A02' ELSE CASE WHEN {call} IS NOT NULL THEN NULL END END", True),
+    "an UPDATE renaming a key, the call on its next row": (
+        "UPDATE gf_area_keys SET area_id = CASE area_key WHEN 1 THEN 'gone' ELSE area_id || substr({call}, 1, 0) END", False),
+}
+
+
+@pytest.mark.parametrize("statement", list(STATEMENTS))
+def test_keys_met_inside_a_statement_that_writes_the_dictionary_are_not_kept(tmp_path, statement):
+    db = small_catalog(tmp_path)
+    fresh = tmp_path / "fresh.db"
+    shutil.copy(db, fresh)
+    c = connect(db)
+    for second, area in ((1, 0), (2, None), (3, 1), (4, None)):   # A00 gets key 1, A01 key 2
+        check(c, "s1", second, area)
+    sql, fails = STATEMENTS[statement]
+    area = 2 if fails else 0
+    inner = f"gf_check('s2', '2026-11-20T00:00:05Z', 35.0, {139.0 + 0.01 * area}, 5)"
+    try:
+        c.execute(sql.format(call=inner))
+        assert not fails
+    except sqlite3.IntegrityError:
+        assert fails
+    for second, place in ((6, 2), (7, None), (8, 2)):
+        check(c, "s3", second, place)
+    c.close()
+    dangling, got = stored(db, None)
+    assert dangling == 0
+    if not fails:   # the call inside the statement: A00, whose key the statement renamed
+        assert [r[2] for r in got if r[0] == "s2"] == ["A00"]
+    # Every stored row names the area its call notified (the calls at A02 after the statement).
+    assert [r[:3] for r in got[-3:]] == [("s3", "2026-11-20T00:00:06.000000Z", "A02"), ("s3", "2026-11-20T00:00:07.000000Z", "A02"),
+                                         ("s3", "2026-11-20T00:00:08.000000Z", "A02")]

@@ -69,10 +69,9 @@ final class CallTransaction {
     /// nil while main has no such table (the call then says what is missing).
     private var writeLock: Statement?
 
-    /// Whether the running call began with a write transaction already open
-    /// on main (the caller's, or earlier calls' in it): changes not the
-    /// call's own may then be pending, to be rolled back later.
-    private(set) var beganInsideWrite = false
+    /// Where the running call began, as to changes not its own that may be
+    /// pending, to be undone later (`CallStart`).
+    private(set) var start = CallStart.insideWritingStatement
 
     /// Whether a call is running on this connection, and whether a call made
     /// inside it (from a trigger) was refused.
@@ -109,7 +108,8 @@ final class CallTransaction {
     }
 
     private func runAlone<T>(_ body: () throws -> T) throws -> T {
-        beganInsideWrite = sqlite.pointee.txn_state!(db.handle, "main") == SQLITE_TXN_WRITE
+        start = db.hasWriteStatementRunning ? .insideWritingStatement
+            : sqlite.pointee.txn_state!(db.handle, "main") == SQLITE_TXN_WRITE ? .insideWriteTransaction : .clean
         // Before anything is read: inside the caller's transaction, the call's first read (the journal mode's, even) opens the snapshot.
         let snapshot = db.holdsReadSnapshot
         if !db.isAutocommit && !snapshot && !db.hasWriteStatementRunning {

@@ -33,7 +33,7 @@ enum JudgementFunctions {
                         // ones currentJudgement has just read, in this call's transaction.
                         try session.outputReaders.refuseReaders(schema: session.schema)
                         let (_, notifications) = try judgement.check(row, recordRun: false, inSession: true, trustingLastSave: session.trustsState,
-                                                                      afterPendingWrites: session.transaction.beganInsideWrite)
+                                                                      start: session.transaction.start)
                         try session.settle()
                         return notifications
                     }

@@ -92,13 +92,12 @@ public final class Judgement {
     /// which drops this judgement as soon as anything else writes) the state
     /// saved by the previous check is reused when the database still shows
     /// its last fix, and the dictionary keys it used are kept
-    /// (`RunOutput.begin`); `afterPendingWrites`: the call began inside a
-    /// write transaction already open on main.
+    /// (`RunOutput.begin`) as far as `start`, where the call began, allows.
     public func check(_ row: Row, recordRun: Bool = true, inSession: Bool = false,
-                      trustingLastSave: Bool = false, afterPendingWrites: Bool = true) throws -> (Report, [Notification]) {
+                      trustingLastSave: Bool = false, start: CallStart = .insideWritingStatement) throws -> (Report, [Notification]) {
         var report = Report(runId: recordRun ? try startRun(kind: "check", source: nil) : 0,
                             notificationsAfter: recordRun ? try lastNotificationId() : 0)
-        output.begin(runId: report.runId, keepingKeys: inSession && trustingLastSave && !recordRun, cleanStart: !afterPendingWrites)
+        output.begin(runId: report.runId, keepingKeys: inSession && trustingLastSave && !recordRun, start: start)
         state.trustsLastSave = trustingLastSave
         let one = try engine.judgeOne(row, strategy: .forOneFix(inSession: inSession))
         report.fixes = 1

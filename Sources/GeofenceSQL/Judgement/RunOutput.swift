@@ -1,6 +1,17 @@
 import CSQLite
 import GeofenceCore
 
+/// Where a gf_check call began, as to changes not its own that may be
+/// pending, to be undone later (`RunOutput.begin`, set by `CallTransaction`).
+public enum CallStart: Sendable {
+    /// No write transaction open on main, no statement writing.
+    case clean
+    /// Inside a write transaction already open on main: the caller's, or earlier calls' in it.
+    case insideWriteTransaction
+    /// Inside a statement that writes (`INSERT … SELECT gf_check(…)` in autocommit).
+    case insideWritingStatement
+}
+
 /// Where a run's notifications and explanations go (the engine's `RunSink`):
 /// gf_notification_rows (read as the gf_notifications view) and gf_explain,
 /// as few multi-row INSERTs as the rows allow (`RowBatches`), and a copy to
@@ -65,12 +76,14 @@ final class RunOutput: RunSink {
     /// may rest on it (a dictionary row deleted, and its key given again to
     /// another id), and a rollback that undoes it restores the greatest key
     /// the check compares. So they are trusted only from a call that began
-    /// with no write transaction open on main (`cleanStart`: nothing of this
-    /// connection's left to roll back but what the calls write), or whose
-    /// keys were trusted and unchanged since.
-    func begin(runId: Int64, keepingKeys: Bool = false, cleanStart: Bool = false) {
+    /// `.clean` (nothing of this connection's left to roll back but what the
+    /// calls write), or whose keys were trusted and unchanged since; never
+    /// inside a statement that writes, whose changes count only once it ends
+    /// and are undone whole if it fails.
+    func begin(runId: Int64, keepingKeys: Bool = false, start: CallStart = .insideWritingStatement) {
         self.runId = runId
-        let unchanged = keepingKeys && keysTrusted && totalChanges == changesAfterLastCall
+        let besideStatement = start == .insideWritingStatement
+        let unchanged = keepingKeys && keysTrusted && !besideStatement && totalChanges == changesAfterLastCall
         if unchanged {
             subjectKeys.recheck()
             areaKeys.recheck()
@@ -81,7 +94,7 @@ final class RunOutput: RunSink {
             seenDataVersion = nil
             dataVersionUnchecked = keepingKeys  // read before this call's keys, for the next call to compare
         }
-        keysTrusted = keepingKeys && (unchanged || cleanStart)
+        keysTrusted = keepingKeys && (unchanged || start == .clean)
     }
 
     private var totalChanges: Int64 { sqlite.pointee.total_changes64!(db.handle) }
