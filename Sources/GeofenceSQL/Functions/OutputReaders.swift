@@ -22,8 +22,8 @@ import CSQLite
 /// How: each statement still stepping on the connection (the one calling,
 /// and any other left unfinished, which would see the new rows too) is
 /// compiled once with EXPLAIN. It is refused when its program touches the
-/// b-tree of gf_notification_rows (main's, or a TEMP table of that name, which
-/// would take the calls' rows) or of one of its indexes:
+/// b-tree of gf_notification_rows (main's, which the calls write, or a TEMP
+/// table of that name, which the statement may take for it) or of one of its indexes:
 /// opens it to read (OpenRead, ReopenIdx) or to write (OpenWrite: UPDATE and
 /// DELETE scan the table through it, INSERT appends through it), or empties
 /// it (Clear). Views, subqueries, CTEs and the triggers a statement fires

@@ -5,7 +5,7 @@ import GeofenceCore
 /// it notifies in a transaction, and given (inserted) the first time it ever
 /// notifies.
 ///
-///     let subjects = try OutputKeys(db, table: "gf_subject_keys", key: "subject_key", id: "subject_id")
+///     let subjects = try OutputKeys(db, table: "main.gf_subject_keys", key: "subject_key", id: "subject_id")
 ///     let k = try subjects.key(of: "u1")
 ///
 /// A key given in a transaction that was then rolled back is gone from the

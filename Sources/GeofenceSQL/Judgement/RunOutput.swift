@@ -23,7 +23,10 @@ public enum CallStart: Sendable {
 /// (subject and area by key, `OutputKeys`; the time in microseconds; the
 /// transition 0/1/2), values bound one by one, with no array of values built
 /// per row. The rows and their order are the same as one `INSERT … VALUES`
-/// per row.
+/// per row. Every table is named in `main` (as `SubjectRows` names the
+/// state's): SQLite looks in `temp` first, so a TEMP table of the same name
+/// on the caller's connection would take the rows, and notifications stored
+/// under its keys would name nothing in main's views.
 final class RunOutput: RunSink {
     private let notifications, explanations: RowBatches
     private let subjectKeys, areaKeys: OutputKeys
@@ -53,12 +56,12 @@ final class RunOutput: RunSink {
     init(_ db: Connection) throws {
         self.db = db
         dataVersion = try db.prepare("PRAGMA main.data_version")
-        notifications = try RowBatches(db, "INSERT INTO gf_notification_rows (run_id, subject_key, ts_us, area_key, condition_id, "
+        notifications = try RowBatches(db, "INSERT INTO main.gf_notification_rows (run_id, subject_key, ts_us, area_key, condition_id, "
                                        + "transition, lat, lon, accuracy_m, local_day) VALUES ", columns: 10)
-        explanations = try RowBatches(db, "INSERT INTO gf_explain (run_id, subject_id, ts, area_id, condition_id, kind, reason, lat, lon) VALUES ",
+        explanations = try RowBatches(db, "INSERT INTO main.gf_explain (run_id, subject_id, ts, area_id, condition_id, kind, reason, lat, lon) VALUES ",
                                       columns: 9)
-        subjectKeys = try OutputKeys(db, table: "gf_subject_keys", key: "subject_key", id: "subject_id")
-        areaKeys = try OutputKeys(db, table: "gf_area_keys", key: "area_key", id: "area_id")
+        subjectKeys = try OutputKeys(db, table: "main.gf_subject_keys", key: "subject_key", id: "subject_id")
+        areaKeys = try OutputKeys(db, table: "main.gf_area_keys", key: "area_key", id: "area_id")
     }
 
     /// Starts a run or a gf_check call writing as `runId`. A run forgets the

@@ -53,7 +53,7 @@ public final class StateTransfer {
             }
             return
         }
-        let all = try db.prepare("SELECT subject_id, record FROM gf_subject_state ORDER BY subject_id")
+        let all = try db.prepare("SELECT subject_id, record FROM main.gf_subject_state ORDER BY subject_id")
         while try all.step() {
             guard case .text(let subject) = all.value(0) else { continue }
             guard case .text(let text) = all.value(1) else { throw SubjectRows.notText(subject) }
@@ -117,7 +117,7 @@ public final class StateTransfer {
     private func removeInside(of subject: String, record old: String) throws {
         let state: SubjectState
         do { state = try SubjectRecord.decode(old, subject: subject) } catch is InputError {
-            try db.query("DELETE FROM gf_inside WHERE subject_id = ?", [.text(subject)])
+            try db.query("DELETE FROM main.gf_inside WHERE subject_id = ?", [.text(subject)])
             return
         }
         try rows.leave(subject, areas: state.stays.filter { $0.1.phase == .inside }.map(\.0))

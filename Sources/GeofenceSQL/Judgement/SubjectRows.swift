@@ -21,13 +21,13 @@ final class SubjectRows {
     private let leaveAreas: [(areas: Int, statement: Statement)]
 
     init(_ db: Connection) throws {
-        loadRecord = try db.prepare("SELECT record FROM gf_subject_state WHERE subject_id = ?")
+        loadRecord = try db.prepare("SELECT record FROM main.gf_subject_state WHERE subject_id = ?")
         saveRecord = try db.prepare("""
-            INSERT INTO gf_subject_state (subject_id, record) VALUES (?, ?) ON CONFLICT(subject_id) DO UPDATE SET record = excluded.record
+            INSERT INTO main.gf_subject_state (subject_id, record) VALUES (?, ?) ON CONFLICT(subject_id) DO UPDATE SET record = excluded.record
             """)
-        enterAreas = try RowBatches(db, "INSERT INTO gf_inside (area_id, subject_id) VALUES ", columns: 2, tail: " ON CONFLICT DO NOTHING")
+        enterAreas = try RowBatches(db, "INSERT INTO main.gf_inside (area_id, subject_id) VALUES ", columns: 2, tail: " ON CONFLICT DO NOTHING")
         leaveAreas = try RowBatches.sizes.map { n in
-            (n, try db.prepare("DELETE FROM gf_inside WHERE subject_id = ? AND area_id IN (\(Array(repeating: "?", count: n).joined(separator: ", ")))"))
+            (n, try db.prepare("DELETE FROM main.gf_inside WHERE subject_id = ? AND area_id IN (\(Array(repeating: "?", count: n).joined(separator: ", ")))"))
         }
     }
 
