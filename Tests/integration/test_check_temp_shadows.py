@@ -7,26 +7,15 @@ stored notification vanished from gf_notifications. Here each table gf_check
 writes is shadowed by a TEMP table of its name (with the same columns), and
 the documented views, read on another connection, must show what a
 connection without shadows stores."""
-import json
 import shutil
 import sqlite3
 
 import pytest
 
-from conftest import EXTENSION, gf
+from conftest import EXTENSION
+from test_check_kept_keys import small_catalog
 
 SHADOWED = ["gf_area_keys", "gf_subject_keys", "gf_notification_rows", "gf_subject_state", "gf_inside"]
-
-
-def catalog(tmp_path):
-    features = [{"type": "Feature", "properties": {"area_id": f"A{i}", "radius_m": 200},
-                 "geometry": {"type": "Point", "coordinates": [139.0 + 0.01 * i, 35.0]}} for i in range(3)]
-    areas = tmp_path / "areas.geojson"
-    areas.write_text(json.dumps({"type": "FeatureCollection", "features": features}))
-    db = tmp_path / "c.db"
-    gf("init", db)
-    gf("import", db, areas, "--with-default-conditions")
-    return db
 
 
 def calls(db, shadow):
@@ -38,7 +27,7 @@ def calls(db, shadow):
         sql = c.execute("SELECT sql FROM main.sqlite_master WHERE type = 'table' AND name = ?", (shadow,)).fetchone()[0]
         c.execute(sql.replace(f"CREATE TABLE {shadow}", f"CREATE TEMP TABLE {shadow}", 1))
         if shadow in ("gf_area_keys", "gf_subject_keys"):
-            c.execute(f"INSERT INTO temp.{shadow} VALUES (77, 'A1')" if shadow == "gf_area_keys" else f"INSERT INTO temp.{shadow} VALUES (77, 'u')")
+            c.execute(f"INSERT INTO temp.{shadow} VALUES (77, 'A01')" if shadow == "gf_area_keys" else f"INSERT INTO temp.{shadow} VALUES (77, 'u')")
     returned = []
     for k, (lat, lon) in enumerate([(35.0, 139.0), (35.0, 139.01), (36.0, 139.0), (35.0, 139.02)]):
         returned.append(c.execute("SELECT gf_check('u', ?, ?, ?, 5)", (f"2026-11-20T00:00:0{k}Z", lat, lon)).fetchone()[0])
@@ -55,7 +44,7 @@ def views(db):
 
 @pytest.mark.parametrize("shadow", SHADOWED)
 def test_a_temp_table_of_the_same_name_takes_none_of_gf_checks_rows(tmp_path, shadow):
-    db = catalog(tmp_path)
+    db = small_catalog(tmp_path)
     plain = tmp_path / "plain.db"
     shutil.copy(db, plain)
     want = calls(plain, None)
