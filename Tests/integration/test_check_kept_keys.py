@@ -242,3 +242,23 @@ def test_keys_met_inside_a_statement_that_writes_the_dictionary_are_not_kept(tmp
     # Every stored row names the area its call notified (the calls at A02 after the statement).
     assert [r[:3] for r in got[-3:]] == [("s3", "2026-11-20T00:00:06.000000Z", "A02"), ("s3", "2026-11-20T00:00:07.000000Z", "A02"),
                                          ("s3", "2026-11-20T00:00:08.000000Z", "A02")]
+
+
+def test_keys_are_not_kept_over_a_main_replaced_by_deserialize(tmp_path):
+    """Found by a third red team: sqlite3_deserialize replaces main whole, an
+    image of the same catalog with two dictionary ids swapped, and no count
+    a check reads moves (changes, data_version, the greatest key)."""
+    db = small_catalog(tmp_path)
+    with sqlite3.connect(db) as c:
+        c.execute("PRAGMA journal_mode = DELETE")   # a WAL image could not be written once deserialized
+    c = connect(db)
+    for second, area in ((1, 0), (2, None), (3, 1), (4, None)):   # A00 gets key 1, A01 key 2
+        check(c, "s1", second, area)
+    m = sqlite3.connect(":memory:", isolation_level=None)
+    m.deserialize(c.serialize())
+    for sql in CHANGES["two ids swapped"]:
+        m.execute(sql)
+    c.deserialize(m.serialize())
+    m.close()
+    assert [n["area_id"] for n in check(c, "s1", 5, 0)] == ["A00"]
+    assert last_stored(c) == ("s1", "A00", "IN")

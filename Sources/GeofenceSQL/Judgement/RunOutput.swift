@@ -83,8 +83,13 @@ final class RunOutput: RunSink {
     /// calls write), or whose keys were trusted and unchanged since; never
     /// inside a statement that writes, whose changes count only once it ends
     /// and are undone whole if it fails.
-    func begin(runId: Int64, keepingKeys: Bool = false, start: CallStart = .insideWritingStatement) {
+    ///
+    /// A main deserialized into memory (`sqlite3_deserialize`) keeps none: the
+    /// whole database can be replaced between calls with none of these
+    /// counts moving.
+    func begin(runId: Int64, keepingKeys wanted: Bool = false, start: CallStart = .insideWritingStatement) {
         self.runId = runId
+        let keepingKeys = wanted && !mainIsDeserialized
         let besideStatement = start == .insideWritingStatement
         let unchanged = keepingKeys && keysTrusted && !besideStatement && totalChanges == changesAfterLastCall
         if unchanged {
@@ -101,6 +106,14 @@ final class RunOutput: RunSink {
     }
 
     private var totalChanges: Int64 { sqlite.pointee.total_changes64!(db.handle) }
+
+    /// Whether main is a database image deserialized into memory: its VFS is "memdb".
+    private var mainIsDeserialized: Bool {
+        var vfs: UnsafeMutablePointer<sqlite3_vfs>?
+        guard sqlite.pointee.file_control!(db.handle, "main", SQLITE_FCNTL_VFS_POINTER, &vfs) == SQLITE_OK,
+              let name = vfs?.pointee.zName else { return true }
+        return String(cString: name) == "memdb"
+    }
 
     /// Forgets every key if another connection committed since the data_version was read here.
     private func checkDataVersion() throws {
