@@ -36,7 +36,7 @@ extension Connection {
 
     /// The table an INSERT (or INSERT OR …), UPDATE or DELETE statement
     /// writes, as the engine writes them (`INSERT INTO t (…)`, `UPDATE t SET`,
-    /// `DELETE FROM t`); nil for anything else.
+    /// `DELETE FROM t`, `t` perhaps `main.t`), without its schema; nil for anything else.
     static func writtenTable(_ sql: String) -> String? {
         let words = sql.split(whereSeparator: { $0 == " " || $0 == "\n" || $0 == "\t" || $0 == "(" }).prefix(5).map { String($0) }
         guard let verb = words.first?.uppercased() else { return nil }
@@ -52,6 +52,6 @@ extension Connection {
         default:
             return nil
         }
-        return rest.first
+        return rest.first.map { String($0.split(separator: ".").last ?? Substring($0)) }
     }
 }
