@@ -18,9 +18,11 @@ import GeofenceCore
 /// changes first, so a rollback that took any key took the greatest one
 /// given, and the greatest key is no longer the one last read or given
 /// here. Past a key of 2^63 - 1 SQLite gives keys at random: a key given
-/// below the greatest makes the next call forget them all. Ids are told apart by their bytes, as SQLite tells
-/// them: Swift's `==` takes "é" and "e\u{301}" for one string, so a
-/// remembered key is used only for the very bytes it was found for.
+/// below the greatest makes the next call forget them all.
+///
+/// Ids are told apart by their bytes, as SQLite tells them: Swift's `==`
+/// takes "é" and "e\u{301}" for one string, so a remembered key is used only
+/// for the very bytes it was found for.
 final class OutputKeys {
     private let find, give, greatestKey: Statement
     /// The table's greatest key, as last read or given here (nil: not read).

@@ -55,14 +55,11 @@ final class SubjectRows {
 
     /// The subject's stays in `areas` are no longer INSIDE: their rows go.
     func leave(_ subject: String, areas: [String]) throws {
-        var start = 0
-        for (n, s) in leaveAreas {
-            while areas.count - start >= n {
-                try s.bind(text: subject, at: 1)
-                for k in 0..<n { try s.bind(text: areas[start + k], at: Int32(k + 2)) }
-                try s.runBound()
-                start += n
-            }
+        try RowBatches.split(areas.count) { tier, start in
+            let (n, s) = leaveAreas[tier]
+            try s.bind(text: subject, at: 1)
+            for k in 0..<n { try s.bind(text: areas[start + k], at: Int32(k + 2)) }
+            try s.runBound()
         }
     }
 

@@ -29,11 +29,21 @@ final class RowBatches {
     /// Writes rows 0..<count; `bind(statement, row, offset)` binds row `row`'s
     /// values at `offset + 1`, `offset + 2`, … of `statement`.
     func write(count: Int, _ bind: (Statement, Int, Int32) throws -> Void) throws {
+        try Self.split(count) { tier, start in
+            let (n, s) = tiers[tier]
+            for k in 0..<n { try bind(s, start + k, Int32(columns * k)) }
+            try s.runBound()
+        }
+    }
+
+    /// Cuts `count` items into runs of `sizes`, largest first: `body(tier,
+    /// first item)` once per run, `tier` an index into `sizes` (a statement
+    /// of that many items each, `SubjectRows`' DELETE … IN lists too).
+    static func split(_ count: Int, _ body: (_ tier: Int, _ start: Int) throws -> Void) rethrows {
         var start = 0
-        for (n, s) in tiers {
+        for (tier, n) in sizes.enumerated() {
             while count - start >= n {
-                for k in 0..<n { try bind(s, start + k, Int32(columns * k)) }
-                try s.runBound()
+                try body(tier, start)
                 start += n
             }
         }
