@@ -5,7 +5,8 @@ service feeding every device's fix to SQLite would.
     .venv-test/bin/python benchmarks/check_targets.py WORK [--dist dist] [--calls 40000] [--rounds 3]
 
 WORK is a folder as benchmarks/write_targets.py takes it (fences.geojson,
-fixes.csv in time order, optionally conditions.csv), and the catalogs it
+fixes.csv with its subjects interleaved in time, or `--time-order` to sort
+it, optionally conditions.csv), and the catalogs it
 makes there: `cond.db` (conditions) and `plain.db` (none). A first pass of
 the calls on a copy of `cond.db` finds what they write; then each round
 checks the first --calls fixes of fixes.csv on fresh copies of both
@@ -36,6 +37,7 @@ no savepoint.
 """
 import argparse
 import csv
+import datetime
 import json
 import os
 import shutil
@@ -48,23 +50,40 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "benchmarks"))
 from million import removed  # noqa: E402
-from write_targets import FLOOR_SCHEMA, catalogs  # noqa: E402
+from write_targets import FLOOR_SCHEMA, catalogs, cli_run  # noqa: E402
 
 # A record's size where the catalog keeps no records (the layout before
 # issue 38): the average of docs/write-path.md's measured run.
 RECORD_BYTES = 424
 
 
-def read_calls(fixes, n):
+def read_calls(fixes, n, time_order=False):
+    """The first n fixes of `fixes` (with `time_order`, of its fixes sorted by
+    time, ties in the file's order: a file grouped by subject), each
+    (subject_id, ts, lat, lon, accuracy_m) found by the header's names, an
+    empty value NULL: a feed as it comes, in its own column order."""
     with open(fixes, newline="") as f:
-        rows = csv.reader(f)
-        next(rows)
-        calls = []
-        for r in rows:
-            calls.append((r[0], r[1], float(r[2]), float(r[3]), float(r[4])))
-            if len(calls) == n:
-                break
-    return calls
+        rows = list(csv.DictReader(f))
+
+    def when(r):
+        t = r["ts"].strip()
+        try:
+            return float(t)
+        except ValueError:
+            pass
+        try:
+            return datetime.datetime.fromisoformat(t.replace("Z", "+00:00")).timestamp()
+        except ValueError:
+            return float("inf")   # gf_check refuses it; it stays a call
+
+    def number(v):
+        try:
+            return float(v) if v.strip() else None
+        except ValueError:
+            return v   # as the feed has it: gf_check refuses it
+    if time_order:
+        rows.sort(key=when)
+    return [(r["subject_id"], r["ts"], number(r["lat"]), number(r["lon"]), number(r["accuracy_m"])) for r in rows[:n]]
 
 
 def session(db, dist):
@@ -91,7 +110,10 @@ class Calls:
     def block(self, calls):
         for call in calls:
             t = time.perf_counter()
-            self.results.append(self.c.execute("SELECT gf_check(?, ?, ?, ?, ?)", call).fetchone()[0])
+            try:
+                self.results.append(self.c.execute("SELECT gf_check(?, ?, ?, ?, ?)", call).fetchone()[0])
+            except sqlite3.OperationalError:
+                self.results.append("[]")   # a fix gf_check refuses (a feed's negative accuracy, say): the call writes nothing
             self.times.append(time.perf_counter() - t)
 
     def commit(self):
@@ -203,10 +225,15 @@ def main():
     ap.add_argument("--temp-store", choices=["default", "memory", "both"], default="default",
                     help="memory: PRAGMA temp_store = MEMORY on the calls' connection (docs/sql.md: each call's "
                          "savepoint journal then stays in memory); both: each way beside the other")
+    ap.add_argument("--time-order", action="store_true",
+                    help="sort fixes.csv by time before taking the first --calls (a file grouped by subject, workload.py's)")
     args = ap.parse_args()
     w, dist = args.work.resolve(), args.dist.resolve()
     catalogs(dist / "geofence", w)
-    calls = read_calls(w / "fixes.csv", args.calls)
+    for name in ("cond.db", "plain.db"):
+        # write_targets.py leaves its last judgement's state here: the calls would all be stale.
+        cli_run(dist / "geofence", "reset", w / name, "--notifications")
+    calls = read_calls(w / "fixes.csv", args.calls, args.time_order)
     subjects = len({c[0] for c in calls})
     per_call, record_bytes = first_pass(w, dist, calls)
     notifications = sum(len(rows) for rows in per_call)
