@@ -154,13 +154,18 @@ def test_a_legacy_crs_member_must_be_lon_lat(catalog, tmp_path, name, accepted):
         assert snapshot(catalog) == before
 
 
-def test_an_error_from_a_users_trigger_is_one_line_and_changes_nothing(catalog):
+# FAIL on the fifth row keeps the four before it, as the engine's own
+# multi-row `INSERT OR FAIL` does: the run's transaction must undo them.
+@pytest.mark.parametrize("how", ["ABORT", "FAIL"])
+def test_an_error_from_a_users_trigger_is_one_line_and_changes_nothing(catalog, how):
     from conftest import run
-    run("sqlite3", catalog, "CREATE TRIGGER boom BEFORE INSERT ON gf_notification_rows BEGIN SELECT RAISE(ABORT, 'vetoed'); END;")
+    run("sqlite3", catalog, "CREATE TRIGGER boom BEFORE INSERT ON gf_notification_rows "
+        f"WHEN (SELECT count(*) FROM gf_notification_rows) = 4 BEGIN SELECT RAISE({how}, 'vetoed'); END;")
     p = gf("judge", catalog, "--fixes", SAMPLES_FIXES, check=False)
     assert p.returncode == 2 and "vetoed" in p.stderr
     assert p.stderr.count("\n") == 1, p.stderr
     assert run("sqlite3", catalog, "SELECT count(*) FROM gf_subjects;").stdout.strip() == "0"
+    assert run("sqlite3", catalog, "SELECT count(*) FROM gf_notifications;").stdout.strip() == "0"
 
 
 def test_a_failing_users_trigger_is_named(catalog):

@@ -107,17 +107,21 @@ def test_killed_at_every_commit_of_gf_check_loses_no_notification(tmp_path):
 FAILING_TRIGGER = """
 CREATE TRIGGER full_disk BEFORE INSERT ON gf_notification_rows
 WHEN (SELECT count(*) FROM gf_notification_rows) % 3 = 2
-BEGIN SELECT RAISE(ABORT, 'disk full (simulated)'); END;
+BEGIN SELECT RAISE({how}, 'disk full (simulated)'); END;
 """
 
 
+# FAIL keeps the rows a multi-row INSERT wrote before the failing one (as
+# the engine's own `INSERT OR FAIL` does): the call's savepoint must undo them.
+@pytest.mark.parametrize("how", ["ABORT", "FAIL"])
 @pytest.mark.parametrize("form", ["autocommit", "transaction"])
-def test_a_write_failing_inside_gf_check_undoes_the_whole_call(tmp_path, form):
+def test_a_write_failing_inside_gf_check_undoes_the_whole_call(tmp_path, form, how):
     db, _, rows = scenario(tmp_path, subjects=3, per_subject=30, seed=8)
     fixes = fixes_of(rows)
     expected = reference(tmp_path, db, fixes)
     c = connect(db)
-    c.execute(FAILING_TRIGGER)
+    failing = FAILING_TRIGGER.format(how=how)
+    c.execute(failing)
     if form == "transaction":
         c.execute("BEGIN IMMEDIATE")
     failures = 0
@@ -135,7 +139,7 @@ def test_a_write_failing_inside_gf_check_undoes_the_whole_call(tmp_path, form):
         # The space comes back; the same fix is sent again.
         c.execute("DROP TRIGGER full_disk")
         c.execute("SELECT gf_check(?, ?, ?, ?, ?)", f).fetchall()
-        c.execute(FAILING_TRIGGER)
+        c.execute(failing)
     if form == "transaction":
         c.execute("COMMIT")
     c.close()

@@ -25,7 +25,7 @@ final class SubjectRows {
         saveRecord = try db.prepare("""
             INSERT INTO main.gf_subject_state (subject_id, record) VALUES (?, ?) ON CONFLICT(subject_id) DO UPDATE SET record = excluded.record
             """)
-        enterAreas = try RowBatches(db, "INSERT INTO main.gf_inside (area_id, subject_id) VALUES ", columns: 2, tail: " ON CONFLICT DO NOTHING")
+        enterAreas = try RowBatches(db, "INSERT OR FAIL INTO main.gf_inside (area_id, subject_id) VALUES ", columns: 2, tail: " ON CONFLICT DO NOTHING")
         leaveAreas = try RowBatches.sizes.map { n in
             (n, try db.prepare("DELETE FROM main.gf_inside WHERE subject_id = ? AND area_id IN (\(Array(repeating: "?", count: n).joined(separator: ", ")))"))
         }

@@ -12,6 +12,18 @@
 /// SQLite inserts the rows of one VALUES list in their order and fires row
 /// triggers row by row, so the rows, their ids and every trigger's view of
 /// them are those of one statement per row.
+///
+/// The engine's heads say `INSERT OR FAIL`: every batch is written inside a
+/// transaction or savepoint of the engine's that is undone whole on any
+/// error, so no statement needs undoing on its own. With the default ABORT,
+/// SQLite keeps a statement journal for each multi-row INSERT inside a
+/// transaction, a copy of every page the statement touches, and once one
+/// statement's copies pass 64 KiB (an index's scattered leaves do) that
+/// journal is a temporary file until the transaction ends: a judgement's
+/// notifications wrote each touched index page to it once more (two of
+/// every three `pwrite`s of a run; docs/write-path.md). FAIL stops the
+/// statement at the failing row and leaves the rows before it to that
+/// enclosing rollback.
 final class RowBatches {
     /// Statements by rows per statement, largest first.
     private let tiers: [(rows: Int, statement: Statement)]

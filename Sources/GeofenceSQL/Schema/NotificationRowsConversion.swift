@@ -40,7 +40,7 @@ enum NotificationRowsConversion: SchemaConversion {
             FROM gf_notifications AS n JOIN gf_subject_keys AS s ON s.subject_id = n.subject_id JOIN gf_area_keys AS a ON a.area_id = n.area_id
             ORDER BY n.id
             """)
-        let insert = try RowBatches(db, "INSERT INTO gf_notification_rows (id, run_id, subject_key, ts_us, area_key, condition_id, "
+        let insert = try RowBatches(db, "INSERT OR FAIL INTO gf_notification_rows (id, run_id, subject_key, ts_us, area_key, condition_id, "
                                         + "transition, lat, lon, accuracy_m, local_day) VALUES ", columns: 11)
         var batch: [[SQLiteValue]] = []
         while try rows.step() {
