@@ -4,8 +4,11 @@ import GeofenceCore
 public final class AreaStore {
     let db: Connection
     private let statements: StatementCache
+    /// Where the reads find gf_areas (`CatalogTables`).
+    let tables: CatalogTables
 
-    public init(_ db: Connection) { self.db = db; statements = StatementCache(db) }
+    public convenience init(_ db: Connection) { self.init(db, tables: .unqualified) }
+    init(_ db: Connection, tables: CatalogTables) { self.db = db; self.tables = tables; statements = StatementCache(db) }
 
     /// gf_areas' columns as the engine reads and writes them, in order.
     enum Column: Int, NamedColumns {
@@ -120,21 +123,21 @@ public final class AreaStore {
 
     /// Whether an area with this id is in the catalog.
     public func exists(_ id: String) throws -> Bool {
-        let s = try statements.get("SELECT EXISTS (SELECT 1 FROM gf_areas WHERE area_id = ?)")
+        let s = try statements.get("SELECT EXISTS (SELECT 1 FROM \(tables.areas) WHERE area_id = ?)")
         try s.bind([.text(id)])
         defer { s.reset() }
         return try s.step() && s.value(0).int64 == 1
     }
 
     public func get(_ id: String) throws -> AreaDefinition? {
-        let s = try statements.get("SELECT \(Self.columns) FROM gf_areas WHERE area_id = ?")
+        let s = try statements.get("SELECT \(Self.columns) FROM \(tables.areas) WHERE area_id = ?")
         try s.bind([.text(id)])
         // Reset at once: a statement left on its row holds a read lock (the statement is reused).
         defer { s.reset() }
         return try s.step() ? Self.area(s.row) : nil
     }
 
-    public var count: Int { get throws { Int(try db.scalar("SELECT count(*) FROM gf_areas").int64 ?? 0) } }
+    public var count: Int { get throws { Int(try db.scalar("SELECT count(*) FROM \(tables.areas)").int64 ?? 0) } }
 
     /// Removes every area and condition, and every subject's stays with them
     /// (behaviour: an area that goes away takes its stays). The stays go

@@ -4,11 +4,14 @@ import GeofenceCore
 public final class ConditionStore {
     let db: Connection
     private let statements: StatementCache
-    public init(_ db: Connection) { self.db = db; statements = StatementCache(db) }
+    /// Where the reads find gf_conditions (`CatalogTables`).
+    let tables: CatalogTables
+    public convenience init(_ db: Connection) { self.init(db, tables: .unqualified) }
+    init(_ db: Connection, tables: CatalogTables) { self.db = db; self.tables = tables; statements = StatementCache(db) }
 
     /// The conditions of one area, ordered by id (judgement asks this once per area).
     public func of(area: String) throws -> [ConditionDefinition] {
-        let s = try statements.get("SELECT \(Self.columns) FROM gf_conditions WHERE area_id = ? ORDER BY condition_id")
+        let s = try statements.get("SELECT \(Self.columns) FROM \(tables.conditions) WHERE area_id = ? ORDER BY condition_id")
         try s.bind([.text(area)])
         var out: [ConditionDefinition] = []
         while try s.step() { out.append(try Self.condition(s.row)) }

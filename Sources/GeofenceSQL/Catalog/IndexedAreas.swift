@@ -27,9 +27,9 @@ struct IndexedAreas {
     /// empty, or written past SpatiaLite's triggers), in row order.
     private(set) var unindexed: [(row: Int64, id: String)] = []
 
-    init(_ db: Connection) throws {
-        let boxes = try BoxesByRow(db)
-        let ids = try db.prepare("SELECT id, area_id FROM gf_areas")
+    init(_ db: Connection, _ tables: CatalogTables = .unqualified) throws {
+        let boxes = try BoxesByRow(db, tables)
+        let ids = try db.prepare("SELECT id, area_id FROM \(tables.areas)")
         var found: [(String, BoundingBox)] = [], rowOf: [Int64] = []
         found.reserveCapacity(boxes.count)
         rowOf.reserveCapacity(boxes.count)

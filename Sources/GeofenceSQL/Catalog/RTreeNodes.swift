@@ -36,25 +36,26 @@ public final class RTreeNodes {
     private let leafOf: Statement, parentOf: Statement
     private var visited = Set<Int64>()
 
-    private init(_ db: Connection, _ read: Statement) throws {
-        self.read = read
-        leafOf = try db.prepare("SELECT nodeno FROM idx_gf_areas_geom_rowid WHERE rowid = ?")
-        parentOf = try db.prepare("SELECT parentnode FROM idx_gf_areas_geom_parent WHERE nodeno = ?")
+    private init(_ db: Connection, _ tables: CatalogTables) throws {
+        read = try db.prepare("SELECT data FROM \(tables.named("idx_gf_areas_geom_node")) WHERE nodeno = ?")
+        leafOf = try db.prepare("SELECT nodeno FROM \(tables.named("idx_gf_areas_geom_rowid")) WHERE rowid = ?")
+        parentOf = try db.prepare("SELECT parentnode FROM \(tables.named("idx_gf_areas_geom_parent")) WHERE nodeno = ?")
     }
 
     /// The reader, or nil when the index is not a plain 2-D `rtree(pkid, xmin, xmax, ymin, ymax)`.
     public static func open(_ db: Connection) throws -> RTreeNodes? {
+        let tables = try CatalogTables(db)
         let sql = try db.scalar("""
-            SELECT sql FROM sqlite_master WHERE type = 'table' AND name = 'idx_gf_areas_geom'
+            SELECT sql FROM \(tables.named("sqlite_master")) WHERE type = 'table' AND name = 'idx_gf_areas_geom'
             """).string ?? ""
         let squeezed = String(sql.lowercased().unicodeScalars.filter { !$0.properties.isWhitespace && $0 != "\"" })
         guard squeezed.hasSuffix("usingrtree(pkid,xmin,xmax,ymin,ymax)") else { return nil }
         let shadow = try db.scalar("""
-            SELECT count(*) FROM sqlite_master WHERE type = 'table'
+            SELECT count(*) FROM \(tables.named("sqlite_master")) WHERE type = 'table'
             AND name IN ('idx_gf_areas_geom_node', 'idx_gf_areas_geom_rowid', 'idx_gf_areas_geom_parent')
             """)
         guard shadow.int64 == 3 else { return nil }
-        return try RTreeNodes(db, try db.prepare("SELECT data FROM idx_gf_areas_geom_node WHERE nodeno = ?"))
+        return try RTreeNodes(db, tables)
     }
 
     /// Starts a new walk: every node may be read once per walk.

@@ -3,7 +3,10 @@ import GeofenceCore
 /// Database-wide settings in gf_settings, validated on write.
 public struct Settings {
     let db: Connection
-    public init(_ db: Connection) { self.db = db }
+    /// Where the reads find gf_settings (`CatalogTables`).
+    let tables: CatalogTables
+    public init(_ db: Connection) { self.init(db, tables: .unqualified) }
+    init(_ db: Connection, tables: CatalogTables) { self.db = db; self.tables = tables }
 
     /// The settings a user may set, with what each means.
     public static let known: [(key: String, help: String)] = [
@@ -22,11 +25,11 @@ public struct Settings {
     static var unsettable: Set<String> { Set(PositioningSettings.keys.map(\.key) + regionKeys.map(\.key) + Retention.keys.map(\.key)) }
 
     public func all() throws -> [(String, String?)] {
-        try db.query("SELECT key, value FROM gf_settings ORDER BY key").map { ($0[0].string ?? "", $0[1].string) }
+        try db.query("SELECT key, value FROM \(tables.settings) ORDER BY key").map { ($0[0].string ?? "", $0[1].string) }
     }
 
     public func get(_ key: String) throws -> String? {
-        try db.scalar("SELECT value FROM gf_settings WHERE key = ?", [.text(key)]).string
+        try db.scalar("SELECT value FROM \(tables.settings) WHERE key = ?", [.text(key)]).string
     }
 
     public func set(_ key: String, _ value: String) throws {

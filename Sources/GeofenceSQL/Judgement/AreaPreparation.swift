@@ -40,15 +40,15 @@ extension SQLCatalog {
     /// The index's boxes, gf_areas and gf_conditions, read in one scan each.
     func scan() throws -> ScannedCatalog {
         var conditions: [String: [ConditionDefinition]] = [:]
-        let conditionRows = try db.prepare("SELECT \(ConditionStore.columns) FROM gf_conditions")
+        let conditionRows = try db.prepare("SELECT \(ConditionStore.columns) FROM \(tables.conditions)")
         while try conditionRows.step() {
             let c = try ConditionStore.condition(conditionRows.row)
             conditions[c.areaId, default: []].append(c)
         }
-        let boxesByRow = try BoxesByRow(db)
+        let boxesByRow = try BoxesByRow(db, tables)
         // The row id last, after the columns `AreaStore.area` reads: it
         // joins each area to its index box without a second scan.
-        let areaRows = try db.prepare("SELECT \(AreaStore.columns), id FROM gf_areas")
+        let areaRows = try db.prepare("SELECT \(AreaStore.columns), id FROM \(tables.areas)")
         var definitions: [AreaDefinition?] = []
         var boxes: [(String, BoundingBox)] = []
         boxes.reserveCapacity(boxesByRow.count)

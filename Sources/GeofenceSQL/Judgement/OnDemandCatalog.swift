@@ -51,9 +51,9 @@ final class OnDemandCatalog: OnDemandPreparation {
         self.db = db
         zones = catalog.zones
         defaults = catalog.defaults
-        readArea = try db.prepare("SELECT \(Self.columns) FROM gf_areas WHERE id = ?1")
-        readConditions = try db.prepare("SELECT \(ConditionStore.columns) FROM gf_conditions WHERE area_id = ?1 ORDER BY condition_id")
-        let indexed = try db.unmapped { try IndexedAreas(db) }
+        readArea = try db.prepare("SELECT \(Self.columns) FROM \(catalog.tables.areas) WHERE id = ?1")
+        readConditions = try db.prepare("SELECT \(ConditionStore.columns) FROM \(catalog.tables.conditions) WHERE area_id = ?1 ORDER BY condition_id")
+        let indexed = try db.unmapped { try IndexedAreas(db, catalog.tables) }
         let grid = CandidateGrid(indexed.items)
         try CandidateGrid.requireDistinctIds(grid.ambiguousIds)
         rows = indexed.rows

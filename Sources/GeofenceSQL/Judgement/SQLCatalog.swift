@@ -21,12 +21,16 @@ public final class SQLCatalog: AreaSource {
     /// The confidence and zone an area without its own takes.
     let defaults: CatalogDefaults
 
+    /// The catalog's tables as its reads name them (`CatalogTables`).
+    let tables: CatalogTables
+
     public init(_ db: Connection) throws {
         self.db = db
-        areaStore = AreaStore(db)
-        conditionStore = ConditionStore(db)
-        rtree = try RTreeBoxes(db)
-        let settings = Settings(db)
+        tables = try CatalogTables(db)
+        areaStore = AreaStore(db, tables: tables)
+        conditionStore = ConditionStore(db, tables: tables)
+        rtree = try RTreeBoxes(db, tables)
+        let settings = Settings(db, tables: tables)
         let zoneName = try settings.get("default_timezone") ?? "UTC"
         defaults = CatalogDefaults(confidence: try settings.defaultConfidence(), zone: try zones.zone(zoneName))
     }
@@ -45,7 +49,7 @@ public final class SQLCatalog: AreaSource {
     /// Reads every area's index box into a `CandidateGrid`; later lookups make no query.
     /// The run's transaction keeps the catalog fixed while the grid is in use.
     public func loadIndexIntoMemory() throws {
-        let g = CandidateGrid(try IndexedAreas(db).items)
+        let g = CandidateGrid(try IndexedAreas(db, tables).items)
         try CandidateGrid.requireDistinctIds(g.ambiguousIds)
         grid = g
         plannedAreas = nil
@@ -136,13 +140,13 @@ public final class SQLCatalog: AreaSource {
 struct RTreeBoxes: BoxIndex {
     private let point, window: Statement
 
-    init(_ db: Connection) throws {
+    init(_ db: Connection, _ tables: CatalogTables) throws {
         point = try db.prepare("""
-            SELECT a.area_id, a.id FROM idx_gf_areas_geom AS r CROSS JOIN gf_areas AS a ON a.id = r.pkid
+            SELECT a.area_id, a.id FROM \(tables.index) AS r CROSS JOIN \(tables.areas) AS a ON a.id = r.pkid
             WHERE r.xmin <= ?1 AND r.xmax >= ?1 AND r.ymin <= ?2 AND r.ymax >= ?2
             """)
         window = try db.prepare("""
-            SELECT a.area_id, \(RTreeBoxColumns.list("r")), a.id FROM idx_gf_areas_geom AS r CROSS JOIN gf_areas AS a ON a.id = r.pkid
+            SELECT a.area_id, \(RTreeBoxColumns.list("r")), a.id FROM \(tables.index) AS r CROSS JOIN \(tables.areas) AS a ON a.id = r.pkid
             WHERE r.xmin <= ?3 AND r.xmax >= ?1 AND r.ymin <= ?4 AND r.ymax >= ?2
             """)
     }
@@ -178,8 +182,8 @@ struct BoxesByRow {
     let count: Int
 
     /// The R*Tree's boxes, in one scan of the index.
-    init(_ db: Connection) throws {
-        let index = try db.prepare("SELECT pkid, \(RTreeBoxColumns.list()) FROM idx_gf_areas_geom")
+    init(_ db: Connection, _ tables: CatalogTables) throws {
+        let index = try db.prepare("SELECT pkid, \(RTreeBoxColumns.list()) FROM \(tables.index)")
         var rows: [Int64] = [], boxes: [BoundingBox] = []
         while try index.step() {
             guard let row = index.value(0).int64 else { continue }

@@ -26,7 +26,7 @@ final class SuppressingConditions {
     private var known: [Int64: Bool] = [:]
 
     init(_ db: Connection) throws {
-        lookup = try db.prepare("SELECT renotify_suppress_days > 0 FROM gf_conditions WHERE condition_id = ?")
+        lookup = try db.prepare("SELECT renotify_suppress_days > 0 FROM \(try CatalogTables(db).conditions) WHERE condition_id = ?")
     }
 
     /// Whether condition `id` exists and has a suppression.

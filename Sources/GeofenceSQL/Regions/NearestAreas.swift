@@ -197,7 +197,7 @@ public final class NearestAreas {
     private func candidates(in b: BoundingBox) throws -> [(Int64, BoundingBox)] {
         if window == nil {
             window = try db.prepare("""
-                SELECT pkid, \(RTreeBoxColumns.list()) FROM idx_gf_areas_geom WHERE xmax >= ?1 AND xmin <= ?2 AND ymax >= ?3 AND ymin <= ?4
+                SELECT pkid, \(RTreeBoxColumns.list()) FROM \(try CatalogTables(db).index) WHERE xmax >= ?1 AND xmin <= ?2 AND ymax >= ?3 AND ymin <= ?4
                 """)
         }
         let s = window!
@@ -254,7 +254,7 @@ public final class NearestAreas {
     private func rowStatement() throws -> Statement {
         if row == nil {
             row = try db.prepare("""
-                SELECT \(LoadColumn.list) FROM gf_areas WHERE id = ?
+                SELECT \(LoadColumn.list) FROM \(try CatalogTables(db).areas) WHERE id = ?
                 """)
         }
         return row!

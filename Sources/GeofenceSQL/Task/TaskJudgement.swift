@@ -44,9 +44,10 @@ public final class TaskJudgement {
     public init(catalog db: Connection) throws {
         self.db = db
         var feed = FixFeed.standard
-        feed.localZone = try Settings(db).localZone()
+        let tables = try CatalogTables(db)
+        feed.localZone = try Settings(db, tables: tables).localZone()
         self.feed = feed
-        suppressing = Set(try db.query("SELECT condition_id FROM gf_conditions WHERE renotify_suppress_days > 0").compactMap { $0[0].int64 })
+        suppressing = Set(try db.query("SELECT condition_id FROM \(tables.conditions) WHERE renotify_suppress_days > 0").compactMap { $0[0].int64 })
         catalog = try KeptCatalog(try SQLCatalog(db))
     }
 
