@@ -10,6 +10,7 @@ import json
 
 import pytest
 
+from conftest import gf
 from test_check_kept_keys import connect, small_catalog, start
 
 SHADOWS = {
@@ -19,9 +20,13 @@ SHADOWS = {
                       "SELECT 900 + id, area_id, 'DWELL', 3600 FROM {cat}.gf_areas"],
     # Circles of 1 m: read, no fix would be inside one.
     "gf_areas": ["CREATE TEMP TABLE gf_areas AS SELECT * FROM {cat}.gf_areas", "UPDATE temp.gf_areas SET radius_m = 1"],
-    # A confidence that is no number: read, every call would fail on it.
+    # A confidence that is no number (read, every call would fail on it), and a region margin of 5 km.
     "gf_settings": ["CREATE TEMP TABLE gf_settings AS SELECT * FROM {cat}.gf_settings",
-                    "UPDATE temp.gf_settings SET value = 'none' WHERE key = 'default_confidence'"],
+                    "UPDATE temp.gf_settings SET value = 'none' WHERE key = 'default_confidence'",
+                    "INSERT INTO temp.gf_settings (key, value) VALUES ('region_margin_m', '5000')"],
+    # A schema version from the future: read, the reading functions would refuse the catalog.
+    "gf_meta": ["CREATE TEMP TABLE gf_meta AS SELECT * FROM {cat}.gf_meta",
+                "UPDATE temp.gf_meta SET value = '99' WHERE key = 'schema_version'"],
     # An empty index: read, no fix would meet a candidate.
     "idx_gf_areas_geom": ["CREATE VIRTUAL TABLE temp.idx_gf_areas_geom USING rtree(pkid, xmin, xmax, ymin, ymax)"],
 }
@@ -36,6 +41,7 @@ def answers(db, catalog, shadow):
     out = [c.execute("SELECT gf_check('u', ?, ?, ?, 5)", (f"2026-11-20T00:00:0{k}Z", lat, lon)).fetchone()[0]
            for k, (lat, lon) in enumerate(FIXES)]
     out.append(c.execute("SELECT rank, area_id, round(distance_m, 3) FROM gf_nearest(35.0, 139.015, 3)").fetchall())
+    out.append(c.execute("SELECT gf_regions(35.0, 139.0005, 1), gf_positioning(3, 50)").fetchone())
     c.close()
     return out
 
@@ -45,5 +51,43 @@ def answers(db, catalog, shadow):
 def test_a_temp_table_named_like_a_catalog_table_is_not_read_as_the_catalog(tmp_path, shadow, apart):
     catalog = small_catalog(tmp_path)
     want = answers(*start(tmp_path / "plain.db", catalog, apart), None)
-    assert sum(len(json.loads(r)) for r in want[:-1]) >= 6 and len(want[-1]) == 3
+    assert sum(len(json.loads(r)) for r in want[:-2]) >= 6 and len(want[-2]) == 3
     assert answers(*start(tmp_path / "shadowed.db", catalog, apart), shadow) == want
+
+
+def nearest_and_check(c, second):
+    return (c.execute("SELECT group_concat(area_id) FROM gf_nearest(35.0, 139.005, 2)").fetchone()[0],
+            [n["area_id"] for n in json.loads(c.execute(
+                "SELECT gf_check('u', ?, 35.0, 139.0, 5)", (f"2026-11-20T00:00:{second:02d}Z",)).fetchone()[0])])
+
+
+def catalog_of(tmp_path, prefix, step):
+    """Four 200 m circles A00… (or B00…) along 35°N from 139°E, `step` degrees apart."""
+    features = [{"type": "Feature", "properties": {"area_id": f"{prefix}{i:02d}", "radius_m": 200},
+                 "geometry": {"type": "Point", "coordinates": [139.0 + step * i, 35.0]}} for i in range(4)]
+    (tmp_path / f"{prefix}.geojson").write_text(json.dumps({"type": "FeatureCollection", "features": features}))
+    db = tmp_path / f"{prefix}.db"
+    gf("init", db)
+    gf("import", db, tmp_path / f"{prefix}.geojson", "--with-default-conditions")
+    return db
+
+
+def test_a_catalog_attached_again_under_another_name_is_found_there(tmp_path):
+    """A session that read an attached catalog, which is then detached and
+    attached under another name, or behind a second catalog: its calls answer
+    as a fresh connection's do, not from statements that name the old schema
+    (gf_nearest said `no such table: catalog.idx_gf_areas_geom_node`, and
+    gf_check `no geofence catalog` on every later call)."""
+    a, b = catalog_of(tmp_path, "A", 0.01), catalog_of(tmp_path, "B", -0.01)
+    state, _ = start(tmp_path / "state.db", a, True)
+    c = connect(state, a)
+    assert nearest_and_check(c, 1) == ("A00,A01", ["A00"])
+    c.execute("DETACH catalog")
+    c.execute(f"ATTACH 'file:{a}?mode=ro' AS cat2")
+    assert nearest_and_check(c, 2) == ("A00,A01", [])
+    c.execute("DETACH cat2")
+    c.execute(f"ATTACH 'file:{b}?mode=ro' AS cat2")
+    c.execute(f"ATTACH 'file:{a}?mode=ro' AS catalog")
+    # SQLite's order: the first attached database that holds a catalog is the one judged.
+    assert c.execute("SELECT group_concat(area_id) FROM gf_nearest(35.0, 139.005, 2)").fetchone()[0] == "B00,B01"
+    c.close()

@@ -43,8 +43,7 @@ public final class RTreeNodes {
     }
 
     /// The reader, or nil when the index is not a plain 2-D `rtree(pkid, xmin, xmax, ymin, ymax)`.
-    public static func open(_ db: Connection) throws -> RTreeNodes? {
-        let tables = try CatalogTables(db)
+    static func open(_ db: Connection, _ tables: CatalogTables) throws -> RTreeNodes? {
         let sql = try db.scalar("""
             SELECT sql FROM \(tables.named("sqlite_master")) WHERE type = 'table' AND name = 'idx_gf_areas_geom'
             """).string ?? ""

@@ -53,8 +53,9 @@ enum RegionFunctions {
                 guard (0...100).contains(v) else { throw a.fail(1, "must be a percentage from 0 to 100, got \(JSONValue.numberText(v))") }
                 battery = v
             }
-            try Schema.refuseNewer(a.connection)   // settings of a newer schema may mean what this build cannot know
-            let settings = try Settings(a.connection).positioning()
+            let tables = try CatalogTables(a.connection)
+            try Schema.refuseNewer(a.connection, in: tables)   // settings of a newer schema may mean what this build cannot know
+            let settings = try Settings(a.connection, tables: tables).positioning()
             return .text(settings.decide(speedMps: speed, batteryPct: battery).json.serialized)
         }
 

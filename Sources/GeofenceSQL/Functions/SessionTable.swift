@@ -93,7 +93,15 @@ final class Session {
 
     /// The judgement to use now: the cached one if the database is as this session left it.
     func currentJudgement() throws -> Judgement {
-        let now = try currentStamp()
+        let now: Stamp
+        do {
+            now = try currentStamp()
+        } catch where catalogVersions != nil {
+            // The attached catalog was detached (or attached again under
+            // another name): find it anew, as a fresh connection would.
+            (catalogVersions, judgement) = (nil, nil)
+            now = try currentStamp()
+        }
         schema = now.schema
         if let j = judgement, now == stamp { return j }
         let j = try Judgement(db)  // checks the schema version first

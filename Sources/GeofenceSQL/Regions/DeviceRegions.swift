@@ -8,7 +8,7 @@ public enum DeviceRegions {
     /// capped by the wake-up radius the positioning settings give that speed.
     public static func plan(_ db: Connection, search: NearestAreas, at p: LonLat, count: Int,
                             speedMps: Double?, time: Timestamp?) throws -> RegionPlan {
-        let settings = Settings(db)
+        let settings = Settings(db, tables: try CatalogTables(db))
         var options = try settings.regionOptions()
         if let v = speedMps { options.wakeRadiusM = try settings.positioning().monitorRadius(speedMps: v).radiusM }
         let found = try search.nearest(to: p, count: count + 1, at: time)

@@ -40,6 +40,13 @@ public final class NearestAreas {
     private var schemaVersion: Statement?
     private var tree: RTreeNodes?
     private var treeSchema: Int64?
+    /// Where the statements above read the catalog, and the databases
+    /// attached when they were made: an ATTACH or DETACH can move the catalog
+    /// to another schema without changing main's schema_version, so each
+    /// query compares the list and starts over when it moved.
+    private var tables: CatalogTables?
+    private var databases: Statement?
+    private var attached: [String] = []
 
     init(_ db: Connection, cache: ShapeCache) { self.db = db; self.cache = cache }
     public convenience init(_ db: Connection) { self.init(db, cache: ShapeCache(capacity: 4096)) }
@@ -110,7 +117,7 @@ public final class NearestAreas {
     /// with `at`, only areas valid at that time. A catalog of a newer schema
     /// is refused (`Schema.refuseNewer`).
     public func nearest(to p: LonLat, count: Int, at time: Timestamp? = nil) throws -> [Found] {
-        try Schema.refuseNewer(db)
+        try Schema.refuseNewer(db, in: try catalogTables())
         guard count > 0 else { return [] }
         var search = Search(p: p, count: count, time: time, bounds: SphereBounds(p))
         if let tree = try treeReader() {
@@ -184,20 +191,34 @@ public final class NearestAreas {
         }
     }
 
+    /// The catalog's tables; the statements made for an earlier place dropped if the attached databases changed.
+    private func catalogTables() throws -> CatalogTables {
+        if databases == nil { databases = try db.prepare("PRAGMA database_list") }
+        let s = databases!
+        defer { s.reset() }
+        var now: [String] = []
+        while try s.step() { now.append("\(s.value(1).string ?? "")\u{0}\(s.value(2).string ?? "")") }
+        if let tables, now == attached { return tables }
+        (window, row, schemaVersion, tree, treeSchema) = (nil, nil, nil, nil, nil)
+        let found = try CatalogTables(db)
+        (tables, attached) = (found, now)
+        return found
+    }
+
     /// The node reader while the schema is unchanged; nil for an index of another layout.
     private func treeReader() throws -> RTreeNodes? {
         if schemaVersion == nil { schemaVersion = try db.prepare("PRAGMA schema_version") }
         let s = schemaVersion!
         defer { s.reset() }
         guard try s.step(), let version = s.value(0).int64 else { return nil }
-        if version != treeSchema { tree = try RTreeNodes.open(db); treeSchema = version }
+        if version != treeSchema { tree = try RTreeNodes.open(db, try catalogTables()); treeSchema = version }
         return tree
     }
 
     private func candidates(in b: BoundingBox) throws -> [(Int64, BoundingBox)] {
         if window == nil {
             window = try db.prepare("""
-                SELECT pkid, \(RTreeBoxColumns.list()) FROM \(try CatalogTables(db).index) WHERE xmax >= ?1 AND xmin <= ?2 AND ymax >= ?3 AND ymin <= ?4
+                SELECT pkid, \(RTreeBoxColumns.list()) FROM \(try catalogTables().index) WHERE xmax >= ?1 AND xmin <= ?2 AND ymax >= ?3 AND ymin <= ?4
                 """)
         }
         let s = window!
@@ -254,12 +275,12 @@ public final class NearestAreas {
     private func rowStatement() throws -> Statement {
         if row == nil {
             row = try db.prepare("""
-                SELECT \(LoadColumn.list) FROM \(try CatalogTables(db).areas) WHERE id = ?
+                SELECT \(LoadColumn.list) FROM \(try catalogTables().areas) WHERE id = ?
                 """)
         }
         return row!
     }
 
     /// Statements are finalized here, before the connection closes.
-    public func close() { window = nil; row = nil; schemaVersion = nil; tree = nil; treeSchema = nil }
+    public func close() { window = nil; row = nil; schemaVersion = nil; tree = nil; treeSchema = nil; tables = nil; databases = nil }
 }

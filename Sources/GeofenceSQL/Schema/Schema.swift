@@ -112,8 +112,11 @@ public enum Schema {
     /// whose meaning this build cannot know. One statement, as it runs per
     /// call; a database without `gf_meta` passes (no catalog: the function's
     /// own read says so).
-    public static func refuseNewer(_ db: Connection) throws {
-        let stored = try? db.scalar("SELECT CAST(value AS INTEGER) FROM gf_meta WHERE key = 'schema_version'").int64
+    public static func refuseNewer(_ db: Connection) throws { try refuseNewer(db, in: .unqualified) }
+
+    /// The same, reading gf_meta where `tables` says the catalog is.
+    static func refuseNewer(_ db: Connection, in tables: CatalogTables) throws {
+        let stored = try? db.scalar("SELECT CAST(value AS INTEGER) FROM \(tables.named("gf_meta")) WHERE key = 'schema_version'").int64
         if let v = stored, v > currentVersion { throw newerError(Int(v), db) }
     }
 
