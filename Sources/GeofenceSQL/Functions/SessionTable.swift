@@ -86,6 +86,9 @@ final class Session {
     private(set) lazy var stateInit = CallTransaction(db, function: "gf_state_init")
     /// Each gf_prune call's transaction (or savepoint).
     private(set) lazy var prune = CallTransaction(db, function: "gf_prune")
+    /// Statements the connection's other functions keep from call to call
+    /// (gf_area_contains' row of an area), finalized with the session.
+    private(set) lazy var kept = StatementCache(db)
     /// Refuses a call from a statement that reads the notifications the calls write.
     private(set) lazy var outputReaders = OutputReaders(db, function: "gf_check", table: "gf_notification_rows")
 
@@ -168,7 +171,7 @@ final class Session {
     /// Drops the cached judgement: after a failed call, whose writes were undone.
     func forget() { judgement = nil; stamp = Stamp.none }
 
-    func close() { judgement = nil; catalogVersions = nil; dataVersion = nil; catalogStamp = nil; schemaVersion = nil; tempSchemaVersion = nil; transaction.close(); stateImport.close(); stateInit.close(); prune.close(); outputReaders.close() }
+    func close() { kept = StatementCache(db); judgement = nil; catalogVersions = nil; dataVersion = nil; catalogStamp = nil; schemaVersion = nil; tempSchemaVersion = nil; transaction.close(); stateImport.close(); stateInit.close(); prune.close(); outputReaders.close() }
 
     // MARK: Registry
 

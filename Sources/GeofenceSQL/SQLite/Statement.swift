@@ -163,6 +163,12 @@ public final class Statement {
 
     /// Ends the current run early, releasing its read lock.
     public func reset() { _ = sqlite.pointee.reset!(handle) }
+
+    /// Whether column `i` of the current row is a BLOB.
+    public func isBlob(_ i: Int) -> Bool { sqlite.pointee.column_type!(handle, Int32(i)) == SQLITE_BLOB }
+
+    /// Whether the statement is stepping (has begun and not been reset).
+    public var isBusy: Bool { sqlite.pointee.stmt_busy!(handle) != 0 }
 }
 
 /// Statements prepared on first use and kept: for code that runs the same
