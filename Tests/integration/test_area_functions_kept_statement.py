@@ -52,3 +52,31 @@ print(c.execute("SELECT gf_area_contains('A01', 35.0, 139.01, 5)").fetchone()[0]
     lines = p.stdout.splitlines()
     assert "called again while reading an area's row" in lines[0] and "TEMP view" in lines[0]
     assert lines[1] == "1"
+
+
+@pytest.mark.parametrize("where", ["temp", "attached", "main"])
+def test_a_table_of_the_users_named_gf_session(tmp_path, where):
+    """The session table is named in main: a TEMP or attached table of that
+    name does not hide it; one in main does, and then the area functions
+    still answer (a statement per call) while gf_check says why it cannot run."""
+    db = small_catalog(tmp_path)
+    if where == "main":
+        with sqlite3.connect(db) as c:
+            c.execute("CREATE TABLE gf_session (user_id, token)")
+    app = tmp_path / "app.db"
+    with sqlite3.connect(app) as c:
+        c.execute("CREATE TABLE gf_session (user_id, token)")
+    c = sqlite3.connect(db, isolation_level=None)
+    c.enable_load_extension(True)
+    c.load_extension(str(EXTENSION))
+    if where == "temp":
+        c.execute("CREATE TEMP TABLE gf_session (x)")
+    c.execute(f"ATTACH '{app}' AS app")
+    assert c.execute(CALLS).fetchone()[0] == 1
+    check = "SELECT gf_check('u', '2026-11-20T00:00:00Z', 35.0, 139.01, 5)"
+    if where == "main":
+        with pytest.raises(sqlite3.OperationalError, match="a table or view named gf_session in main hides"):
+            c.execute(check).fetchone()
+    else:
+        assert "A01" in c.execute(check).fetchone()[0]
+    c.close()

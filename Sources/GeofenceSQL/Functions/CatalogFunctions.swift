@@ -48,12 +48,15 @@ enum CatalogFunctions {
     /// another reads its row: `gf_areas` is then a view (or table) of the
     /// caller's that calls these functions, which would call each other
     /// without end until the stack overflowed; refused instead.
+    /// A connection whose session cannot connect (a table of the user's
+    /// named gf_session in main) prepares the statement per call, as before.
     static func rowStatement(_ a: Arguments) throws -> Statement {
-        let kept = try Session.of(a.connection).kept.get(rowSQL)
+        guard let session = try? Session.of(a.connection) else { return try a.connection.prepare(rowSQL) }
+        let kept = try session.kept.get(rowSQL)
         guard !kept.isBusy else {
-            throw FunctionError("\(a.function): called again while reading an area's row: the gf_areas this connection reads "
-                                + "(a TEMP view or table of that name?) calls gf_area_contains, gf_area_distance_m or "
-                                + "gf_area_inside_probability itself")
+            throw FunctionError("\(a.function): called again while reading an area's row: the gf_areas, gf_settings or gf_meta "
+                                + "this connection reads (a TEMP view or table of that name?) calls gf_area_contains, "
+                                + "gf_area_distance_m or gf_area_inside_probability itself")
         }
         return kept
     }

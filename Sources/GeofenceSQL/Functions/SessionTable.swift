@@ -184,8 +184,13 @@ final class Session {
     /// could then not wait for the write lock from: `CallTransaction`).
     static func of(_ db: Connection) throws -> Session {
         if let s = lock.with({ sessions[db.handle] }) { return s }
-        _ = try db.prepare("SELECT * FROM gf_session")
-        guard let s = lock.with({ sessions[db.handle] }) else { throw FunctionError("gf_session did not connect") }
+        // Named in main, where SQLite keeps eponymous tables: a TEMP or attached
+        // table of that name is not taken for it.
+        _ = try db.prepare("SELECT * FROM main.gf_session")
+        guard let s = lock.with({ sessions[db.handle] }) else {
+            throw FunctionError("gf_session did not connect: a table or view named gf_session in main hides the extension's own "
+                                + "(the name is the extension's, docs/sql.md): rename it")
+        }
         return s
     }
 
