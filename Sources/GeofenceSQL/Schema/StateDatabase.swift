@@ -37,14 +37,23 @@ public enum StateDatabase {
     /// attached database that does (where SQLite finds the catalog's tables
     /// for a state database as main), else main.
     public static func catalogSchema(_ db: Connection) throws -> String {
-        let names = try db.query("PRAGMA database_list").compactMap { $0[1].string }.filter { $0 != "temp" }
-        for name in names {
-            let schema = name == "main" ? "main" : quoted(name)
-            if try db.scalar("SELECT count(*) FROM \(schema).sqlite_master WHERE type = 'table' AND name = 'gf_meta'").int64 == 1 {
-                return schema
-            }
-        }
+        // main first, alone: the usual case costs one query, not the list too.
+        guard !(try holdsCatalog(db, "main")) else { return "main" }
+        let names = try db.query("PRAGMA database_list").compactMap { $0[1].string }.filter { $0 != "temp" && $0 != "main" }
+        for name in names where try holdsCatalog(db, quoted(name)) { return quoted(name) }
         return "main"
+    }
+
+    /// Whether `schema` has a gf_meta: told by preparing a statement on it,
+    /// which looks the name up in SQLite's schema in memory (a scan of
+    /// sqlite_master cost a SpatiaLite catalog's 165 rows a call).
+    private static func holdsCatalog(_ db: Connection, _ schema: String) throws -> Bool {
+        do {
+            _ = try db.prepare("SELECT 1 FROM \(schema).gf_meta")
+            return true
+        } catch let e as SQLiteError where e.isPlainError {
+            return false   // no such table
+        }
     }
 
     /// What to say of a database with no catalog that is a state database
