@@ -29,6 +29,8 @@ final class NotificationJSONTests: XCTestCase {
                   acc: 0.5, condition: -3, timing: .OUT),
              note("東京👩‍💻", "área", micros: -1, lat: 1e-7, lon: -180, acc: 123456789012345.0, condition: Int64.max, timing: .DWELL),
              note("", "", micros: 0, lat: 0.1 + 0.2, lon: 1e20, acc: 0)],
+            [note("u", "a", micros: 253_402_300_799_999_999, lat: -0.0, lon: -1e15 + 1, acc: 999_999_999_999_999.9, condition: Int64.min),
+             note("u", "a", micros: -62_135_596_800_000_000, lat: -1e15, lon: 5e-324, acc: .greatestFiniteMagnitude, condition: 0)],
         ]
         for ns in cases {
             XCTAssertEqual(String(decoding: NotificationJSON.array(ns), as: UTF8.self), reference(ns))

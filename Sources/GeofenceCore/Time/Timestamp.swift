@@ -30,10 +30,15 @@ public struct Timestamp: Comparable, Hashable, Sendable, CustomStringConvertible
 
     /// Appends `storageText`'s bytes to `out`: a subject record writes one
     /// per INSIDE stay at every judged fix.
-    public func appendStorageText(to out: inout [UInt8]) {
+    public func appendStorageText(to out: inout [UInt8]) { append(alwaysFraction: true, to: &out) }
+
+    /// Appends `iso8601`'s bytes to `out`: gf_check's JSON writes one per notification.
+    public func appendISO8601(to out: inout [UInt8]) { append(alwaysFraction: false, to: &out) }
+
+    private func append(alwaysFraction: Bool, to out: inout [UInt8]) {
         withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 27) { b in
-            let n = digits(alwaysFraction: true, into: b)
-            if n > 0 { out.append(contentsOf: UnsafeBufferPointer(rebasing: b[0..<n])) } else { out += storageText.utf8 }
+            let n = digits(alwaysFraction: alwaysFraction, into: b)
+            if n > 0 { out.append(contentsOf: UnsafeBufferPointer(rebasing: b[0..<n])) } else { out += text(alwaysFraction: alwaysFraction).utf8 }
         }
     }
 

@@ -29,22 +29,63 @@ public enum NotificationJSON {
 
     /// One notification's object.
     static func append(_ n: Notification, to out: inout [UInt8]) {
-        out += #"{"subject_id":"#.utf8
+        literal(#"{"subject_id":"#, &out)
         JSONValue.appendString(n.subjectId, to: &out)
-        out += #","ts":""#.utf8
-        out += n.ts.iso8601.utf8
-        out += #"","area_id":"#.utf8
+        literal(#","ts":""#, &out)
+        n.ts.appendISO8601(to: &out)
+        literal(#"","area_id":"#, &out)
         JSONValue.appendString(n.areaId, to: &out)
-        out += #","condition_id":"#.utf8
-        out += String(n.conditionId).utf8
-        out += #","transition":""#.utf8
-        out += n.transition.rawValue.utf8
-        out += #"","lat":"#.utf8
-        out += JSONValue.numberText(n.lat).utf8
-        out += #","lon":"#.utf8
-        out += JSONValue.numberText(n.lon).utf8
-        out += #","accuracy_m":"#.utf8
-        out += JSONValue.numberText(n.accuracy).utf8
+        literal(#","condition_id":"#, &out)
+        integer(n.conditionId, &out)
+        literal(#","transition":""#, &out)
+        literal(n.transition.jsonText, &out)
+        literal(#"","lat":"#, &out)
+        number(n.lat, &out)
+        literal(#","lon":"#, &out)
+        number(n.lon, &out)
+        literal(#","accuracy_m":"#, &out)
+        number(n.accuracy, &out)
         out.append(UInt8(ascii: "}"))
+    }
+
+    /// A member's name and punctuation, copied as bytes (appending a
+    /// String's UTF-8 view walks it a byte at a time: a fifth of a
+    /// notification's text).
+    @inline(__always) private static func literal(_ s: StaticString, _ out: inout [UInt8]) {
+        s.withUTF8Buffer { out.append(contentsOf: $0) }
+    }
+
+    /// `JSONValue.numberText(d)`'s bytes: an integral value below 10^15 as an
+    /// integer, any other as Swift's shortest text that reads back as `d`.
+    private static func number(_ d: Double, _ out: inout [UInt8]) {
+        if d == d.rounded() && abs(d) < 1e15 { return integer(Int64(d), &out) }
+        var text = d.description
+        text.withUTF8 { out.append(contentsOf: $0) }
+    }
+
+    /// `String(i)`'s bytes, written from the last digit back into a buffer on the stack.
+    private static func integer(_ i: Int64, _ out: inout [UInt8]) {
+        withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 20) { b in
+            var at = 20
+            var rest = i.magnitude
+            repeat {
+                at -= 1
+                b[at] = UInt8(ascii: "0") + UInt8(rest % 10)
+                rest /= 10
+            } while rest > 0
+            if i < 0 { out.append(UInt8(ascii: "-")) }
+            out.append(contentsOf: UnsafeBufferPointer(rebasing: b[at..<20]))
+        }
+    }
+}
+
+extension ConditionDefinition.Timing {
+    /// The transition's name as gf_check's JSON writes it (its raw value).
+    fileprivate var jsonText: StaticString {
+        switch self {
+        case .IN: "IN"
+        case .OUT: "OUT"
+        case .DWELL: "DWELL"
+        }
     }
 }
