@@ -3,7 +3,9 @@ import GeofenceCore
 /// The integer keys notifications are stored under (gf_subject_keys,
 /// gf_area_keys): a subject's or an area's key is looked up the first time
 /// it notifies in a transaction, and given (inserted) the first time it ever
-/// notifies.
+/// notifies; a lookup that misses costs a statement, so after an id that
+/// was given the next is inserted first (nothing is inserted for an id the
+/// table holds) and after one that was found, looked up first.
 ///
 ///     let subjects = try OutputKeys(db, table: "main.gf_subject_keys", key: "subject_key", id: "subject_id")
 ///     let k = try subjects.key(of: "u1")
@@ -25,6 +27,7 @@ import GeofenceCore
 /// for the very bytes it was found for.
 final class OutputKeys {
     private let find, give, greatestKey: Statement
+    private let db: Connection
     /// The table's greatest key, as last read or given here (nil: not read).
     private var greatest: Int64?
     /// False from `recheck` until the next lookup has compared `greatest` with the table.
@@ -45,11 +48,18 @@ final class OutputKeys {
     /// misses the cache twice, on the writing thread, the run's critical
     /// path. Each with its id, compared before it is used.
     private var bySlot: [(id: String, key: Int64)?] = []
+    /// Whether the last id not remembered here was new to the table (given
+    /// a key) rather than found in it: the next such id is tried the same way first.
+    private var lastMissWasNew = false
 
     /// `table` maps its TEXT column `id` (UNIQUE) to its INTEGER PRIMARY KEY `key`.
     init(_ db: Connection, table: String, key: String, id: String) throws {
         find = try db.prepare("SELECT \(key) FROM \(table) WHERE \(id) = ?")
-        give = try db.prepare("INSERT INTO \(table) (\(id)) VALUES (?) RETURNING \(key)")
+        // The key is the new row's rowid (an INTEGER PRIMARY KEY): read from
+        // the connection, not by RETURNING, which gathers its rows in a table
+        // of their own first (a third of the insert's cost).
+        give = try db.prepare("INSERT INTO \(table) (\(id)) VALUES (?) ON CONFLICT (\(id)) DO NOTHING")
+        self.db = db
         greatestKey = try db.prepare("SELECT max(\(key)) FROM \(table)")
     }
 
@@ -58,13 +68,18 @@ final class OutputKeys {
         if !checked { try checkRemembered() }
         if let last, KeysByBytes.same(last.id, id) { return last.key }
         if let k = known[id] { last = (id, k); return k }
-        var k = try Self.first(find, id)
+        // The order the last miss found right: ids new to the table come in
+        // runs (a fresh catalog's areas notifying for the first time) and so
+        // do known ones (a run judged again), and the insert of a known id
+        // gives nothing, as the lookup of a new one finds nothing.
+        var k = try lastMissWasNew ? given(id) : found(id)
         if k == nil {
-            k = try Self.first(give, id)
-            if let k {
-                if let g = greatest, k <= g { givenOutOfOrder = true }
-                greatest = max(greatest ?? k, k)
-            }
+            lastMissWasNew.toggle()
+            k = try lastMissWasNew ? given(id) : found(id)
+        }
+        if lastMissWasNew, let k {
+            if let g = greatest, k <= g { givenOutOfOrder = true }
+            greatest = max(greatest ?? k, k)
         }
         guard let k else { throw CatalogError("no key could be given to \(Echo.quoted(id)) in its dictionary") }
         if known.count >= Self.remembered { forget() }
@@ -108,14 +123,21 @@ final class OutputKeys {
         last = nil
         bySlot.removeAll(keepingCapacity: true)
     }
-    /// The first column of `statement`'s first row with `id` bound, as an integer; nil without a row.
-    private static func first(_ statement: Statement, _ id: String) throws -> Int64? {
-        try statement.bind([.text(id)])
-        // Reset at once: a statement left on its row holds its table open (and an INSERT's RETURNING, its write).
-        defer { statement.reset() }
-        guard try statement.step() else { return nil }
-        let k = statement.value(0).int64
-        while try statement.step() {}
-        return k
+    /// The key the table holds for `id`; nil if it holds none.
+    private func found(_ id: String) throws -> Int64? {
+        try find.bind(text: id, at: 1)
+        // Reset at once: a statement left on its row holds its table open.
+        defer { find.reset() }
+        guard try find.step() else { return nil }
+        return find.value(0).int64
+    }
+
+    /// The key given to `id` now; nil if the table holds `id` already (nothing is inserted then).
+    private func given(_ id: String) throws -> Int64? {
+        try give.bind(text: id, at: 1)
+        defer { give.reset() }
+        while try give.step() {}
+        // Direct changes only: a row a trigger of the user's inserts is not counted, nor its rowid kept.
+        return db.changes == 1 ? db.lastInsertRowid : nil
     }
 }

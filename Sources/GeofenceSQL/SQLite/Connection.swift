@@ -76,6 +76,9 @@ public final class Connection {
     public var isReadOnly: Bool { sqlite.pointee.db_readonly!(handle, "main") == 1 }
     public var changes: Int { Int(sqlite.pointee.changes!(handle)) }
 
+    /// The rowid of the row the last completed INSERT on this connection added.
+    public var lastInsertRowid: Int64 { sqlite.pointee.last_insert_rowid!(handle) }
+
     /// All of `body` or none of it. BEGIN IMMEDIATE takes the write lock at the
     /// start, so a concurrent writer waits (busy timeout) or fails before any work.
     public func transaction<T>(_ body: () throws -> T) throws -> T {
