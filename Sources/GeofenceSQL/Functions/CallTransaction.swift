@@ -108,18 +108,20 @@ final class CallTransaction {
     }
 
     private func runAlone<T>(_ body: () throws -> T) throws -> T {
-        start = db.hasWriteStatementRunning ? .insideWritingStatement
+        // Walked once (every statement of the connection): nothing below starts or ends a writing statement of the caller's.
+        let insideWritingStatement = db.hasWriteStatementRunning
+        start = insideWritingStatement ? .insideWritingStatement
             : sqlite.pointee.txn_state!(db.handle, "main") == SQLITE_TXN_WRITE ? .insideWriteTransaction : .clean
         // Before anything is read: inside the caller's transaction, the call's first read (the journal mode's, even) opens the snapshot.
         let snapshot = db.holdsReadSnapshot
-        if !db.isAutocommit && !snapshot && !db.hasWriteStatementRunning {
+        if !db.isAutocommit && !snapshot && !insideWritingStatement {
             do { try takeWriteLock() } catch { throw Self.busy(error, function: function, insideSnapshot: false) }
         }
         if try journalIsOff() {
             throw FunctionError("\(function): the database's journal_mode is OFF, in which SQLite cannot undo a call that fails "
                                 + "half way (its notifications could be lost): use PRAGMA journal_mode = WAL (or DELETE)")
         }
-        if db.hasWriteStatementRunning {
+        if insideWritingStatement {
             if db.isAutocommit { return try body() }
             throw FunctionError("\(function): cannot run inside a statement that writes (INSERT … SELECT, UPDATE, CREATE TABLE … AS) "
                                 + "within an open transaction, where SQLite allows no savepoint to undo half a call: "
