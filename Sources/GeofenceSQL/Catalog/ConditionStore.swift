@@ -3,19 +3,38 @@ import GeofenceCore
 /// Notification conditions in gf_conditions.
 public final class ConditionStore {
     let db: Connection
-    private let statements: StatementCache
     /// Where the reads find gf_conditions (`CatalogTables`).
     let tables: CatalogTables
     public convenience init(_ db: Connection) { self.init(db, tables: .unqualified) }
-    init(_ db: Connection, tables: CatalogTables) { self.db = db; self.tables = tables; statements = StatementCache(db) }
+    init(_ db: Connection, tables: CatalogTables) { self.db = db; self.tables = tables }
 
-    /// The conditions of one area, ordered by id (judgement asks this once per area).
+    /// The conditions of one area, ordered by id (judgement asks this once
+    /// per area, gf_check at an area's first touch in its session).
     public func of(area: String) throws -> [ConditionDefinition] {
-        let s = try statements.get("SELECT \(Self.columns) FROM \(tables.conditions) WHERE area_id = ? ORDER BY condition_id")
-        try s.bind([.text(area)])
+        if byArea == nil { byArea = try db.prepare("SELECT \(Self.columns) FROM \(tables.conditions) WHERE area_id = ? ORDER BY condition_id") }
+        guard let s = byArea else { return [] }
+        try s.bind(text: area, at: 1)
+        defer { s.reset() }
         var out: [ConditionDefinition] = []
-        while try s.step() { out.append(try Self.condition(s.row)) }
+        while try s.step() { out.append(try Self.plain(s) ?? Self.condition(s.row)) }
         return out
+    }
+    private var byArea: Statement?
+
+    /// The row `s` is on, when it is an IN or OUT condition with nothing
+    /// but its id, area and timing (the default conditions an import adds to
+    /// every area): read without the row's array of values, which costs
+    /// more than the step. Nil for any other row, which `condition` reads.
+    private static func plain(_ s: Statement) -> ConditionDefinition? {
+        guard s.areNull(Column.dwell_s.rawValue...Column.timezone.rawValue),
+              case .integer(let id) = s.value(Column.condition_id.rawValue),
+              case .text(let area) = s.value(Column.area_id.rawValue),
+              case .text(let timing) = s.value(Column.timing.rawValue) else { return nil }
+        switch timing {
+        case "IN": return ConditionDefinition(conditionId: id, areaId: area, timing: .IN)
+        case "OUT": return ConditionDefinition(conditionId: id, areaId: area, timing: .OUT)
+        default: return nil
+        }
     }
 
     /// gf_conditions' columns as the engine reads and writes them, in order.

@@ -164,6 +164,11 @@ public final class Statement {
     /// Ends the current run early, releasing its read lock.
     public func reset() { _ = sqlite.pointee.reset!(handle) }
 
+    /// Whether columns `range` of the current row are all NULL.
+    public func areNull(_ range: ClosedRange<Int>) -> Bool {
+        range.allSatisfy { sqlite.pointee.column_type!(handle, Int32($0)) == SQLITE_NULL }
+    }
+
     /// Whether column `i` of the current row is a BLOB.
     public func isBlob(_ i: Int) -> Bool { sqlite.pointee.column_type!(handle, Int32(i)) == SQLITE_BLOB }
 
