@@ -35,8 +35,18 @@ final class OutputKeys {
     /// A key was given below the greatest one (SQLite's keys past 2^63 - 1): a
     /// rollback could take it and leave the greatest as it was.
     private var givenOutOfOrder = false
-    /// At most this many keys are remembered (a long session meets ever new subjects).
-    static let remembered = 1 << 16
+    /// At most this many keys are remembered by a gf_check session (a long
+    /// session meets ever new subjects), and by a batch run (whose keys go
+    /// at its end; a million fences' areas notify in one run).
+    static let rememberedInSession = 1 << 16, rememberedInRun = 1 << 21
+    /// A batch run (`forRun`) reads the whole table once this many ids were
+    /// found in it one by one: a run judged again over a large catalog finds
+    /// most of its areas' keys there, one statement each, on the thread that
+    /// writes. A gf_check session never does: its memory follows the areas its calls meet.
+    static let foundBeforeReadingAll = 4_096
+    /// Whether the keys serve a batch run (`rememberedInRun`, the table read whole) rather than gf_check calls.
+    private var forRun = false
+    private var foundOneByOne = 0
     /// The keys found in this transaction, by the ids' bytes.
     private var known = KeysByBytes()
     /// The id looked up last and its key: a subject's notifications come
@@ -52,9 +62,12 @@ final class OutputKeys {
     /// a key) rather than found in it: the next such id is tried the same way first.
     private var lastMissWasNew = false
 
+    private let all: String
+
     /// `table` maps its TEXT column `id` (UNIQUE) to its INTEGER PRIMARY KEY `key`.
     init(_ db: Connection, table: String, key: String, id: String) throws {
         find = try db.prepare("SELECT \(key) FROM \(table) WHERE \(id) = ?")
+        all = "SELECT \(key), \(id) FROM \(table)"
         // The key is the new row's rowid (an INTEGER PRIMARY KEY): read from
         // the connection, not by RETURNING, which gathers its rows in a table
         // of their own first (a third of the insert's cost).
@@ -82,8 +95,12 @@ final class OutputKeys {
             greatest = max(greatest ?? k, k)
         }
         guard let k else { throw CatalogError("no key could be given to \(Echo.quoted(id)) in its dictionary") }
-        if known.count >= Self.remembered { forget() }
+        if known.count >= (forRun ? Self.rememberedInRun : Self.rememberedInSession) { forget() }
         known[id] = k
+        if forRun && !lastMissWasNew {
+            foundOneByOne += 1
+            if foundOneByOne == Self.foundBeforeReadingAll { try readAll() }
+        }
         last = (id, k)
         return k
     }
@@ -118,10 +135,33 @@ final class OutputKeys {
     }
 
     /// Forgets every key found: the next transaction looks them up again.
+    /// `run`: they will serve a batch run (`forRun`), else gf_check calls.
+    func forget(run: Bool) {
+        forRun = run
+        forget()
+    }
+
+    /// Forgets every key found, serving the same kind of caller.
     func forget() {
         known.removeAll()
         last = nil
         bySlot.removeAll(keepingCapacity: true)
+        foundOneByOne = 0
+    }
+
+    /// Remembers every key of the table, if it holds no more than a run
+    /// remembers: one pass over it instead of a statement per id. An id
+    /// whose bytes are not UTF-8 is left out (read into a String it would
+    /// be repaired, and could stand for another id); its lookup finds it.
+    private func readAll() throws {
+        let s = try db.prepare(all)
+        var rows: [(key: Int64, id: String)] = []
+        while try s.step() {
+            guard rows.count < Self.rememberedInRun - known.count else { return }
+            guard !s.isMalformedText(1), case .integer(let k) = s.value(0), case .text(let id) = s.value(1) else { continue }
+            rows.append((k, id))
+        }
+        for row in rows { known[row.id] = row.key }
     }
     /// The key the table holds for `id`; nil if it holds none.
     private func found(_ id: String) throws -> Int64? {

@@ -97,8 +97,9 @@ final class RunOutput: RunSink {
             areaKeys.recheck()
             dataVersionUnchecked = true
         } else {
-            subjectKeys.forget()
-            areaKeys.forget()
+            // A batch run (gf_check's calls are run 0) may read a dictionary whole.
+            subjectKeys.forget(run: runId != 0)
+            areaKeys.forget(run: runId != 0)
             seenDataVersion = nil
             dataVersionUnchecked = keepingKeys  // read before this call's keys, for the next call to compare
         }
