@@ -240,6 +240,14 @@ def test_command_options_and_conditions_headers_are_named_in_errors(catalog, tmp
     spaced = tmp_path / "spaced.csv"
     spaced.write_text("condition_id, area_id, timing\n90,G#AREA_ID_001,IN\n")
     assert "imported 1 condition" in gf("conditions", "import", catalog, spaced).stdout
+    # A second trial: a duplicate id named nothing but the column.
+    after = snapshot(catalog)
+    again = tmp_path / "again.csv"
+    again.write_text("condition_id,area_id,timing\n91,G#AREA_ID_001,OUT\n90,G#AREA_ID_001,IN\n")
+    p = gf("conditions", "import", catalog, again, check=False)
+    assert p.returncode == 1 and "duplicate condition_id: condition 90 exists already, in the catalog or earlier in this file" in p.stderr \
+        and "an empty condition_id numbers a new condition" in p.stderr, p.stderr
+    assert snapshot(catalog) == after
 
 
 def test_a_days_work_errors_name_the_option_column_or_run(catalog, tmp_path):

@@ -81,7 +81,9 @@ public final class ConditionStore {
             let hint = near.map { " (area \(Echo.quoted($0)) exists: ids are compared as written, spaces at their ends and leading zeros included)" } ?? ""
             throw InputError("unknown area \(Echo.quoted(c.areaId))\(hint): add the area before its conditions", id: String(c.conditionId), field: "area_id")
         } catch let e as SQLiteError where e.isUniqueViolation && (try? exists("gf_conditions", "condition_id", .integer(c.conditionId))) == true {
-            throw InputError("duplicate condition_id", id: String(c.conditionId), field: "condition_id")
+            throw InputError("duplicate condition_id: condition \(c.conditionId) exists already, in the catalog or earlier in this file "
+                             + "(an empty condition_id numbers a new condition after the highest one)",
+                             id: String(c.conditionId), field: "condition_id")
         }
     }
 
