@@ -39,10 +39,15 @@ final class OutputKeys {
     /// session meets ever new subjects), and by a batch run (whose keys go
     /// at its end; a million fences' areas notify in one run).
     static let rememberedInSession = 1 << 16, rememberedInRun = 1 << 21
-    /// A batch run (`forRun`) reads the whole table once this many ids were
-    /// found in it one by one: a run judged again over a large catalog finds
-    /// most of its areas' keys there, one statement each, on the thread that
-    /// writes. A gf_check session never does: its memory follows the areas its calls meet.
+    /// A batch run (`forRun`) reads the whole table once the ids it has
+    /// found in it one by one are at least this many, and at least an eighth
+    /// of the table (by the span of its keys, which bounds its rows): a run
+    /// judged again over a large catalog finds most of its areas' keys there,
+    /// one statement each on the thread that writes, where a scan reads a row
+    /// for a fraction of a statement; a run that meets a small part of a
+    /// large table (a day's subjects among years of them) goes on finding
+    /// its own. Checked again each time the count doubles. A gf_check session
+    /// never reads whole: its memory follows the areas its calls meet.
     static let foundBeforeReadingAll = 4_096
     /// Whether the keys serve a batch run (`rememberedInRun`, the table read whole) rather than gf_check calls.
     private var forRun = false
@@ -61,19 +66,43 @@ final class OutputKeys {
     /// Whether the last id not remembered here was new to the table (given
     /// a key) rather than found in it: the next such id is tried the same way first.
     private var lastMissWasNew = false
+    /// Whether an id may be inserted before it is looked up: the table has
+    /// its UNIQUE id (the insert of a known id then inserts nothing) and no
+    /// trigger (a user's BEFORE INSERT trigger would run for an id the table
+    /// holds). Found when the keys are made: a trigger created later changes
+    /// the schema, after which gf_check's session and every run make new ones.
+    private let insertsFirst: Bool
 
     private let all: String
+    private let span: Statement
 
     /// `table` maps its TEXT column `id` (UNIQUE) to its INTEGER PRIMARY KEY `key`.
     init(_ db: Connection, table: String, key: String, id: String) throws {
         find = try db.prepare("SELECT \(key) FROM \(table) WHERE \(id) = ?")
         all = "SELECT \(key), \(id) FROM \(table)"
+        // Each bound in a query of its own: SQLite seeks a lone min() or max() in
+        // the key's order, and scans the whole table for the two together.
+        span = try db.prepare("SELECT (SELECT max(\(key)) FROM \(table)) - (SELECT min(\(key)) FROM \(table)) + 1")
         // The key is the new row's rowid (an INTEGER PRIMARY KEY): read from
         // the connection, not by RETURNING, which gathers its rows in a table
         // of their own first (a third of the insert's cost).
-        give = try db.prepare("INSERT INTO \(table) (\(id)) VALUES (?) ON CONFLICT (\(id)) DO NOTHING")
+        let name = table.split(separator: ".").last.map(String.init) ?? table
+        if try !Self.hasTriggers(db, on: name),
+           let conflictFree = try? db.prepare("INSERT INTO \(table) (\(id)) VALUES (?) ON CONFLICT (\(id)) DO NOTHING") {
+            (give, insertsFirst) = (conflictFree, true)
+        } else {
+            (give, insertsFirst) = (try db.prepare("INSERT INTO \(table) (\(id)) VALUES (?)"), false)
+        }
         self.db = db
         greatestKey = try db.prepare("SELECT max(\(key)) FROM \(table)")
+    }
+
+    /// Whether a trigger (main's or a TEMP one) is defined on main's table `name`.
+    private static func hasTriggers(_ db: Connection, on name: String) throws -> Bool {
+        try db.scalar("""
+            SELECT EXISTS (SELECT 1 FROM main.sqlite_master WHERE type = 'trigger' AND lower(tbl_name) = lower(?1))
+                OR EXISTS (SELECT 1 FROM temp.sqlite_master WHERE type = 'trigger' AND lower(tbl_name) = lower(?1))
+            """, [.text(name)]).int64 == 1
     }
 
     /// The key of `id`, given now if it has none.
@@ -85,10 +114,12 @@ final class OutputKeys {
         // runs (a fresh catalog's areas notifying for the first time) and so
         // do known ones (a run judged again), and the insert of a known id
         // gives nothing, as the lookup of a new one finds nothing.
-        var k = try lastMissWasNew ? given(id) : found(id)
+        let insertFirst = insertsFirst && lastMissWasNew
+        var k = try insertFirst ? given(id) : found(id)
+        lastMissWasNew = insertFirst && k != nil
         if k == nil {
-            lastMissWasNew.toggle()
-            k = try lastMissWasNew ? given(id) : found(id)
+            k = try insertFirst ? found(id) : given(id)
+            lastMissWasNew = !insertFirst && k != nil
         }
         if lastMissWasNew, let k {
             if let g = greatest, k <= g { givenOutOfOrder = true }
@@ -99,7 +130,7 @@ final class OutputKeys {
         known[id] = k
         if forRun && !lastMissWasNew {
             foundOneByOne += 1
-            if foundOneByOne == Self.foundBeforeReadingAll { try readAll() }
+            if foundOneByOne >= Self.foundBeforeReadingAll && foundOneByOne & (foundOneByOne - 1) == 0 { try readAllIfItRepays() }
         }
         last = (id, k)
         return k
@@ -149,19 +180,26 @@ final class OutputKeys {
         foundOneByOne = 0
     }
 
-    /// Remembers every key of the table, if it holds no more than a run
-    /// remembers: one pass over it instead of a statement per id. An id
-    /// whose bytes are not UTF-8 is left out (read into a String it would
-    /// be repaired, and could stand for another id); its lookup finds it.
-    private func readAll() throws {
-        let s = try db.prepare(all)
-        var rows: [(key: Int64, id: String)] = []
-        while try s.step() {
-            guard rows.count < Self.rememberedInRun - known.count else { return }
-            guard !s.isMalformedText(1), case .integer(let k) = s.value(0), case .text(let id) = s.value(1) else { continue }
-            rows.append((k, id))
+    /// Remembers every key of the table (`foundBeforeReadingAll`) when the
+    /// run has found at least an eighth of it one by one and it fits beside
+    /// the keys remembered: one pass over it instead of a statement per id.
+    /// An id whose bytes are not UTF-8 is left out (read into a String it
+    /// would be repaired, and could stand for another id); its lookup finds it.
+    private func readAllIfItRepays() throws {
+        try span.bind([])
+        let rows: Int64
+        do {
+            defer { span.reset() }
+            // No rows, or keys so far apart that the span is not an integer: nothing to gain.
+            guard try span.step(), case .integer(let n) = span.value(0) else { return }
+            rows = n
         }
-        for row in rows { known[row.id] = row.key }
+        guard rows <= Int64(foundOneByOne) * 8, rows <= Int64(Self.rememberedInRun - known.count) else { return }
+        let s = try db.prepare(all)
+        while try s.step() {
+            guard !s.isMalformedText(1), case .integer(let k) = s.value(0), case .text(let id) = s.value(1) else { continue }
+            known[id] = k
+        }
     }
     /// The key the table holds for `id`; nil if it holds none.
     private func found(_ id: String) throws -> Int64? {
