@@ -1,9 +1,10 @@
 """Every class of bad GeoJSON gets a located error, exit status 1, and leaves the database as it was."""
 import json
+import sqlite3
 
 import pytest
 
-from conftest import SAMPLES, gf, snapshot, sql, square, write_collection
+from conftest import EXTENSION, SAMPLES, gf, snapshot, sql, square, write_collection
 
 SAMPLES_FIXES = SAMPLES / "fixes.csv"
 
@@ -276,3 +277,25 @@ def test_a_days_work_errors_name_the_option_column_or_run(catalog, tmp_path):
     assert snapshot(catalog) == before
     p = gf("notifications", catalog, "--run", "99", "--format", "csv", check=False)
     assert p.returncode == 1 and p.stdout == "" and "--run: no run 99 in" in p.stderr, (p.stdout, p.stderr)
+
+
+def test_gf_check_says_what_a_refused_time_most_likely_is(catalog):
+    """From a new-user trial: gf_check refused epoch milliseconds as a year
+    past 9999, and a time without an offset while the catalog names a zone,
+    without saying why `geofence judge` reads both (`--time-unit ms`, the
+    catalog's default_timezone) and gf_check does not."""
+    gf("settings", catalog, "default_timezone", "Europe/Paris")
+    c = sqlite3.connect(catalog, isolation_level=None)
+    c.enable_load_extension(True)
+    c.load_extension("mod_spatialite")
+    c.load_extension(str(EXTENSION))
+    for ts, hint in [(1774692000000, "13 digits read as Unix seconds: epoch milliseconds? gf_check takes seconds (divide by 1000.0)"),
+                     ("2026-03-28T10:00:00", "gf_check reads no time in a zone (not even the catalog's default_timezone")]:
+        with pytest.raises(sqlite3.OperationalError) as e:
+            c.execute("SELECT gf_check('x1', ?, 48.9, 2.3, 10)", (ts,)).fetchone()
+        assert hint in str(e.value), str(e.value)
+    with pytest.raises(sqlite3.OperationalError) as e:
+        c.execute("SELECT gf_check('x1', '99999-01-01T00:00:00Z', 48.9, 2.3, 10)").fetchone()
+    assert "epoch milliseconds" not in str(e.value) and "zone" not in str(e.value), str(e.value)
+    assert c.execute("SELECT count(*) FROM gf_subject_state").fetchone() == (0,)
+    c.close()

@@ -4,6 +4,20 @@ import GeofenceCore
 /// Judgement from SQL. gf_check changes state, so it is direct-only: a view or
 /// trigger in a database someone hands you cannot call it.
 enum JudgementFunctions {
+    /// What a refused time most likely is, told by the time itself: gf_check
+    /// has no option for a feed's time unit or zone, which `geofence judge`
+    /// offers (`--time-unit ms`, the catalog's default_timezone).
+    static func timeHint(_ ts: String) -> String? {
+        if Timestamp.looksLikeEpochMilliseconds(ts) {
+            return "; 13 digits read as Unix seconds: epoch milliseconds? gf_check takes seconds (divide by 1000.0)"
+        }
+        if Timestamp.lacksOnlyOffset(ts) {
+            return "; gf_check reads no time in a zone (not even the catalog's default_timezone, which `geofence judge` applies "
+                + "to such times): write its offset, or convert it first"
+        }
+        return nil
+    }
+
     static func register(_ db: Connection) throws {
         try db.createFunction("gf_time", arities: [1], argumentNames: ["time"], flags: FunctionFlags.pure) { a in
             if a.isNull(0) { return .null }
@@ -44,7 +58,7 @@ enum JudgementFunctions {
                     throw error
                 }
             } catch let e as InputError {
-                throw FunctionError("gf_check: \(e.message)")
+                throw FunctionError("gf_check: \(e.message)\(row.ts.flatMap(timeHint) ?? "")")
             } catch let e as SQLiteError where e.code & 0xFF == SQLITE_READONLY {
                 // A catalog opened or attached read-only (a shared one): say where state can go instead.
                 throw FunctionError("gf_check: \(e.message): this catalog is read-only here, and gf_check writes the subject's "
