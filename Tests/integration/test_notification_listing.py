@@ -93,7 +93,10 @@ def test_one_subjects_reset_state_and_one_areas_conditions(tmp_path, catalog):
     subject = "0-" + fixes[1].split(",")[0]
     state = gf("state", catalog, "--subject", subject, "--csv").stdout
     assert {line.split(",")[0] for line in state.splitlines()[1:]} == {subject}
-    gf("reset", catalog, "--subject", subject, "--notifications")
+    assert gf("reset", catalog, "--subject", subject, "--notifications").stdout.strip() == "reset 1 subject and their notifications"
+    # A new-user trial's mistyped id reset nothing without a word.
+    again = gf("reset", catalog, "--subject", subject + " ").stdout.strip()
+    assert again == f"reset 0 subjects (no subject '{subject} ' has state here; ids are compared as written)", again
     after = counts()
     for t in tables:
         assert after[t].get(0) == before[t].get(0), t           # the other subjects' rows stay

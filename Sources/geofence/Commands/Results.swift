@@ -79,7 +79,9 @@ struct Reset: ParsableCommand {
                 }
                 return count
             }
-            print("reset \(counted(n, "subject"))" + (notifications ? " and their notifications" : ""))
+            // A mistyped id resets nothing: say so, the reset itself is not an error (running it twice is fine).
+            let none = subject.map { n == 0 ? " (no subject \(Echo.quoted($0)) has state here; ids are compared as written)" : "" } ?? ""
+            print("reset \(counted(n, "subject"))" + (notifications ? " and their notifications" : "") + none)
         }
     }
 }
