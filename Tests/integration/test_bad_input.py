@@ -280,10 +280,8 @@ def test_a_days_work_errors_name_the_option_column_or_run(catalog, tmp_path):
 
 
 def test_gf_check_says_what_a_refused_time_most_likely_is(catalog):
-    """From a new-user trial: gf_check refused epoch milliseconds as a year
-    past 9999, and a time without an offset while the catalog names a zone,
-    without saying why `geofence judge` reads both (`--time-unit ms`, the
-    catalog's default_timezone) and gf_check does not."""
+    """From a new-user trial: gf_check refused epoch milliseconds and a time without an offset (the catalog
+    naming a zone) without saying why `geofence judge` reads both (`--time-unit ms`, default_timezone)."""
     gf("settings", catalog, "default_timezone", "Europe/Paris")
     c = sqlite3.connect(catalog, isolation_level=None)
     c.enable_load_extension(True)
