@@ -11,8 +11,8 @@ public final class ConditionStore {
     /// The conditions of one area, ordered by id (judgement asks this once
     /// per area, gf_check at an area's first touch in its session).
     public func of(area: String) throws -> [ConditionDefinition] {
-        if byArea == nil { byArea = try db.prepare("SELECT \(Self.columns) FROM \(tables.conditions) WHERE area_id = ? ORDER BY condition_id") }
-        guard let s = byArea else { return [] }
+        let s = try byArea ?? db.prepare("SELECT \(Self.columns) FROM \(tables.conditions) WHERE area_id = ? ORDER BY condition_id")
+        byArea = s
         try s.bind(text: area, at: 1)
         defer { s.reset() }
         var out: [ConditionDefinition] = []
