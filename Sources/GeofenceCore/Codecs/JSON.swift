@@ -97,8 +97,15 @@ public enum JSONValue: Equatable, Sendable {
     /// backslash) only ever stand for themselves, so each byte is tested alone.
     public static func appendString(_ s: String, to out: inout [UInt8]) {
         out.append(UInt8(ascii: "\""))
-        if !s.utf8.contains(where: { $0 < 0x20 || $0 == UInt8(ascii: "\"") || $0 == UInt8(ascii: "\\") }) {
-            out += s.utf8
+        // Most ids need no escape: tested and copied from the string's own
+        // contiguous bytes (its UTF-8 view would be walked a byte at a time).
+        var s = s
+        let plain = s.withUTF8 { bytes in
+            guard !bytes.contains(where: { $0 < 0x20 || $0 == UInt8(ascii: "\"") || $0 == UInt8(ascii: "\\") }) else { return false }
+            out.append(contentsOf: bytes)
+            return true
+        }
+        if plain {
             out.append(UInt8(ascii: "\""))
             return
         }

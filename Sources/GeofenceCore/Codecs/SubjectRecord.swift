@@ -30,78 +30,65 @@ public enum SubjectRecord {
     public static func encode(_ state: SubjectState) -> String {
         var out: [UInt8] = []
         out.reserveCapacity(128 + 96 * state.stays.count + 20 * state.lastNotifiedDay.count)
-        out += #"{"v":"#.utf8
-        integer(Int64(version), &out)
-        out += #","last":"#.utf8
+        JSONBytes.literal(#"{"v":"#, &out)
+        JSONBytes.integer(Int64(version), &out)
+        JSONBytes.literal(#","last":"#, &out)
         if let f = state.lastFix {
-            out += #"{"ts":""#.utf8
+            JSONBytes.literal(#"{"ts":""#, &out)
             f.ts.appendStorageText(to: &out)
-            out += #"","lat":"#.utf8
-            out += number(f.position.lat).utf8
-            out += #","lon":"#.utf8
-            out += number(f.position.lon).utf8
-            out += #","acc":"#.utf8
-            out += number(f.accuracy).utf8
+            JSONBytes.literal(#"","lat":"#, &out)
+            JSONBytes.description(f.position.lat, &out)
+            JSONBytes.literal(#","lon":"#, &out)
+            JSONBytes.description(f.position.lon, &out)
+            JSONBytes.literal(#","acc":"#, &out)
+            JSONBytes.description(f.accuracy, &out)
             out.append(UInt8(ascii: "}"))
         } else {
-            out += "null".utf8
+            JSONBytes.literal("null", &out)
         }
-        out += #","judged":"#.utf8
-        integer(Int64(state.judgedFixes), &out)
-        out += #","stays":["#.utf8
+        JSONBytes.literal(#","judged":"#, &out)
+        JSONBytes.integer(Int64(state.judgedFixes), &out)
+        JSONBytes.literal(#","stays":["#, &out)
         // The map keeps its ids in byte order (`StayMap`), the canonical
         // order; walked by index, no stay copied.
         let stays = state.stays
         for i in 0..<stays.count {
             let area = stays.key(at: i), stay = stays[at: i]
             if i > 0 { out.append(UInt8(ascii: ",")) }
-            out += #"{"area":"#.utf8
+            JSONBytes.literal(#"{"area":"#, &out)
             JSONValue.appendString(area, to: &out)
-            out += #","phase":""#.utf8
-            out += stay.phase.rawValue.utf8
-            out += #"","in":"#.utf8
-            integer(Int64(stay.inStreak), &out)
-            out += #","out":"#.utf8
-            integer(Int64(stay.outStreak), &out)
+            JSONBytes.literal(#","phase":""#, &out)
+            JSONBytes.literal(stay.phase.recordText, &out)
+            JSONBytes.literal(#"","in":"#, &out)
+            JSONBytes.integer(Int64(stay.inStreak), &out)
+            JSONBytes.literal(#","out":"#, &out)
+            JSONBytes.integer(Int64(stay.outStreak), &out)
             if let t = stay.enteredAt {
-                out += #","entered":""#.utf8
+                JSONBytes.literal(#","entered":""#, &out)
                 t.appendStorageText(to: &out)
                 out.append(UInt8(ascii: "\""))
             }
             if !stay.dwellSpent.isEmpty {
-                out += #","dwell":["#.utf8
+                JSONBytes.literal(#","dwell":["#, &out)
                 for (k, id) in stay.dwellSpent.enumerated() {
                     if k > 0 { out.append(UInt8(ascii: ",")) }
-                    integer(id, &out)
+                    JSONBytes.integer(id, &out)
                 }
                 out.append(UInt8(ascii: "]"))
             }
             out.append(UInt8(ascii: "}"))
         }
-        out += #"],"days":["#.utf8
+        JSONBytes.literal(#"],"days":["#, &out)
         for (i, (id, day)) in state.lastNotifiedDay.sorted(by: { $0.key < $1.key }).enumerated() {
             if i > 0 { out.append(UInt8(ascii: ",")) }
             out.append(UInt8(ascii: "["))
-            integer(id, &out)
-            out += #",""#.utf8
-            out += ConditionDefinition.formatDate(day).utf8
-            out += #""]"#.utf8
+            JSONBytes.integer(id, &out)
+            JSONBytes.literal(#",""#, &out)
+            JSONBytes.raw(ConditionDefinition.formatDate(day), &out)
+            JSONBytes.literal(#""]"#, &out)
         }
-        out += "]}".utf8
+        JSONBytes.literal("]}", &out)
         return String(decoding: out, as: UTF8.self)
-    }
-
-    /// An integer's decimal digits.
-    static func integer(_ n: Int64, _ out: inout [UInt8]) {
-        if n >= 0 && n < 10 { out.append(UInt8(48 + n)); return }
-        guard n > 0 else { out += String(n).utf8; return }
-        // Streaks and counts: positive, written without a String between.
-        var digits: (UInt64, UInt64, UInt64) = (0, 0, 0)  // 24 bytes: room for Int64.max's 19 digits
-        withUnsafeMutableBytes(of: &digits) { b in
-            var v = n, k = b.count
-            while v > 0 { k -= 1; b[k] = UInt8(48 + v % 10); v /= 10 }
-            out.append(contentsOf: b[k...])
-        }
     }
 
     /// The state `text` holds for `subject`; throws `InputError` naming the
@@ -158,10 +145,6 @@ public enum SubjectRecord {
         }
         return state
     }
-
-    /// A Double's shortest exact text, always with a fraction or exponent
-    /// (so SQLite's json_extract reads it as REAL, never as INTEGER).
-    static func number(_ d: Double) -> String { "\(d)" }
 
     static func refusal(_ subject: String, _ what: String, stored: Bool) -> InputError {
         InputError("the state record of subject \(Echo.quoted(subject)) \(what): not a record this geofence writes"
@@ -248,6 +231,17 @@ public enum SubjectRecord {
                 s.dwellSpent = try ids.enumerated().map { try integer($1, "\(name).dwell[\($0)]", in: Int64.min...Int64.max) }
             }
             return (area, s)
+        }
+    }
+}
+
+extension StayState.Phase {
+    /// The phase as a record writes it (its raw value), as static bytes.
+    fileprivate var recordText: StaticString {
+        switch self {
+        case .unknown: "UNKNOWN"
+        case .inside: "INSIDE"
+        case .outside: "OUTSIDE"
         }
     }
 }

@@ -19,26 +19,38 @@ public enum NotificationJSON {
         var out: [UInt8] = []
         out.reserveCapacity(2 + ns.count * 200)
         out.append(UInt8(ascii: "["))
+        // A call's notifications are of one fix: its subject, time and
+        // position are written once and copied into each object after.
+        var shared: (head: [UInt8], tail: [UInt8], of: Notification)?
         for (i, n) in ns.enumerated() {
             if i > 0 { out.append(UInt8(ascii: ",")) }
-            append(n, to: &out)
+            if shared == nil || !sameFix(shared!.of, n) { shared = (head(n), tail(n), n) }
+            out.append(contentsOf: shared!.head)
+            JSONValue.appendString(n.areaId, to: &out)
+            literal(#","condition_id":"#, &out)
+            JSONBytes.integer(n.conditionId, &out)
+            literal(#","transition":""#, &out)
+            literal(n.transition.jsonText, &out)
+            out.append(contentsOf: shared!.tail)
         }
         out.append(UInt8(ascii: "]"))
         return out
     }
 
-    /// One notification's object.
-    static func append(_ n: Notification, to out: inout [UInt8]) {
+    /// An object's members before the area's id: `{"subject_id":…,"ts":…,"area_id":`.
+    private static func head(_ n: Notification) -> [UInt8] {
+        var out: [UInt8] = []
         literal(#"{"subject_id":"#, &out)
         JSONValue.appendString(n.subjectId, to: &out)
         literal(#","ts":""#, &out)
         n.ts.appendISO8601(to: &out)
         literal(#"","area_id":"#, &out)
-        JSONValue.appendString(n.areaId, to: &out)
-        literal(#","condition_id":"#, &out)
-        integer(n.conditionId, &out)
-        literal(#","transition":""#, &out)
-        literal(n.transition.jsonText, &out)
+        return out
+    }
+
+    /// An object's members after its transition: `","lat":…,"lon":…,"accuracy_m":…}`.
+    private static func tail(_ n: Notification) -> [UInt8] {
+        var out: [UInt8] = []
         literal(#"","lat":"#, &out)
         number(n.lat, &out)
         literal(#","lon":"#, &out)
@@ -46,36 +58,23 @@ public enum NotificationJSON {
         literal(#","accuracy_m":"#, &out)
         number(n.accuracy, &out)
         out.append(UInt8(ascii: "}"))
+        return out
     }
 
-    /// A member's name and punctuation, copied as bytes (appending a
-    /// String's UTF-8 view walks it a byte at a time: a fifth of a
-    /// notification's text).
-    @inline(__always) private static func literal(_ s: StaticString, _ out: inout [UInt8]) {
-        s.withUTF8Buffer { out.append(contentsOf: $0) }
+    /// Whether `a` and `b` write the same head and tail: the same subject
+    /// (by its bytes), time, and numbers to the bit (-0.0 is not 0.0).
+    private static func sameFix(_ a: Notification, _ b: Notification) -> Bool {
+        a.ts == b.ts && a.lat.bitPattern == b.lat.bitPattern && a.lon.bitPattern == b.lon.bitPattern
+            && a.accuracy.bitPattern == b.accuracy.bitPattern && a.subjectId.hasSameUTF8(as: b.subjectId)
     }
+
+    @inline(__always) private static func literal(_ s: StaticString, _ out: inout [UInt8]) { JSONBytes.literal(s, &out) }
 
     /// `JSONValue.numberText(d)`'s bytes: an integral value below 10^15 as an
     /// integer, any other as Swift's shortest text that reads back as `d`.
     private static func number(_ d: Double, _ out: inout [UInt8]) {
-        if d == d.rounded() && abs(d) < 1e15 { return integer(Int64(d), &out) }
-        var text = d.description
-        text.withUTF8 { out.append(contentsOf: $0) }
-    }
-
-    /// `String(i)`'s bytes, written from the last digit back into a buffer on the stack.
-    private static func integer(_ i: Int64, _ out: inout [UInt8]) {
-        withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 20) { b in
-            var at = 20
-            var rest = i.magnitude
-            repeat {
-                at -= 1
-                b[at] = UInt8(ascii: "0") + UInt8(rest % 10)
-                rest /= 10
-            } while rest > 0
-            if i < 0 { out.append(UInt8(ascii: "-")) }
-            out.append(contentsOf: UnsafeBufferPointer(rebasing: b[at..<20]))
-        }
+        if d == d.rounded() && abs(d) < 1e15 { return JSONBytes.integer(Int64(d), &out) }
+        JSONBytes.description(d, &out)
     }
 }
 
