@@ -73,6 +73,10 @@ final class CallTransaction {
     /// pending, to be undone later (`CallStart`).
     private(set) var start = CallStart.insideWritingStatement
 
+    /// The statements running when the call began: the caller's (the
+    /// extension's own are reset after each use), which `OutputReaders` checks.
+    private(set) var callers: [OpaquePointer] = []
+
     /// Whether a call is running on this connection, and whether a call made
     /// inside it (from a trigger) was refused.
     private var running = false
@@ -97,7 +101,7 @@ final class CallTransaction {
         }
         running = true
         refusedInner = false
-        defer { running = false }
+        defer { running = false; callers = [] }
         do {
             return try runAlone(body)
         } catch let e as SQLiteError where refusedInner {
@@ -108,8 +112,10 @@ final class CallTransaction {
     }
 
     private func runAlone<T>(_ body: () throws -> T) throws -> T {
-        // Walked once (every statement of the connection): nothing below starts or ends a writing statement of the caller's.
-        let insideWritingStatement = db.hasWriteStatementRunning
+        // Walked once (every statement of the connection): nothing below starts or ends a statement of the caller's.
+        let running = db.runningStatements()
+        callers = running.all
+        let insideWritingStatement = running.writing
         start = insideWritingStatement ? .insideWritingStatement
             : sqlite.pointee.txn_state!(db.handle, "main") == SQLITE_TXN_WRITE ? .insideWriteTransaction : .clean
         // Before anything is read: inside the caller's transaction, the call's first read (the journal mode's, even) opens the snapshot.
@@ -212,14 +218,23 @@ final class CallTransaction {
 extension Connection {
     /// True while a statement that writes is running on this connection (the
     /// one calling a function, say): SQLite opens no savepoint then.
-    var hasWriteStatementRunning: Bool {
+    var hasWriteStatementRunning: Bool { runningStatements().writing }
+
+    /// The statements running on this connection (the one calling a
+    /// function, and any the caller stepped and has not reset), and whether
+    /// one of them writes: one walk of the connection's statements.
+    func runningStatements() -> (all: [OpaquePointer], writing: Bool) {
         let api = sqlite.pointee
+        var all: [OpaquePointer] = [], writing = false
         var s = api.next_stmt!(handle, nil)
         while let stmt = s {
-            if api.stmt_busy!(stmt) != 0 && api.stmt_readonly!(stmt) == 0 { return true }
+            if api.stmt_busy!(stmt) != 0 {
+                all.append(stmt)
+                writing = writing || api.stmt_readonly!(stmt) == 0
+            }
             s = api.next_stmt!(handle, stmt)
         }
-        return false
+        return (all, writing)
     }
 
     /// True when the connection has a read transaction open on `main`.

@@ -59,16 +59,15 @@ final class OutputReaders {
     /// Forgets the verdicts: the connection is closing.
     func close() { seen.removeAll() }
 
-    /// Throws, saying what to do instead, when a statement stepping on this
-    /// connection reads or writes the table; returns otherwise, having
+    /// Throws, saying what to do instead, when one of `running` (the
+    /// statements stepping on this connection as the call began:
+    /// `CallTransaction.callers`) reads or writes the table; returns otherwise, having
     /// written nothing. `schema` is the schema versions of main and temp as
     /// one number, read in this call (`Session.schema`: any change of either,
     /// a view or trigger created, dropped or replaced, changes it).
-    func refuseReaders(schema: Int64) throws {
-        let api = sqlite.pointee
-        var s = api.next_stmt!(db.handle, nil)
-        while let stmt = s {
-            if api.stmt_busy!(stmt) != 0, let sql = api.sql!(stmt) {
+    func refuseReaders(_ running: [OpaquePointer], schema: Int64) throws {
+        for stmt in running {
+            if let sql = sqlite.pointee.sql!(stmt) {
                 if try touches(stmt, sql, schema: schema) {
                     throw FunctionError("\(function): this statement reads gf_notifications or writes it (SELECT, UPDATE, "
                                         + "DELETE or INSERT over it, its rows \(table), a view, subquery or trigger of them), where each "
@@ -77,7 +76,6 @@ final class OutputReaders {
                                         + "fixes AS SELECT … FROM gf_notifications; SELECT \(function)(…) FROM fixes")
                 }
             }
-            s = api.next_stmt!(db.handle, stmt)
         }
     }
 
