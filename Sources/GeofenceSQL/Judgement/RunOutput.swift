@@ -57,7 +57,8 @@ final class RunOutput: RunSink {
         self.db = db
         dataVersion = try db.prepare("PRAGMA main.data_version")
         notifications = try RowBatches(db, "INSERT OR FAIL INTO main.gf_notification_rows (run_id, subject_key, ts_us, area_key, condition_id, "
-                                       + "transition, lat, lon, accuracy_m, local_day) VALUES ", columns: 10)
+                                       + "transition, lat, lon, accuracy_m, local_day) VALUES ", columns: 10,
+                                       sizes: RowBatches.autoincrementSizes)
         explanations = try RowBatches(db, "INSERT OR FAIL INTO main.gf_explain (run_id, subject_id, ts, area_id, condition_id, kind, reason, lat, lon) VALUES ",
                                       columns: 9)
         subjectKeys = try OutputKeys(db, table: "main.gf_subject_keys", key: "subject_key", id: "subject_id")

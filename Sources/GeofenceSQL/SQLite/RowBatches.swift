@@ -1,6 +1,7 @@
 /// One `INSERT … VALUES` prepared for 64, 16, 4 and 1 rows, so that n rows
 /// go in as few statements as their count allows (35 rows: two of 16, three
-/// of 1), each bound value by value.
+/// of 1), each bound value by value; or, into a table with AUTOINCREMENT,
+/// for 64, 32, 16, 8, 4, 2 and 1 (35 rows: one of 32, one of 2, one of 1).
 ///
 ///     let rows = try RowBatches(db, "INSERT INTO t (a, b) VALUES ", columns: 2)
 ///     try rows.write(count: items.count) { s, i, p in
@@ -8,7 +9,12 @@
 ///         try s.bind(text: items[i].b, at: p + 2)
 ///     }
 ///
-/// Why: a statement's start and end cost about as much as one row of it.
+/// Why: a statement's start and end cost about as much as one row of it
+/// (a row of a multi-row VALUES list costs a little more than a statement's
+/// own row, so the tiers are few). Into a table with AUTOINCREMENT
+/// (gf_notification_rows) a statement costs more: SQLite reads and writes
+/// its counter once per statement, and a gf_check call's handful of
+/// notifications went in a row per statement.
 /// SQLite inserts the rows of one VALUES list in their order and fires row
 /// triggers row by row, so the rows, their ids and every trigger's view of
 /// them are those of one statement per row.
@@ -27,31 +33,35 @@
 final class RowBatches {
     /// Statements by rows per statement, largest first.
     private let tiers: [(rows: Int, statement: Statement)]
+    private let rowsPerStatement: [Int]
     private let columns: Int
 
     static let sizes = [64, 16, 4, 1]
+    /// The tiers for a table with AUTOINCREMENT: any count below 128 in at most seven statements, 1 to 3 in one or two.
+    static let autoincrementSizes = [64, 32, 16, 8, 4, 2, 1]
 
     /// `head` is the INSERT up to VALUES; `tail` follows the values (an ON CONFLICT clause).
-    init(_ db: Connection, _ head: String, columns: Int, tail: String = "") throws {
+    init(_ db: Connection, _ head: String, columns: Int, tail: String = "", sizes: [Int] = sizes) throws {
         let row = "(" + Array(repeating: "?", count: columns).joined(separator: ", ") + ")"
-        tiers = try Self.sizes.map { n in (n, try db.prepare(head + Array(repeating: row, count: n).joined(separator: ", ") + tail)) }
+        rowsPerStatement = sizes
+        tiers = try sizes.map { n in (n, try db.prepare(head + Array(repeating: row, count: n).joined(separator: ", ") + tail)) }
         self.columns = columns
     }
 
     /// Writes rows 0..<count; `bind(statement, row, offset)` binds row `row`'s
     /// values at `offset + 1`, `offset + 2`, … of `statement`.
     func write(count: Int, _ bind: (Statement, Int, Int32) throws -> Void) throws {
-        try Self.split(count) { tier, start in
+        try Self.split(count, sizes: rowsPerStatement) { tier, start in
             let (n, s) = tiers[tier]
             for k in 0..<n { try bind(s, start + k, Int32(columns * k)) }
             try s.runBound()
         }
     }
 
-    /// Cuts `count` items into runs of `sizes`, largest first: `body(tier,
-    /// first item)` once per run, `tier` an index into `sizes` (a statement
-    /// of that many items each, `SubjectRows`' DELETE … IN lists too).
-    static func split(_ count: Int, _ body: (_ tier: Int, _ start: Int) throws -> Void) rethrows {
+    /// Cuts `count` items into runs of `sizes` (largest first, ending with
+    /// 1): `body(tier, first item)` once per run, `tier` an index into
+    /// `sizes` (a statement of that many items each).
+    static func split(_ count: Int, sizes: [Int] = sizes, _ body: (_ tier: Int, _ start: Int) throws -> Void) rethrows {
         var start = 0
         for (tier, n) in sizes.enumerated() {
             while count - start >= n {
