@@ -24,6 +24,11 @@ would each meet another speed.
   subject's record, as long as the run left it on average) and the
   notifications as narrow integer rows with their index, and its COMMIT.
 
+- the same rows from C (call_floor.py), after each round: in blocks, and
+  each call's rows in a savepoint of their own, as gf_check writes them (a
+  call is all or nothing inside the caller's transaction): what that
+  contract costs SQLite itself, reported beside the target.
+
 Targets: p99 ≤ 250 µs with conditions; (sum with − sum without) ≤ 1.5 ×
 the floor. Medians of the rounds (the ratio: of each round's); ratios from
 this one run.
@@ -51,6 +56,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "benchmarks"))
 from million import removed  # noqa: E402
 from write_targets import FLOOR_SCHEMA, catalogs, cli_run  # noqa: E402
+from call_floor import CallFloor  # noqa: E402
 
 # A record's size where the catalog keeps no records (the layout before
 # issue 38): the average of docs/write-path.md's measured run.
@@ -242,17 +248,23 @@ def main():
     notifications = sum(len(rows) for rows in per_call)
     stores = {"both": ["default", "memory"], "all": ["default", "memory", "tuned"]}.get(args.temp_store, [args.temp_store])
     ways = [(kind, store) for store in stores for kind in ("cond", "plain")]
+    call_floor = CallFloor(w, per_call, [c[0] for c in calls], record_bytes)
     results = {}
     for r in range(args.rounds):
         for k, v in one_round(w, dist, calls, per_call, record_bytes, ways).items():
             results.setdefault(k, []).append(v)
+        for way in ("block", "call")[::1 if r % 2 == 0 else -1]:
+            results.setdefault(f"C {way}", []).append({"sum_s": call_floor.seconds(way)})
         print(f"round {r + 1}: {json.dumps({k: v[-1] for k, v in results.items()})}", flush=True)
 
     med = {k: {m: statistics.median(x[m] for x in v) for m in v[0]} for k, v in results.items()}
     targets = {store: {"p99 with conditions (µs)": med[f"cond {store}"]["p99_us"],
                        "above no conditions / floor": statistics.median(
                            (c["sum_s"] - p["sum_s"]) / f["sum_s"]
-                           for c, p, f in zip(results[f"cond {store}"], results[f"plain {store}"], results["floor"]))}
+                           for c, p, f in zip(results[f"cond {store}"], results[f"plain {store}"], results["floor"])),
+                       "above no conditions / a savepoint a call (C)": statistics.median(
+                           (c["sum_s"] - p["sum_s"]) / f["sum_s"]
+                           for c, p, f in zip(results[f"cond {store}"], results[f"plain {store}"], results["C call"]))}
                for store in stores}
     report = {"calls": len(calls), "subjects": subjects, "notifications": notifications, "record_bytes": record_bytes,
               "median": med, "runs": results, "load": os.getloadavg(), "targets": targets}
@@ -264,12 +276,15 @@ def main():
         m = med[f"{kind} {store}"]
         label = "with conditions" if kind == "cond" else "without conditions"
         print(f"| {label} | {store} | {m['p50_us']:.0f} µs | {m['p99_us']:.0f} µs | {m['sum_s']:.3f} s |")
-    print(f"| SQLite alone writing their rows | | | | {med['floor']['sum_s']:.3f} s |\n")
+    print(f"| SQLite alone writing their rows | | | | {med['floor']['sum_s']:.3f} s |")
+    print(f"| the same from C, in blocks / a savepoint a call (temp_store MEMORY, 64 MiB cache) | | | | "
+          f"{med['C block']['sum_s']:.3f} / {med['C call']['sum_s']:.3f} s |\n")
     print("| target (medians of the rounds) | temp_store | now | |\n|---|---|---:|---|")
     for store, t in targets.items():
-        p99, ratio = t.values()
+        p99, ratio, per_call_ratio = t.values()
         print(f"| p99 ≤ 250 µs | {store} | {p99:.0f} µs | {'met' if p99 <= 250 else 'not met'} |")
         print(f"| time above no conditions ≤ 1.5 × floor | {store} | {ratio:.2f} × | {'met' if ratio <= 1.5 else 'not met'} |")
+        print(f"| the same against SQLite writing a call at a time, each in a savepoint (C) | {store} | {per_call_ratio:.2f} × | |")
 
 
 if __name__ == "__main__":
