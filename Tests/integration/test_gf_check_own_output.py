@@ -136,3 +136,49 @@ def test_the_same_sql_is_judged_again_after_its_view_is_redefined(judged, cached
     assert lines[2].startswith(f"refused: {REFUSAL}"), p.stdout
     assert lines[3] == f"notifications {after_copy}", p.stdout     # the refused run wrote nothing
     assert notification_count(judged) == after_copy
+
+
+# A service's connection with many statements left unfinished (cursors it has not read to the end).
+MANY_RUNNING = """
+import sqlite3, sys
+db, extension = sys.argv[1], sys.argv[2]
+c = sqlite3.connect(db, isolation_level=None)
+c.enable_load_extension(True)
+c.load_extension("mod_spatialite")
+c.load_extension(extension)
+c.execute("CREATE TEMP TABLE mine (n)")
+c.executemany("INSERT INTO mine VALUES (?)", [(i,) for i in range(3)])
+cursors = []
+for i in range(100):
+    k = c.cursor()
+    k.execute(f"SELECT n + {i} FROM mine")
+    k.fetchone()
+    cursors.append(k)
+compiled = []
+# SQLite asks the authorizer about every column a statement reads as it compiles it: once per cursor compiled.
+def authorize(action, table, column, database, source):
+    if action == sqlite3.SQLITE_READ and table == "mine":
+        compiled.append(column)
+    return sqlite3.SQLITE_OK
+c.set_authorizer(authorize)
+c.execute("BEGIN")
+for minute in range(30, 35):
+    c.execute("SELECT gf_check('many', ?, 35.659, 139.745, 60)", (f"2026-11-20T10:{minute}:00Z",)).fetchone()
+    print(len(compiled))
+    compiled.clear()
+c.execute("COMMIT")
+"""
+
+
+def test_each_running_statement_is_compiled_once_however_many_there_are(catalog):
+    """Each statement running beside a call is compiled once with EXPLAIN
+    and its verdict kept. Before: past 64 kept verdicts all were dropped, so
+    with 100 cursors left open every call compiled all of them again (70 ×
+    slower a call). Counted by the connection's authorizer, which SQLite
+    asks as it compiles a statement, not timed."""
+    p = subprocess.run([sys.executable, "-c", textwrap.dedent(MANY_RUNNING), str(catalog), str(EXTENSION)],
+                       capture_output=True, text=True, timeout=DEADLINE_S)
+    assert p.returncode == 0, p.stderr
+    first, *later = map(int, p.stdout.split())
+    assert first == 100, p.stdout                  # each cursor once (the calling statement reads no table of mine)
+    assert later == [0, 0, 0, 0], p.stdout

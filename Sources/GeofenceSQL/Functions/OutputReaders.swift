@@ -46,6 +46,8 @@ final class OutputReaders {
     private let table: String
     /// Verdicts: statement → what it was judged under, and whether it touches the table.
     private var seen: [OpaquePointer: Verdict] = [:]
+    /// Verdicts kept beyond the running statements' before those of statements not running go.
+    static let keptVerdicts = 64
 
     private struct Verdict {
         var sql: [CChar]
@@ -66,6 +68,13 @@ final class OutputReaders {
     /// one number, read in this call (`Session.schema`: any change of either,
     /// a view or trigger created, dropped or replaced, changes it).
     func refuseReaders(_ running: [OpaquePointer], schema: Int64) throws {
+        // Verdicts of statements no longer running go (their addresses are
+        // reused); those of the running ones stay, however many there are:
+        // clearing them all would compile every one again at every call.
+        if seen.count > Self.keptVerdicts + running.count {
+            let now = Set(running)
+            seen = seen.filter { now.contains($0.key) }
+        }
         for stmt in running {
             if let sql = sqlite.pointee.sql!(stmt) {
                 if try touches(stmt, sql, schema: schema) {
@@ -89,7 +98,6 @@ final class OutputReaders {
         }
         let text = String(cString: sql)
         let verdict = try compiledTouches(text)
-        if seen.count > 64 { seen.removeAll() }   // statements finalized long ago: their addresses are reused
         seen[stmt] = Verdict(sql: Array(text.utf8CString), reprepares: reprepares, schema: schema, touches: verdict)
         return verdict
     }
