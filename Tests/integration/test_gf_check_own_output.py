@@ -9,6 +9,7 @@ verdict kept for the statement outlived the schema it was reached under).
 Each statement runs under a deadline with the file bounded by
 max_page_count, so on a build that lets it through the test fails with a
 full database instead of filling the disk."""
+import os
 import shutil
 import subprocess
 import sys
@@ -182,3 +183,34 @@ def test_each_running_statement_is_compiled_once_however_many_there_are(catalog)
     first, *later = map(int, p.stdout.split())
     assert first == 100, p.stdout                  # each cursor once (the calling statement reads no table of mine)
     assert later == [0, 0, 0, 0], p.stdout
+
+
+# User code that runs inside a call (here a trace callback) closes a reader of gf_notifications that was
+# stepping when the call began: the call checks the statements running when it checks, not a list kept
+# from its start, which would name the freed statement (its SQL text read from freed memory).
+CLOSED_DURING_THE_CALL = """
+import sqlite3, sys
+db, extension = sys.argv[1], sys.argv[2]
+c = sqlite3.connect(db, isolation_level=None, cached_statements=0)
+c.enable_load_extension(True)
+c.load_extension("mod_spatialite")
+c.load_extension(extension)
+for second in range(2):   # the session made and its statements prepared before the hook is armed
+    c.execute("SELECT gf_check('seed', ?, 35.715, 139.773, 5)", (f"2026-11-20T23:00:0{second}Z",))
+reader = c.execute("SELECT id FROM gf_notifications")
+reader.fetchone()
+armed = [True]
+def close_once(sql):
+    if armed[0] and "gf_check" not in sql:
+        armed[0] = False
+        reader.close()
+c.set_trace_callback(close_once)
+print(c.execute("SELECT gf_check('closer', '2026-11-21T00:00:00Z', 35.659, 139.745, 60)").fetchone()[0][:2])
+"""
+
+
+def test_a_reader_closed_by_user_code_inside_the_call_is_not_read_after(judged):
+    p = subprocess.run([sys.executable, "-c", textwrap.dedent(CLOSED_DURING_THE_CALL), str(judged), str(EXTENSION)],
+                       capture_output=True, text=True, timeout=DEADLINE_S, env={**os.environ, "MALLOC_PERTURB_": "165"})
+    assert p.returncode == 0, p.stderr
+    assert p.stdout.strip() == "[{", p.stdout

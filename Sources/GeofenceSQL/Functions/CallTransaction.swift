@@ -73,10 +73,6 @@ final class CallTransaction {
     /// pending, to be undone later (`CallStart`).
     private(set) var start = CallStart.insideWritingStatement
 
-    /// The statements running when the call began: the caller's (the
-    /// extension's own are reset after each use), which `OutputReaders` checks.
-    private(set) var callers: [OpaquePointer] = []
-
     /// Whether a call is running on this connection, and whether a call made
     /// inside it (from a trigger) was refused.
     private var running = false
@@ -101,7 +97,7 @@ final class CallTransaction {
         }
         running = true
         refusedInner = false
-        defer { running = false; callers = [] }
+        defer { running = false }
         do {
             return try runAlone(body)
         } catch let e as SQLiteError where refusedInner {
@@ -112,10 +108,8 @@ final class CallTransaction {
     }
 
     private func runAlone<T>(_ body: () throws -> T) throws -> T {
-        // Walked once (every statement of the connection): nothing below starts or ends a statement of the caller's.
-        let running = db.runningStatements()
-        callers = running.all
-        let insideWritingStatement = running.writing
+        // Walked once (every statement of the connection): nothing below starts or ends a writing statement of the caller's.
+        let insideWritingStatement = db.hasWriteStatementRunning
         start = insideWritingStatement ? .insideWritingStatement
             : sqlite.pointee.txn_state!(db.handle, "main") == SQLITE_TXN_WRITE ? .insideWriteTransaction : .clean
         // Before anything is read: inside the caller's transaction, the call's first read (the journal mode's, even) opens the snapshot.
@@ -220,9 +214,12 @@ extension Connection {
     /// one calling a function, say): SQLite opens no savepoint then.
     var hasWriteStatementRunning: Bool { runningStatements().writing }
 
-    /// The statements running on this connection (the one calling a
+    /// The statements running on this connection now (the one calling a
     /// function, and any the caller stepped and has not reset), and whether
-    /// one of them writes: one walk of the connection's statements.
+    /// one of them writes: one walk of the connection's statements. Walked
+    /// where it is used: code of the user's that runs inside a call (a trace
+    /// callback, a function in a TEMP view) may finalize a statement or
+    /// start one, so a list kept from earlier could name a freed statement.
     func runningStatements() -> (all: [OpaquePointer], writing: Bool) {
         let api = sqlite.pointee
         var all: [OpaquePointer] = [], writing = false

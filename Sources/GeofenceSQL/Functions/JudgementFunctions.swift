@@ -45,7 +45,7 @@ enum JudgementFunctions {
                         // Before anything is written: a statement reading or writing gf_notifications
                         // would meet the rows its calls write, without end. The schema versions are the
                         // ones currentJudgement has just read, in this call's transaction.
-                        try session.outputReaders.refuseReaders(session.transaction.callers, schema: session.schema)
+                        try session.outputReaders.refuseReaders(schema: session.schema)
                         let (_, notifications) = try judgement.check(row, recordRun: false, inSession: true, trustingLastSave: session.trustsState,
                                                                       start: session.transaction.start)
                         try session.settle()

@@ -61,13 +61,13 @@ final class OutputReaders {
     /// Forgets the verdicts: the connection is closing.
     func close() { seen.removeAll() }
 
-    /// Throws, saying what to do instead, when one of `running` (the
-    /// statements stepping on this connection as the call began:
-    /// `CallTransaction.callers`) reads or writes the table; returns otherwise, having
+    /// Throws, saying what to do instead, when a statement stepping on this
+    /// connection now reads or writes the table; returns otherwise, having
     /// written nothing. `schema` is the schema versions of main and temp as
     /// one number, read in this call (`Session.schema`: any change of either,
     /// a view or trigger created, dropped or replaced, changes it).
-    func refuseReaders(_ running: [OpaquePointer], schema: Int64) throws {
+    func refuseReaders(schema: Int64) throws {
+        let running = db.runningStatements().all
         // Verdicts of statements no longer running go (their addresses are
         // reused); those of the running ones stay, however many there are:
         // clearing them all would compile every one again at every call.
