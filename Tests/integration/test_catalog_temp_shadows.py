@@ -91,3 +91,22 @@ def test_a_catalog_attached_again_under_another_name_is_found_there(tmp_path):
     # SQLite's order: the first attached database that holds a catalog is the one judged.
     assert c.execute("SELECT group_concat(area_id) FROM gf_nearest(35.0, 139.005, 2)").fetchone()[0] == "B00,B01"
     c.close()
+
+
+@pytest.mark.parametrize("apart", [False, True], ids=["state-in-catalog", "state-database"])
+def test_the_catalog_stamp_is_not_read_from_a_temp_gf_meta(tmp_path, apart):
+    """The stamp each call compares (what tells it the catalog changed) is
+    the catalog's: a TEMP view named gf_meta, whose every read calls a
+    function of the user's, is never read (it was, at every call: a view
+    giving a fixed stamp could hide a change of the catalog)."""
+    catalog = small_catalog(tmp_path)
+    c = connect(*start(tmp_path / "x.db", catalog, apart))
+    reads = []
+    c.create_function("counted", 0, lambda: reads.append(1) or 1)
+    cat = "catalog" if apart else "main"
+    c.execute(f"CREATE TEMP VIEW gf_meta (key, value) AS SELECT key, value FROM {cat}.gf_meta WHERE counted()")
+    results = [c.execute("SELECT gf_check('u', ?, 35.0, ?, 5)", (f"2026-11-20T00:00:0{k}Z", 139.0 + 0.01 * k)).fetchone()[0]
+               for k in range(4)]
+    assert sum(len(json.loads(r)) for r in results) >= 4
+    assert reads == []
+    c.close()

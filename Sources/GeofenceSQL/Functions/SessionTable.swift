@@ -102,7 +102,7 @@ final class Session {
         } catch where catalogVersions != nil {
             // The attached catalog was detached (or attached again under
             // another name): find it anew, as a fresh connection would.
-            (catalogVersions, judgement) = (nil, nil)
+            (catalogVersions, judgement, catalogStamp) = (nil, nil, nil)
             now = try currentStamp()
         }
         schema = now.schema
@@ -149,7 +149,10 @@ final class Session {
 
     private func currentStamp() throws -> Stamp {
         if dataVersion == nil { dataVersion = try db.prepare("PRAGMA main.data_version") }
-        if catalogStamp == nil { catalogStamp = try db.prepare("SELECT value FROM gf_meta WHERE key = 'catalog_stamp'") }
+        // In the catalog's schema: a TEMP gf_meta of the caller's is not the catalog's stamp.
+        if catalogStamp == nil {
+            catalogStamp = try db.prepare("SELECT value FROM \(StateDatabase.catalogSchema(db)).gf_meta WHERE key = 'catalog_stamp'")
+        }
         if schemaVersion == nil { schemaVersion = try db.prepare("PRAGMA main.schema_version") }
         if tempSchemaVersion == nil { tempSchemaVersion = try db.prepare("PRAGMA temp.schema_version") }
         func first(_ s: Statement) throws -> SQLiteValue {
