@@ -275,3 +275,17 @@ def test_a_number_with_spaces_at_its_ends_is_read_alike_everywhere(catalog, tmp_
     assert "1 judged, 0 stale, 0 invalid" in p.stdout + p.stderr, (p.stdout, p.stderr)
     errors = (ROOT / "docs" / "errors.md").read_text()
     assert "a number written as text" in errors and "spaces at its ends" in errors
+
+
+def test_an_area_id_holding_a_nul_written_by_sql_is_refused_where_met(catalog):
+    """`import` refuses an area_id holding a NUL; one written into gf_areas by
+    SQL was judged, and written into the subject's record, which no reader
+    takes back: every later call of that subject failed. Met, it is now the
+    catalog's error, naming the area, and the subject's state stays as it was."""
+    p = sql(catalog, """
+INSERT INTO gf_areas (area_id, kind, geom) VALUES (CAST(x'4e554c00414245' AS TEXT), 'polygon',
+  GeomFromText('MULTIPOLYGON(((100 0, 170 0, 170 60, 100 60, 100 0)))', 4326));
+SELECT gf_check('u1', '2026-11-20T00:00:00Z', 35.0, 139.0, 5);
+""", check=False)
+    assert p.returncode != 0 and "holding a NUL character (U+0000)" in p.stderr, p.stderr
+    assert sql(catalog, "SELECT count(*) FROM gf_subject_state WHERE subject_id = 'u1';").stdout.split() == ["0"]

@@ -174,6 +174,12 @@ public final class AreaStore {
     static func area(_ values: [SQLiteValue], polygons: [Polygon]? = nil) throws -> AreaDefinition {
         let r = NamedRow<Column>(values)
         guard let id = r[.area_id].string else { throw CatalogError.unnamedArea(row: nil, r[.area_id]) }
+        // As `import` refuses it: a NUL would be written into the subject's
+        // record, which no reader (this engine's included) takes back.
+        guard !id.utf8.contains(0) else {
+            throw CatalogError("area \(Echo.quoted(id)) has an area_id holding a NUL character (U+0000), which no area_id may hold "
+                               + "(written into gf_areas by SQL; `geofence import` refuses it): rename the area or delete it")
+        }
         let shape: Shape
         if let polygons {
             shape = .polygons(polygons)
