@@ -212,26 +212,30 @@ final class CallTransaction {
 extension Connection {
     /// True while a statement that writes is running on this connection (the
     /// one calling a function, say): SQLite opens no savepoint then.
-    var hasWriteStatementRunning: Bool { runningStatements().writing }
+    var hasWriteStatementRunning: Bool {
+        let api = sqlite.pointee
+        var s = api.next_stmt!(handle, nil)
+        while let stmt = s {
+            if api.stmt_busy!(stmt) != 0 && api.stmt_readonly!(stmt) == 0 { return true }
+            s = api.next_stmt!(handle, stmt)
+        }
+        return false
+    }
 
     /// The statements running on this connection now (the one calling a
-    /// function, and any the caller stepped and has not reset), and whether
-    /// one of them writes: one walk of the connection's statements. Walked
+    /// function, and any the caller stepped and has not reset). Walked
     /// where it is used: code of the user's that runs inside a call (a trace
     /// callback, a function in a TEMP view) may finalize a statement or
     /// start one, so a list kept from earlier could name a freed statement.
-    func runningStatements() -> (all: [OpaquePointer], writing: Bool) {
+    func runningStatements() -> Set<OpaquePointer> {
         let api = sqlite.pointee
-        var all: [OpaquePointer] = [], writing = false
+        var all = Set<OpaquePointer>()
         var s = api.next_stmt!(handle, nil)
         while let stmt = s {
-            if api.stmt_busy!(stmt) != 0 {
-                all.append(stmt)
-                writing = writing || api.stmt_readonly!(stmt) == 0
-            }
+            if api.stmt_busy!(stmt) != 0 { all.insert(stmt) }
             s = api.next_stmt!(handle, stmt)
         }
-        return (all, writing)
+        return all
     }
 
     /// True when the connection has a read transaction open on `main`.

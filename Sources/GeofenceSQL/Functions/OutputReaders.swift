@@ -67,16 +67,12 @@ final class OutputReaders {
     /// one number, read in this call (`Session.schema`: any change of either,
     /// a view or trigger created, dropped or replaced, changes it).
     func refuseReaders(schema: Int64) throws {
-        let running = db.runningStatements().all
-        // Verdicts of statements no longer running go (their addresses are
-        // reused); those of the running ones stay, however many there are:
-        // clearing them all would compile every one again at every call.
-        if seen.count > Self.keptVerdicts + running.count {
-            let now = Set(running)
-            seen = seen.filter { now.contains($0.key) }
-        }
-        for stmt in running {
-            if let sql = sqlite.pointee.sql!(stmt) {
+        let api = sqlite.pointee
+        var running = 0
+        var s = api.next_stmt!(db.handle, nil)
+        while let stmt = s {
+            if api.stmt_busy!(stmt) != 0, let sql = api.sql!(stmt) {
+                running += 1
                 if try touches(stmt, sql, schema: schema) {
                     throw FunctionError("\(function): this statement reads gf_notifications or writes it (SELECT, UPDATE, "
                                         + "DELETE or INSERT over it, its rows \(table), a view, subquery or trigger of them), where each "
@@ -85,6 +81,14 @@ final class OutputReaders {
                                         + "fixes AS SELECT … FROM gf_notifications; SELECT \(function)(…) FROM fixes")
                 }
             }
+            s = api.next_stmt!(db.handle, stmt)
+        }
+        // Verdicts of statements no longer running go (their addresses are
+        // reused); those of the running ones stay, however many there are:
+        // clearing them all would compile every one again at every call.
+        if seen.count > Self.keptVerdicts + running {
+            let now = db.runningStatements()
+            seen = seen.filter { now.contains($0.key) }
         }
     }
 
