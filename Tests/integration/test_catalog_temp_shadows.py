@@ -110,3 +110,22 @@ def test_the_catalog_stamp_is_not_read_from_a_temp_gf_meta(tmp_path, apart):
     assert sum(len(json.loads(r)) for r in results) >= 4
     assert reads == []
     c.close()
+
+
+def test_another_catalog_put_first_by_detach_and_attach_is_the_one_judged(tmp_path):
+    """A state database's session read catalog A; A is detached, B attached,
+    A attached again under its old name: B is now the first attached catalog,
+    the one a fresh connection judges with. A's own versions and stamp are as
+    they were, so only the list of attached databases shows it (the session
+    went on judging with A once its stamp was read in A's schema)."""
+    a, b = catalog_of(tmp_path, "A", 0.01), catalog_of(tmp_path, "B", -0.01)
+    state, _ = start(tmp_path / "state.db", a, True)
+    c = connect(state, a)
+    first = json.loads(c.execute("SELECT gf_check('u', '2026-11-20T00:00:01Z', 35.0, 139.0, 5)").fetchone()[0])
+    assert [n["area_id"] for n in first] == ["A00"]
+    c.execute("DETACH catalog")
+    c.execute(f"ATTACH 'file:{b}?mode=ro' AS other")
+    c.execute(f"ATTACH 'file:{a}?mode=ro' AS catalog")
+    later = json.loads(c.execute("SELECT gf_check('v', '2026-11-20T00:00:02Z', 35.0, 139.0, 5)").fetchone()[0])
+    assert [n["area_id"] for n in later] == ["B00"]
+    c.close()

@@ -25,7 +25,8 @@ import GeofenceCore
 /// condition or setting replaces: a rolled-back change takes its stamp with
 /// it, which neither count shows), or the schema changed (`PRAGMA
 /// schema_version`, of the database and of its temporary schema: a trigger
-/// added, say).
+/// added, say), or, with the catalog attached, the attached databases did
+/// (a DETACH and ATTACH can put another catalog first).
 ///
 /// Why any commit, not the stamp alone: the stamp is kept by triggers, and
 /// a change made with triggers off (`SQLITE_DBCONFIG_ENABLE_TRIGGER`), to
@@ -47,6 +48,9 @@ final class Session {
     private var stamp = Stamp.none
     private var dataVersion: Statement?
     private var catalogStamp: Statement?
+    /// The schema `catalogStamp` reads the catalog's gf_meta in.
+    private var stampSchema: String?
+    private var databaseList: Statement?
     private var schemaVersion: Statement?
     private var tempSchemaVersion: Statement?
     /// Of the attached catalog a state database judges with (`StateDatabase`):
@@ -58,19 +62,6 @@ final class Session {
     /// Whether the subject state saved by one call may be reused by the next (no trigger of the user's on the tables gf_check writes).
     private(set) var trustsState = false
 
-    /// What the cached catalog was read with: while the database shows the
-    /// same, the catalog is the one cached.
-    struct Stamp: Equatable {
-        /// This connection's total changes (0 with the catalog attached apart: its writes go to main).
-        var changes: Int64
-        /// The data_version of the database holding the catalog.
-        var dataVersion: Int64
-        /// `gf_meta.catalog_stamp`.
-        var catalog: String
-        /// The schema versions of main, temp and an attached catalog, as one number.
-        var schema: Int64
-        static let none = Stamp(changes: -1, dataVersion: -1, catalog: "", schema: -1)
-    }
 
     /// The tables gf_check writes (lower case: a trigger's table is matched
     /// as SQLite matches names, without regard to case), and the engine's
@@ -109,6 +100,7 @@ final class Session {
         if let j = judgement, now == stamp { return j }
         let j = try Judgement(db)  // checks the schema version first
         let catalog = try StateDatabase.catalogSchema(db)
+        if catalog != stampSchema { catalogStamp = nil }   // another catalog (attached again, or another first): its stamp
         catalogVersions = catalog == "main" ? nil
             : (try db.prepare("PRAGMA \(catalog).data_version"), try db.prepare("PRAGMA \(catalog).schema_version"))
         // Without its stamp triggers a catalog change rolled back on this
@@ -151,7 +143,9 @@ final class Session {
         if dataVersion == nil { dataVersion = try db.prepare("PRAGMA main.data_version") }
         // In the catalog's schema: a TEMP gf_meta of the caller's is not the catalog's stamp.
         if catalogStamp == nil {
-            catalogStamp = try db.prepare("SELECT value FROM \(StateDatabase.catalogSchema(db)).gf_meta WHERE key = 'catalog_stamp'")
+            let schema = try StateDatabase.catalogSchema(db)
+            catalogStamp = try db.prepare("SELECT value FROM \(schema).gf_meta WHERE key = 'catalog_stamp'")
+            stampSchema = schema
         }
         if schemaVersion == nil { schemaVersion = try db.prepare("PRAGMA main.schema_version") }
         if tempSchemaVersion == nil { tempSchemaVersion = try db.prepare("PRAGMA temp.schema_version") }
@@ -168,13 +162,30 @@ final class Session {
                          catalog: catalog, schema: schema)
         }
         schema = schema &* 65_537 &+ (try first(attached.schema).int64 ?? 0)
-        return Stamp(changes: 0, dataVersion: try first(attached.data).int64 ?? 0, catalog: catalog, schema: schema)
+        return Stamp(changes: 0, dataVersion: try first(attached.data).int64 ?? 0, catalog: catalog, schema: schema,
+                     databases: try attachedDatabases())
+    }
+
+    /// The attached databases' names and files as one number (FNV-1a of their bytes).
+    private func attachedDatabases() throws -> Int64 {
+        if databaseList == nil { databaseList = try db.prepare("PRAGMA database_list") }
+        guard let s = databaseList else { return 0 }
+        try s.bind([])
+        defer { s.reset() }
+        var hash: UInt64 = 0xcbf2_9ce4_8422_2325
+        while try s.step() {
+            for column in [1, 2] {
+                for byte in (s.value(column).string ?? "").utf8 { hash = (hash ^ UInt64(byte)) &* 0x100_0000_01b3 }
+                hash = (hash ^ 0xff) &* 0x100_0000_01b3
+            }
+        }
+        return Int64(bitPattern: hash)
     }
 
     /// Drops the cached judgement: after a failed call, whose writes were undone.
     func forget() { judgement = nil; stamp = Stamp.none }
 
-    func close() { kept = StatementCache(db); judgement = nil; catalogVersions = nil; dataVersion = nil; catalogStamp = nil; schemaVersion = nil; tempSchemaVersion = nil; transaction.close(); stateImport.close(); stateInit.close(); prune.close(); outputReaders.close() }
+    func close() { kept = StatementCache(db); judgement = nil; catalogVersions = nil; dataVersion = nil; catalogStamp = nil; databaseList = nil; schemaVersion = nil; tempSchemaVersion = nil; transaction.close(); stateImport.close(); stateInit.close(); prune.close(); outputReaders.close() }
 
     // MARK: Registry
 
