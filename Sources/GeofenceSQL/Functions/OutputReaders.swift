@@ -67,42 +67,45 @@ final class OutputReaders {
     /// one number, read in this call (`Session.schema`: any change of either,
     /// a view or trigger created, dropped or replaced, changes it).
     func refuseReaders(schema: Int64) throws {
+        // What each running statement is, read in one walk that runs no code of
+        // the user's: compiling one (EXPLAIN) asks the connection's authorizer,
+        // which may finalize a statement, so no pointer is followed after.
         let api = sqlite.pointee
-        var running = 0
+        var running: [(stmt: OpaquePointer, sql: [CChar], reprepares: Int32)] = []
         var s = api.next_stmt!(db.handle, nil)
         while let stmt = s {
             if api.stmt_busy!(stmt) != 0, let sql = api.sql!(stmt) {
-                running += 1
-                if try touches(stmt, sql, schema: schema) {
-                    throw FunctionError("\(function): this statement reads gf_notifications or writes it (SELECT, UPDATE, "
-                                        + "DELETE or INSERT over it, its rows \(table), a view, subquery or trigger of them), where each "
-                                        + "\(function) call adds its notifications, so it would meet the rows its own calls "
-                                        + "write and never end; copy the rows first and judge the copy: CREATE TEMP TABLE "
-                                        + "fixes AS SELECT … FROM gf_notifications; SELECT \(function)(…) FROM fixes")
-                }
+                let text = UnsafeBufferPointer(start: sql, count: strlen(sql) + 1)
+                running.append((stmt, Array(text), api.stmt_status!(stmt, SQLITE_STMTSTATUS_REPREPARE, 0)))
             }
             s = api.next_stmt!(db.handle, stmt)
+        }
+        for r in running where try touches(r.stmt, r.sql, reprepares: r.reprepares, schema: schema) {
+            throw FunctionError("\(function): this statement reads gf_notifications or writes it (SELECT, UPDATE, "
+                                + "DELETE or INSERT over it, its rows \(table), a view, subquery or trigger of them), where each "
+                                + "\(function) call adds its notifications, so it would meet the rows its own calls "
+                                + "write and never end; copy the rows first and judge the copy: CREATE TEMP TABLE "
+                                + "fixes AS SELECT … FROM gf_notifications; SELECT \(function)(…) FROM fixes")
         }
         // Verdicts of statements no longer running go (their addresses are
         // reused); those of the running ones stay, however many there are:
         // clearing them all would compile every one again at every call.
-        if seen.count > Self.keptVerdicts + running {
+        if seen.count > Self.keptVerdicts + running.count {
             let now = db.runningStatements()
             seen = seen.filter { now.contains($0.key) }
         }
     }
 
-    /// Whether `stmt`, whose SQL text is `sql`, touches the table: the kept
-    /// verdict if it was reached under the same text, program and schema.
-    private func touches(_ stmt: OpaquePointer, _ sql: UnsafePointer<CChar>, schema: Int64) throws -> Bool {
-        let reprepares = sqlite.pointee.stmt_status!(stmt, SQLITE_STMTSTATUS_REPREPARE, 0)
-        if let known = seen[stmt], known.reprepares == reprepares, known.schema == schema,
-           known.sql.withUnsafeBufferPointer({ strcmp($0.baseAddress!, sql) == 0 }) {
+    /// Whether the statement at `stmt`, whose SQL text (with its NUL) is
+    /// `sql`, touches the table: the kept verdict if it was reached under the
+    /// same text, program and schema, else compiled now. `stmt` is a key
+    /// only: never followed (compiling may have finalized it).
+    private func touches(_ stmt: OpaquePointer, _ sql: [CChar], reprepares: Int32, schema: Int64) throws -> Bool {
+        if let known = seen[stmt], known.reprepares == reprepares, known.schema == schema, known.sql == sql {
             return known.touches
         }
-        let text = String(cString: sql)
-        let verdict = try compiledTouches(text)
-        seen[stmt] = Verdict(sql: Array(text.utf8CString), reprepares: reprepares, schema: schema, touches: verdict)
+        let verdict = try compiledTouches(String(cString: sql))
+        seen[stmt] = Verdict(sql: sql, reprepares: reprepares, schema: schema, touches: verdict)
         return verdict
     }
 
