@@ -289,3 +289,7 @@ SELECT gf_check('u1', '2026-11-20T00:00:00Z', 35.0, 139.0, 5);
 """, check=False)
     assert p.returncode != 0 and "holding a NUL character (U+0000)" in p.stderr, p.stderr
     assert sql(catalog, "SELECT count(*) FROM gf_subject_state WHERE subject_id = 'u1';").stdout.split() == ["0"]
+    # The message says how to remove it, in SQL (no command takes a NUL on its command line).
+    delete = p.stderr[p.stderr.index("DELETE FROM gf_areas"):].strip()
+    assert delete == "DELETE FROM gf_areas WHERE hex(area_id) = '4E554C00414245'", p.stderr
+    sql(catalog, delete + "; SELECT gf_check('u1', '2026-11-20T00:00:00Z', 35.0, 139.0, 5);")
