@@ -214,3 +214,37 @@ def test_a_reader_closed_by_user_code_inside_the_call_is_not_read_after(judged):
                        capture_output=True, text=True, timeout=DEADLINE_S, env={**os.environ, "MALLOC_PERTURB_": "165"})
     assert p.returncode == 0, p.stderr
     assert p.stdout.strip() == "[{", p.stdout
+
+
+# A reader of gf_notifications stepping when the call began, closed by the user's authorizer while the
+# call compiles another running statement (`victim`): by the time the call writes, nothing reads the rows.
+CLOSED_WHILE_ANOTHER_COMPILES = """
+import sqlite3, sys
+db, extension = sys.argv[1], sys.argv[2]
+c = sqlite3.connect(db, isolation_level=None, cached_statements=0)
+c.enable_load_extension(True)
+c.load_extension("mod_spatialite")
+c.load_extension(extension)
+c.execute("SELECT gf_check('seed', '2026-11-20T23:00:00Z', 35.715, 139.773, 5)")
+c.execute("CREATE TEMP TABLE victim (x)")
+c.execute("INSERT INTO victim VALUES (1), (2)")
+reader = c.execute("SELECT id FROM gf_notifications, (SELECT 1 UNION ALL SELECT 2)")
+reader.fetchone()
+other = c.execute("SELECT x FROM victim")
+other.fetchone()
+armed = [True]
+def authorize(action, table, *rest):
+    if armed[0] and action == sqlite3.SQLITE_READ and table == "victim":
+        armed[0] = False
+        reader.close()
+    return sqlite3.SQLITE_OK
+c.set_authorizer(authorize)
+print(c.execute("SELECT gf_check('closer', '2026-11-21T00:00:00Z', 35.659, 139.745, 60)").fetchone()[0][:2], armed[0])
+"""
+
+
+def test_a_reader_closed_while_another_statement_is_compiled_is_not_refused(judged):
+    p = subprocess.run([sys.executable, "-c", textwrap.dedent(CLOSED_WHILE_ANOTHER_COMPILES), str(judged), str(EXTENSION)],
+                       capture_output=True, text=True, timeout=DEADLINE_S)
+    assert p.returncode == 0, p.stderr
+    assert p.stdout.split() == ["[{", "False"], p.stdout

@@ -80,7 +80,8 @@ final class OutputReaders {
             }
             s = api.next_stmt!(db.handle, stmt)
         }
-        for r in running where try touches(r.stmt, r.sql, reprepares: r.reprepares, schema: schema) {
+        // A statement the user's code finalized meanwhile (while another was compiled) reads nothing any more.
+        for r in running where try touches(r.stmt, r.sql, reprepares: r.reprepares, schema: schema) && stillRunning(r.stmt, r.sql) {
             throw FunctionError("\(function): this statement reads gf_notifications or writes it (SELECT, UPDATE, "
                                 + "DELETE or INSERT over it, its rows \(table), a view, subquery or trigger of them), where each "
                                 + "\(function) call adds its notifications, so it would meet the rows its own calls "
@@ -94,6 +95,19 @@ final class OutputReaders {
             let now = db.runningStatements()
             seen = seen.filter { now.contains($0.key) }
         }
+    }
+
+    /// Whether a statement at `stmt` with the text `sql` is running on the
+    /// connection now, found by walking the connection's list (`stmt` itself
+    /// is not followed: it may have been finalized).
+    private func stillRunning(_ stmt: OpaquePointer, _ sql: [CChar]) -> Bool {
+        let api = sqlite.pointee
+        var s = api.next_stmt!(db.handle, nil)
+        while let live = s {
+            if live == stmt { return api.stmt_busy!(live) != 0 && api.sql!(live).map { strcmp($0, sql) == 0 } == true }
+            s = api.next_stmt!(db.handle, live)
+        }
+        return false
     }
 
     /// Whether the statement at `stmt`, whose SQL text (with its NUL) is
