@@ -7,6 +7,7 @@ areas the ones judged. Each shadow here would change the answers if read;
 the answers must be those of a connection without it, with the state
 in the catalog and in a state database beside it."""
 import json
+import sqlite3
 
 import pytest
 
@@ -128,4 +129,19 @@ def test_another_catalog_put_first_by_detach_and_attach_is_the_one_judged(tmp_pa
     c.execute(f"ATTACH 'file:{a}?mode=ro' AS catalog")
     later = json.loads(c.execute("SELECT gf_check('v', '2026-11-20T00:00:02Z', 35.0, 139.0, 5)").fetchone()[0])
     assert [n["area_id"] for n in later] == ["B00"]
+    c.close()
+
+
+def test_a_catalog_attached_again_read_write_is_refused_as_on_a_fresh_connection(tmp_path):
+    """The same file under the same name, attached again without mode=ro:
+    the attached databases' names and files are as they were, so only their
+    read-only flag shows it (the session went on judging with it)."""
+    a = catalog_of(tmp_path, "A", 0.01)
+    state, _ = start(tmp_path / "state.db", a, True)
+    c = connect(state, a)
+    assert json.loads(c.execute("SELECT gf_check('u', '2026-11-20T00:00:01Z', 35.0, 139.0, 5)").fetchone()[0])
+    c.execute("DETACH catalog")
+    c.execute(f"ATTACH '{a}' AS catalog")
+    with pytest.raises(sqlite3.OperationalError, match="so that it can be written: attach it read-only"):
+        c.execute("SELECT gf_check('v', '2026-11-20T00:00:02Z', 35.0, 139.0, 5)")
     c.close()

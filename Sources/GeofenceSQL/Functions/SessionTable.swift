@@ -166,7 +166,7 @@ final class Session {
                      databases: try attachedDatabases())
     }
 
-    /// The attached databases' names and files as one number (FNV-1a of their bytes).
+    /// The attached databases' names, files and whether each is read-only, as one number (FNV-1a).
     private func attachedDatabases() throws -> Int64 {
         if databaseList == nil { databaseList = try db.prepare("PRAGMA database_list") }
         guard let s = databaseList else { return 0 }
@@ -174,10 +174,13 @@ final class Session {
         defer { s.reset() }
         var hash: UInt64 = 0xcbf2_9ce4_8422_2325
         while try s.step() {
-            for column in [1, 2] {
-                for byte in (s.value(column).string ?? "").utf8 { hash = (hash ^ UInt64(byte)) &* 0x100_0000_01b3 }
+            let name = s.value(1).string ?? ""
+            for text in [name, s.value(2).string ?? ""] {
+                for byte in text.utf8 { hash = (hash ^ UInt64(byte)) &* 0x100_0000_01b3 }
                 hash = (hash ^ 0xff) &* 0x100_0000_01b3
             }
+            // Attached again read-write under the same name and file: a catalog the calls must refuse.
+            hash = (hash ^ UInt64(UInt32(bitPattern: sqlite.pointee.db_readonly!(db.handle, name)))) &* 0x100_0000_01b3
         }
         return Int64(bitPattern: hash)
     }
