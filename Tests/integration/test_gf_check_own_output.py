@@ -185,16 +185,21 @@ def test_each_running_statement_is_compiled_once_however_many_there_are(catalog)
     assert later == [0, 0, 0, 0], p.stdout
 
 
-# User code that runs inside a call (here a trace callback) closes a reader of gf_notifications that was
-# stepping when the call began: the call checks the statements running when it checks, not a list kept
-# from its start, which would name the freed statement (its SQL text read from freed memory).
-CLOSED_DURING_THE_CALL = """
+# The opening of a script of the tests below: a connection with the extension that keeps no statement cached
+# (Python finalizes each statement once its cursor is closed).
+UNCACHED = """
 import sqlite3, sys
 db, extension = sys.argv[1], sys.argv[2]
 c = sqlite3.connect(db, isolation_level=None, cached_statements=0)
 c.enable_load_extension(True)
 c.load_extension("mod_spatialite")
 c.load_extension(extension)
+"""
+
+# User code that runs inside a call (here a trace callback) closes a reader of gf_notifications that was
+# stepping when the call began: the call checks the statements running when it checks, not a list kept
+# from its start, which would name the freed statement (its SQL text read from freed memory).
+CLOSED_DURING_THE_CALL = UNCACHED + """
 for second in range(2):   # the session made and its statements prepared before the hook is armed
     c.execute("SELECT gf_check('seed', ?, 35.715, 139.773, 5)", (f"2026-11-20T23:00:0{second}Z",))
 reader = c.execute("SELECT id FROM gf_notifications")
@@ -218,13 +223,7 @@ def test_a_reader_closed_by_user_code_inside_the_call_is_not_read_after(judged):
 
 # A reader of gf_notifications stepping when the call began, closed by the user's authorizer while the
 # call compiles another running statement (`victim`): by the time the call writes, nothing reads the rows.
-CLOSED_WHILE_ANOTHER_COMPILES = """
-import sqlite3, sys
-db, extension = sys.argv[1], sys.argv[2]
-c = sqlite3.connect(db, isolation_level=None, cached_statements=0)
-c.enable_load_extension(True)
-c.load_extension("mod_spatialite")
-c.load_extension(extension)
+CLOSED_WHILE_ANOTHER_COMPILES = UNCACHED + """
 c.execute("SELECT gf_check('seed', '2026-11-20T23:00:00Z', 35.715, 139.773, 5)")
 c.execute("CREATE TEMP TABLE victim (x)")
 c.execute("INSERT INTO victim VALUES (1), (2)")
