@@ -98,16 +98,11 @@ final class OutputReaders {
     }
 
     /// Whether a statement at `stmt` with the text `sql` is running on the
-    /// connection now, found by walking the connection's list (`stmt` itself
-    /// is not followed: it may have been finalized).
+    /// connection now: `stmt` is followed only once the connection's list
+    /// shows it (it may have been finalized).
     private func stillRunning(_ stmt: OpaquePointer, _ sql: [CChar]) -> Bool {
-        let api = sqlite.pointee
-        var s = api.next_stmt!(db.handle, nil)
-        while let live = s {
-            if live == stmt { return api.stmt_busy!(live) != 0 && api.sql!(live).map { strcmp($0, sql) == 0 } == true }
-            s = api.next_stmt!(db.handle, live)
-        }
-        return false
+        guard db.runningStatements().contains(stmt), let live = sqlite.pointee.sql!(stmt) else { return false }
+        return strcmp(live, sql) == 0
     }
 
     /// Whether the statement at `stmt`, whose SQL text (with its NUL) is

@@ -62,7 +62,6 @@ final class Session {
     /// Whether the subject state saved by one call may be reused by the next (no trigger of the user's on the tables gf_check writes).
     private(set) var trustsState = false
 
-
     /// The tables gf_check writes (lower case: a trigger's table is matched
     /// as SQLite matches names, without regard to case), and the engine's
     /// own triggers on them.
@@ -168,8 +167,8 @@ final class Session {
 
     /// The attached databases' names, files and whether each is read-only, as one number (FNV-1a).
     private func attachedDatabases() throws -> Int64 {
-        if databaseList == nil { databaseList = try db.prepare("PRAGMA database_list") }
-        guard let s = databaseList else { return 0 }
+        let s = try databaseList ?? db.prepare("PRAGMA database_list")
+        databaseList = s
         try s.bind([])
         defer { s.reset() }
         var hash: UInt64 = 0xcbf2_9ce4_8422_2325

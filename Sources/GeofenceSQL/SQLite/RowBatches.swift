@@ -33,7 +33,6 @@
 final class RowBatches {
     /// Statements by rows per statement, largest first.
     private let tiers: [(rows: Int, statement: Statement)]
-    private let rowsPerStatement: [Int]
     private let columns: Int
 
     static let sizes = [64, 16, 4, 1]
@@ -43,7 +42,6 @@ final class RowBatches {
     /// `head` is the INSERT up to VALUES; `tail` follows the values (an ON CONFLICT clause).
     init(_ db: Connection, _ head: String, columns: Int, tail: String = "", sizes: [Int] = sizes) throws {
         let row = "(" + Array(repeating: "?", count: columns).joined(separator: ", ") + ")"
-        rowsPerStatement = sizes
         tiers = try sizes.map { n in (n, try db.prepare(head + Array(repeating: row, count: n).joined(separator: ", ") + tail)) }
         self.columns = columns
     }
@@ -51,7 +49,7 @@ final class RowBatches {
     /// Writes rows 0..<count; `bind(statement, row, offset)` binds row `row`'s
     /// values at `offset + 1`, `offset + 2`, … of `statement`.
     func write(count: Int, _ bind: (Statement, Int, Int32) throws -> Void) throws {
-        try Self.split(count, sizes: rowsPerStatement) { tier, start in
+        try Self.split(count, sizes: tiers.lazy.map(\.rows)) { tier, start in
             let (n, s) = tiers[tier]
             for k in 0..<n { try bind(s, start + k, Int32(columns * k)) }
             try s.runBound()
@@ -61,7 +59,7 @@ final class RowBatches {
     /// Cuts `count` items into runs of `sizes` (largest first, ending with
     /// 1): `body(tier, first item)` once per run, `tier` an index into
     /// `sizes` (a statement of that many items each).
-    static func split(_ count: Int, sizes: [Int] = sizes, _ body: (_ tier: Int, _ start: Int) throws -> Void) rethrows {
+    static func split(_ count: Int, sizes: some Collection<Int> = sizes, _ body: (_ tier: Int, _ start: Int) throws -> Void) rethrows {
         var start = 0
         for (tier, n) in sizes.enumerated() {
             while count - start >= n {
