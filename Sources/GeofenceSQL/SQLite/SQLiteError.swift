@@ -18,6 +18,9 @@ public struct SQLiteError: Error, CustomStringConvertible {
         code & 0xFF == SQLITE_FULL || (code & 0xFF == SQLITE_IOERR && systemErrno == ENOSPC)
     }
 
+    /// Another connection held the lock it needed (SQLITE_BUSY, any extended code).
+    public var isBusy: Bool { code & 0xFF == SQLITE_BUSY }
+
     /// A UNIQUE or PRIMARY KEY constraint refused the row
     /// (SQLITE_CONSTRAINT_UNIQUE, SQLITE_CONSTRAINT_PRIMARYKEY). Which
     /// constraint is not said: a caller asks the data which row is already

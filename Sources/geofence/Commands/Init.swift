@@ -85,12 +85,27 @@ struct Init: ParsableCommand {
         }
         // WAL only once the catalog is made: switching writes the file's
         // header, which a refused init must not do.
-        let mode = try conn.scalar("PRAGMA journal_mode = WAL").string ?? ""
+        let mode = try switchedToWAL(conn)
         guard mode == "wal" else {
             throw CatalogError("\(db): the catalog was created, but SQLite could not put it in WAL mode (journal mode \(mode)): "
                                + "run `sqlite3 \(Echo.shellWord(db)) 'PRAGMA journal_mode = WAL'` when no other process has it open")
         }
         print("created geofence catalog (schema version \(schemaVersion ?? Schema.currentVersion)) in \(db)")
+    }
+
+    /// The journal mode after asking for WAL. SQLite takes the write lock
+    /// for the switch from inside the statement's own read, where it calls
+    /// no busy handler: another init of the same new file, refusing the
+    /// catalog this one has just made, holds the lock a moment then. So a
+    /// busy switch is tried again, for up to the busy timeout; past it the
+    /// catalog stands, and the caller says to switch it by hand.
+    private func switchedToWAL(_ conn: Connection) throws -> String {
+        for _ in 0..<(Database.busyTimeoutSeconds * 100) {
+            do { return try conn.scalar("PRAGMA journal_mode = WAL").string ?? "" } catch let e as SQLiteError where e.isBusy {
+                usleep(10_000)
+            }
+        }
+        return (try? conn.scalar("PRAGMA journal_mode"))?.string ?? ""
     }
 
     /// A file that holds pages keeps their size: asking for another is refused.
