@@ -143,18 +143,21 @@ public final class JudgedArea: @unchecked Sendable {
         self.shape = PreparedShape(definition.shape)
         self.rule = VerdictRule(inAccuracyMax: definition.inAccuracyMaxM, outAccuracyMax: definition.outAccuracyMaxM,
                                 confidence: definition.confidence ?? defaultConfidence)
-        let sorted = conditions.sorted { $0.0.conditionId < $1.0.conditionId }
+        // Read in condition_id order already, as every door reads them: sorted only when not.
+        let inOrder = zip(conditions, conditions.dropFirst()).allSatisfy { $0.0.conditionId < $1.0.conditionId }
+        let sorted = inOrder ? conditions : conditions.sorted { $0.0.conditionId < $1.0.conditionId }
         self.conditions = sorted
         var notifying: [NotifyingCondition] = []
         notifying.reserveCapacity(sorted.count)
-        var ranges: [Range<Int>] = []
-        for timing in [ConditionDefinition.Timing.IN, .OUT, .DWELL] {
+        func append(_ timing: ConditionDefinition.Timing) -> Range<Int> {
             let start = notifying.count
-            for (k, c) in sorted.enumerated() where c.0.timing == timing { notifying.append(NotifyingCondition(c.0, zone: c.1, definition: k)) }
-            ranges.append(start..<notifying.count)
+            for k in sorted.indices where sorted[k].0.timing == timing {
+                notifying.append(NotifyingCondition(sorted[k].0, zone: sorted[k].1, definition: k))
+            }
+            return start..<notifying.count
         }
+        (inNotifying, outNotifying, dwellNotifying) = (append(.IN), append(.OUT), append(.DWELL))
         self.notifying = notifying
-        (inNotifying, outNotifying, dwellNotifying) = (ranges[0], ranges[1], ranges[2])
         dwellConditions = notifying[dwellNotifying].map { n in
             let (micros, overflow) = (sorted[n.definition].0.dwellSeconds ?? 0).multipliedReportingOverflow(by: 1_000_000)
             return DwellCondition(conditionId: n.conditionId, micros: overflow ? nil : micros)
