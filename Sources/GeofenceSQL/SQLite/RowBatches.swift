@@ -1,7 +1,8 @@
 /// One `INSERT … VALUES` prepared for 64, 16, 4 and 1 rows, so that n rows
 /// go in as few statements as their count allows (35 rows: two of 16, three
 /// of 1), each bound value by value; or, into a table with AUTOINCREMENT,
-/// for 64, 32, 16, 8, 4, 2 and 1 (35 rows: one of 32, one of 2, one of 1).
+/// for 64, 32, 16, 8 and every count from 7 down to 1 (35 rows: one of 32,
+/// one of 3).
 ///
 ///     let rows = try RowBatches(db, "INSERT INTO t (a, b) VALUES ", columns: 2)
 ///     try rows.write(count: items.count) { s, i, p in
@@ -14,7 +15,7 @@
 /// own row, so the tiers are few). Into a table with AUTOINCREMENT
 /// (gf_notification_rows) a statement costs more: SQLite reads and writes
 /// its counter once per statement, and a gf_check call's handful of
-/// notifications went in a row per statement.
+/// notifications went in several statements where one does.
 /// SQLite inserts the rows of one VALUES list in their order and fires row
 /// triggers row by row, so the rows, their ids and every trigger's view of
 /// them are those of one statement per row.
@@ -36,8 +37,8 @@ final class RowBatches {
     private let columns: Int
 
     static let sizes = [64, 16, 4, 1]
-    /// The tiers for a table with AUTOINCREMENT: any count below 128 in at most seven statements, 1 to 3 in one or two.
-    static let autoincrementSizes = [64, 32, 16, 8, 4, 2, 1]
+    /// The tiers for a table with AUTOINCREMENT: any count below 128 in at most five statements, 1 to 8 in one.
+    static let autoincrementSizes = [64, 32, 16, 8, 7, 6, 5, 4, 3, 2, 1]
 
     /// `head` is the INSERT up to VALUES; `tail` follows the values (an ON CONFLICT clause).
     init(_ db: Connection, _ head: String, columns: Int, tail: String = "", sizes: [Int] = sizes) throws {
