@@ -78,11 +78,7 @@ public final class BatchEngine {
     /// saves the state, and hands the notifications and explanations to the
     /// sink. An invalid fix is refused with an `InputError` and changes nothing.
     public func judgeOne(_ row: FixRow, strategy: CandidateStrategy) throws -> OneFix {
-        let fix: Fix
-        switch row.validated {
-        case .failure(let why): throw InputError("invalid fix: \(why.reason)")
-        case .success(let f): fix = f
-        }
+        let fix = try row.requireValid()
         doors.areas.perFixStrategy = strategy
         var judge = SubjectJudge(catalog: strategy == .windows ? sessionCatalog : doors.areas, explain: explain)
         var state = try doors.states.load(fix.subjectId)

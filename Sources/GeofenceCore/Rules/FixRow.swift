@@ -30,6 +30,13 @@ public struct FixRow {
         self.subjectId = subjectId; self.ts = ts; self.lat = lat; self.lon = lon; self.accuracy = accuracy; self.problem = problem
     }
 
+    /// The row of a fix already validated (`requireValid`): validated again,
+    /// it is the same fix, with no time parsed a second time.
+    public init(_ fix: Fix) {
+        self.init(subjectId: fix.subjectId, ts: nil, lat: fix.position.lat, lon: fix.position.lon, accuracy: fix.accuracy)
+        parsedTs = fix.ts
+    }
+
     /// A field as a reader found it.
     public enum Field {
         case null, integer(Int64), real(Double), text(String), blob
@@ -75,6 +82,15 @@ public struct FixRow {
         if let problem { return .failure(InvalidFix(problem, field: problemField)) }
         if let parsedTs { return Fix.validated(subjectId: subjectId, ts: parsedTs, lat: lat, lon: lon, accuracy: accuracy) }
         return Fix.validated(subjectId: subjectId, time: ts, lat: lat, lon: lon, accuracy: accuracy)
+    }
+
+    /// The fix, or the input error a door that judges one fix at a time
+    /// (gf_check, `BatchEngine.judgeOne`) refuses an invalid one with.
+    public func requireValid() throws -> Fix {
+        switch validated {
+        case .failure(let why): throw InputError("invalid fix: \(why.reason)")
+        case .success(let fix): return fix
+        }
     }
 
     /// The fix, if the row is a valid one: `validated` without making a

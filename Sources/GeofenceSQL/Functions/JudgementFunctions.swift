@@ -33,6 +33,10 @@ enum JudgementFunctions {
                                     lat: a.isNull(2) ? nil : try a.double(2), lon: a.isNull(3) ? nil : try a.double(3),
                                     accuracy: a.isNull(4) ? nil : try a.double(4))
             do {
+                // An invalid fix is refused before the session is asked for anything: a call
+                // that fails inside it drops what the session holds (below), and a feed's
+                // invalid fixes (iOS's accuracy -1) would each have it read every area again.
+                let valid = Judgement.Row(try row.requireValid())
                 // The connection's session keeps the statements, prepared areas, the state
                 // it saved last and the dictionary keys it used between calls, as long as
                 // nothing else wrote.
@@ -46,7 +50,7 @@ enum JudgementFunctions {
                         // would meet the rows its calls write, without end. The schema versions are the
                         // ones currentJudgement has just read, in this call's transaction.
                         try session.outputReaders.refuseReaders(schema: session.schema)
-                        let (_, notifications) = try judgement.check(row, recordRun: false, inSession: true, trustingLastSave: session.trustsState,
+                        let (_, notifications) = try judgement.check(valid, recordRun: false, inSession: true, trustingLastSave: session.trustsState,
                                                                       start: session.transaction.start)
                         try session.settle()
                         return notifications
