@@ -52,6 +52,18 @@ final class SubjectRecordTests: XCTestCase {
         XCTAssertEqual(SubjectRecord.encode(SubjectState(subjectId: "n")), #"{"v":1,"last":null,"judged":0,"stays":[],"days":[]}"#)
     }
 
+    /// A record's days are written digit by digit; the text is formatDate's,
+    /// at every day of years 1969-2100 and at both ends of the years it writes.
+    func testDaysWrittenAsBytesAreFormatDatesText() {
+        let edges = [CivilDate.toDays(0, 1, 1), CivilDate.toDays(9999, 12, 31)]
+        let days = Array(CivilDate.toDays(1969, 1, 1)...CivilDate.toDays(2100, 12, 31)) + edges.flatMap { [$0 - 1, $0, $0 + 1] }
+        for day in days {
+            var out: [UInt8] = []
+            JSONBytes.date(day, &out)
+            XCTAssertEqual(String(decoding: out, as: UTF8.self), ConditionDefinition.formatDate(day), "day \(day)")
+        }
+    }
+
     /// A record in another member order reads as the same state (only the writing is canonical).
     func testMemberOrderIsNotRequiredToRead() throws {
         let text = #"{"days":[],"stays":[{"out":0,"in":2,"phase":"UNKNOWN","area":"a"}],"judged":3,"last":{"acc":1.5,"lon":2.0,"lat":1.0,"ts":"2024-01-01T00:00:00.000000Z"},"v":1}"#

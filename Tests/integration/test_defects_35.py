@@ -89,14 +89,17 @@ def test_make_valid_keeps_rttopo_warnings_off_the_terminal(catalog, tmp_path):
     assert p.returncode == 1 and "duplicate area_id" in p.stderr, p.stderr
 
 
-def test_gf_check_from_a_temp_trigger_inside_gf_check_is_refused_once_and_truly(judged):
+@pytest.mark.parametrize("inner_accuracy", ["NEW.accuracy_m", "-1"])
+def test_gf_check_from_a_temp_trigger_inside_gf_check_is_refused_once_and_truly(judged, inner_accuracy):
     """Before, in autocommit: `gf_check: gf_check: cannot run inside a statement
     that writes … within an open transaction` — the prefix twice, and a
-    transaction the user never opened (it was the outer call's own)."""
+    transaction the user never opened (it was the outer call's own). An
+    invalid fix in the inner call (accuracy -1) is refused as a call inside a
+    call too: it once came back as the outer, valid, call's `invalid fix`."""
     before = notification_count(judged)
-    p = sql(judged, """
+    p = sql(judged, f"""
 CREATE TEMP TRIGGER relay AFTER INSERT ON gf_notification_rows
-BEGIN SELECT gf_check('relay-' || NEW.subject_key, NEW.ts_us / 1000000, NEW.lat, NEW.lon, NEW.accuracy_m); END;
+BEGIN SELECT gf_check('relay-' || NEW.subject_key, NEW.ts_us / 1000000, NEW.lat, NEW.lon, {inner_accuracy}); END;
 SELECT gf_check('newcomer', '2026-11-20T09:05:00+09:00', 35.7098, 139.7740, 15);
 """, check=False)
     assert p.returncode != 0

@@ -40,6 +40,28 @@ public enum JSONBytes {
         text.withUTF8 { out.append(contentsOf: $0) }
     }
 
+    /// `ConditionDefinition.formatDate(day)`'s bytes (`YYYY-MM-DD`), written
+    /// digit by digit for the years 0000 to 9999: a record writes one per
+    /// suppressing condition it holds, at every judged fix.
+    public static func date(_ day: Int, _ out: inout [UInt8]) {
+        let (y, m, d) = CivilDate.fromDays(Int64(day))
+        guard (0...9999).contains(y) else { return raw(CivilDate.format(y, m, d), &out) }
+        digits(y, 1000, &out)
+        out.append(UInt8(ascii: "-"))
+        digits(m, 10, &out)
+        out.append(UInt8(ascii: "-"))
+        digits(d, 10, &out)
+    }
+
+    /// `value`'s digits from the place of `divisor` down, zeros before (`value` ≥ 0).
+    private static func digits(_ value: Int, _ divisor: Int, _ out: inout [UInt8]) {
+        var divisor = divisor
+        while divisor > 0 {
+            out.append(UInt8(ascii: "0") + UInt8(value / divisor % 10))
+            divisor /= 10
+        }
+    }
+
     /// A string's bytes as they are (the caller knows they need no escape).
     public static func raw(_ s: String, _ out: inout [UInt8]) {
         var s = s

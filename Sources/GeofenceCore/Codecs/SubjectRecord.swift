@@ -84,7 +84,7 @@ public enum SubjectRecord {
             out.append(UInt8(ascii: "["))
             JSONBytes.integer(id, &out)
             JSONBytes.literal(#",""#, &out)
-            JSONBytes.raw(ConditionDefinition.formatDate(day), &out)
+            JSONBytes.date(day, &out)
             JSONBytes.literal(#""]"#, &out)
         }
         JSONBytes.literal("]}", &out)

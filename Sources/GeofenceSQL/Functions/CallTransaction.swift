@@ -76,6 +76,8 @@ final class CallTransaction {
     /// Whether a call is running on this connection, and whether a call made
     /// inside it (from a trigger) was refused.
     private var running = false
+    /// Whether a call is running on this connection (a call made now comes from inside it).
+    var isRunning: Bool { running }
     private var refusedInner = false
 
     init(_ db: Connection, function: String) { self.db = db; self.function = function }

@@ -36,7 +36,9 @@ enum JudgementFunctions {
                 // An invalid fix is refused before the session is asked for anything: a call
                 // that fails inside it drops what the session holds (below), and a feed's
                 // invalid fixes (iOS's accuracy -1) would each have it read every area again.
-                let valid = Judgement.Row(try row.requireValid())
+                // Not a call from inside a call (a trigger of the user's): the running
+                // call's transaction refuses that one, saying why, whatever its fix.
+                let valid = Session.isCalling(conn) ? row : Judgement.Row(try row.requireValid())
                 // The connection's session keeps the statements, prepared areas, the state
                 // it saved last and the dictionary keys it used between calls, as long as
                 // nothing else wrote.

@@ -210,6 +210,13 @@ final class Session {
         return s
     }
 
+    /// Whether a call of this connection's session is running now: a call
+    /// made from inside it (a trigger of the user's) is refused by the
+    /// running one's transaction (`CallTransaction.run`), whatever it was given.
+    static func isCalling(_ db: Connection) -> Bool {
+        lock.with { sessions[db.handle] }?.transaction.isRunning ?? false
+    }
+
     fileprivate static func add(_ s: Session, for handle: OpaquePointer) { lock.with { sessions[handle] = s } }
     fileprivate static func remove(_ handle: OpaquePointer) { lock.with { sessions[handle] = nil } }
 }

@@ -17,8 +17,9 @@
 /// its counter once per statement, and a gf_check call's handful of
 /// notifications went in several statements where one does.
 /// SQLite inserts the rows of one VALUES list in their order and fires row
-/// triggers row by row, so the rows, their ids and every trigger's view of
-/// them are those of one statement per row.
+/// triggers row by row, so the rows and their ids are those of one
+/// statement per row, and each row trigger sees the rows before its own;
+/// one reading `changes()` or sqlite_sequence sees where the statement began.
 ///
 /// The engine's heads say `INSERT OR FAIL`: every batch is written inside a
 /// transaction or savepoint of the engine's that is undone whole on any
