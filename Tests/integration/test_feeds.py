@@ -136,6 +136,13 @@ def test_epoch_milliseconds_are_read_when_the_feed_says_so_and_named_when_it_doe
     assert "2026-11-20T00:05:00Z" in p.stdout, p.stdout
     p = gf("judge", db, "--fixes", f, "--time-unit", "minutes", check=False)
     assert p.returncode != 0 and "--time-unit" in p.stderr
+    assert "fall before 1973" not in gf("judge", fence(tmp_path / "c"), "--fixes", ndjson, "--time-unit", "ms").stderr
+    # A feed mixing both units: its seconds, read as milliseconds, are valid 1970 times; judged, and named.
+    mixed = tmp_path / "mixed.csv"
+    mixed.write_text(STANDARD + "u1,1795133100123,35,139,5\nu2,1795133100,35,139,5\nu3,1795133160,35,139,5\n")
+    p = gf("judge", fence(tmp_path / "d"), "--fixes", mixed, "--time-unit", "ms")
+    assert "3 judged" in p.stdout, p.stdout
+    assert "2 times read as epoch milliseconds (--time-unit ms) fall before 1973" in p.stderr, p.stderr
 
 
 # 3. Default accuracy.

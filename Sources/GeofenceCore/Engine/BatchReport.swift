@@ -13,6 +13,13 @@ public struct BatchReport: Sendable {
     public var millisecondTimes = 0, offsetlessTimes = 0
     /// Valid fixes whose time had no offset and was read as local time in the catalog's zone.
     public var localTimes = 0
+    /// Valid fixes of a feed in epoch milliseconds (`FixFeed.timeUnit`)
+    /// whose time falls before `earlyMillisecondsBelow`, where a Unix time
+    /// in seconds read as milliseconds lands: judged as given, and named by
+    /// the summary, since a feed mixing both units stores 1970 without a word.
+    public var earlyMillisecondTimes = 0
+    /// 1973-03-03T09:46:40Z: 10^11 milliseconds, ten times any 10-digit Unix time in seconds.
+    public static let earlyMillisecondsBelow = Timestamp(microseconds: 100_000_000_000_000)
     /// Invalid fixes for having no accuracy at all.
     public var missingAccuracies = 0
 

@@ -52,6 +52,7 @@ final class BatchRun {
             report.fixes += 1
             if let f = row.validFix {
                 if row.readAsLocalTime { report.localTimes += 1 }
+                if engine.feed.timeUnit == .milliseconds && f.ts < BatchReport.earlyMillisecondsBelow { report.earlyMillisecondTimes += 1 }
                 try ordering.add(f)
             } else if case .failure(let why) = row.validated {
                 reject(row, why)

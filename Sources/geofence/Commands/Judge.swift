@@ -239,6 +239,11 @@ extension Judge {
                  + (explain ? "" : " (--explain records every reason in gf_explain)"))
             if let cure = Self.cure(report, feed: feed) { warn(cure) }
         }
+        if !quiet, report.earlyMillisecondTimes > 0 {
+            // Never silent either: a feed mixing seconds and milliseconds stores its seconds in 1970.
+            warn("\(counted(report.earlyMillisecondTimes, "time")) read as epoch milliseconds (--time-unit ms) fall before 1973, "
+                 + "where a Unix time in seconds lands read so: judged as given; convert a feed that mixes both units first")
+        }
         if !quiet, report.localTimes > 0, let zone = feed.localZone {
             // Never silent: a feed of naive UTC times read in another zone is off by its offset.
             warn("\(counted(report.localTimes, "time")) without a UTC offset read as local time in \(zone.name) (the catalog's default_timezone)")
