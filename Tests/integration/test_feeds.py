@@ -143,6 +143,11 @@ def test_epoch_milliseconds_are_read_when_the_feed_says_so_and_named_when_it_doe
     p = gf("judge", fence(tmp_path / "d"), "--fixes", mixed, "--time-unit", "ms")
     assert "3 judged" in p.stdout, p.stdout
     assert "2 times read as epoch milliseconds (--time-unit ms) fall before 1973" in p.stderr, p.stderr
+    # Read as seconds, its milliseconds are the invalid fixes among valid ones: named too.
+    p = gf("judge", fence(tmp_path / "e"), "--fixes", mixed)
+    assert "2 judged, 0 stale, 1 invalid" in p.stdout, p.stdout
+    assert "1 of the 1 invalid fixes have a time of 13 digits, read as Unix seconds: epoch milliseconds? --time-unit ms " \
+        "reads every numeric time so: a feed that also has times in seconds needs converting first" in p.stderr, p.stderr
 
 
 # 3. Default accuracy.

@@ -257,9 +257,14 @@ extension Judge {
     static func cure(_ report: BatchReport, feed: FixFeed) -> String? {
         let invalid = report.counters.invalid
         guard invalid > 0 else { return nil }
-        if feed.timeUnit == .seconds && report.millisecondTimes == invalid {
+        if feed.timeUnit == .seconds && report.millisecondTimes == invalid && report.fixes == invalid {
             return "every invalid fix has a time of 13 digits, read as Unix seconds: epoch milliseconds (pandas' to_json, JavaScript)? "
                 + "--time-unit ms reads them"
+        }
+        // Beside valid fixes, whose numeric times --time-unit ms would read as milliseconds too.
+        if feed.timeUnit == .seconds && report.millisecondTimes > 0 {
+            return "\(report.millisecondTimes) of the \(invalid) invalid fixes have a time of 13 digits, read as Unix seconds: epoch "
+                + "milliseconds? --time-unit ms reads every numeric time so: a feed that also has times in seconds needs converting first"
         }
         if report.offsetlessTimes == invalid {
             return "every invalid fix has a time without a UTC offset: write one (Z, +09:00), or name the zone they are in with "
