@@ -177,10 +177,9 @@ public final class AreaStore {
         // As `import` refuses it: a NUL would be written into the subject's
         // record, which no reader (this engine's included) takes back.
         guard !id.utf8.contains(0) else {
-            let hex = id.utf8.map { ($0 < 16 ? "0" : "") + String($0, radix: 16, uppercase: true) }.joined()
             throw CatalogError("area \(Echo.quoted(id)) has an area_id holding a NUL character (U+0000), which no area_id may hold "
                                + "(written into gf_areas by SQL; `geofence import` refuses it): rename or delete it in SQL, "
-                               + "e.g. DELETE FROM gf_areas WHERE hex(area_id) = '\(hex)'")
+                               + "e.g. DELETE FROM gf_areas WHERE hex(area_id) = '\(Echo.hex(id.utf8))'")
         }
         let shape: Shape
         if let polygons {
