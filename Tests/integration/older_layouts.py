@@ -23,6 +23,10 @@ def version_6_catalog(db, rows_sql):
 # (no resumable runs), for tests that make an older catalog from a new one.
 RUNS_BEFORE_VERSION_10 = "DROP TABLE gf_run_inputs; ALTER TABLE gf_runs DROP COLUMN status;"
 
+# The same for the notification id floor of version 11 (gf_notification_rows
+# itself goes with VERSION_6_NOTIFICATIONS, its trigger with it).
+FLOOR_BEFORE_VERSION_11 = "DROP TRIGGER IF EXISTS gf_notification_rows_floor; DROP TABLE gf_notification_floor;"
+
 
 def notifications_as_a_table(con):
     """Replaces the gf_notifications view (schema version 7) with a table of

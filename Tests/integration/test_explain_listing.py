@@ -13,7 +13,7 @@ import sqlite3
 from pathlib import Path
 
 from conftest import SAMPLES, current_schema_version, gf, run, stored_rows
-from older_layouts import RUNS_BEFORE_VERSION_10, VERSION_6_NOTIFICATIONS, state_layout_before_version_8
+from older_layouts import FLOOR_BEFORE_VERSION_11, RUNS_BEFORE_VERSION_10, VERSION_6_NOTIFICATIONS, state_layout_before_version_8
 
 COLUMNS = ["run_id", "subject_id", "ts", "area_id", "condition_id", "kind", "reason", "lat", "lon"]
 OLD_COLUMNS = "run_id, subject_id, ts, area_id, condition_id, kind, reason"
@@ -155,7 +155,7 @@ def older_catalog(folder):
         if "gf_subject_state" in [r[0] for r in con.execute("SELECT name FROM sqlite_master")]:
             con.executescript(state_layout_before_version_8())
             con.executescript("\n".join(VERSION_6_NOTIFICATIONS))
-        con.executescript(RUNS_BEFORE_VERSION_10)
+        con.executescript(RUNS_BEFORE_VERSION_10 + FLOOR_BEFORE_VERSION_11)
         con.execute("UPDATE gf_meta SET value = '5' WHERE key = 'schema_version'")
     con.close()
     return db, fixes

@@ -9,7 +9,7 @@ import sqlite3
 import pytest
 
 from conftest import EXTENSION, SAMPLES, gf, run, sql, write_collection, square
-from older_layouts import RUNS_BEFORE_VERSION_10, VERSION_6_NOTIFICATIONS, state_layout_before_version_8
+from older_layouts import FLOOR_BEFORE_VERSION_11, RUNS_BEFORE_VERSION_10, VERSION_6_NOTIFICATIONS, state_layout_before_version_8
 
 TRIGGERS = ["gii_gf_areas_geom", "tmi_gf_areas_geom"]
 
@@ -135,7 +135,7 @@ def test_an_upgrade_replaces_stamp_triggers_a_file_already_carries(tmp_path):
         "CREATE TRIGGER gf_areas_stamp_insert AFTER INSERT ON gf_areas BEGIN SELECT 1; END;",
         *VERSION_6_NOTIFICATIONS,
         "ALTER TABLE gf_explain DROP COLUMN lat;", "ALTER TABLE gf_explain DROP COLUMN lon;",  # as version 4 had it
-        RUNS_BEFORE_VERSION_10, "UPDATE gf_meta SET value = '4' WHERE key = 'schema_version';")
+        RUNS_BEFORE_VERSION_10, FLOOR_BEFORE_VERSION_11, "UPDATE gf_meta SET value = '4' WHERE key = 'schema_version';")
     gf("settings", db)
     fresh = tmp_path / "fresh.db"
     gf("init", fresh)

@@ -28,9 +28,10 @@ import GeofenceCore
 /// there when it began: a row inserted meanwhile (a trigger of the user's
 /// putting a removed row back, under a new id) is not the prune's to chase.
 /// The counts are the rows SQLite deleted (a trigger's RAISE(IGNORE) keeps
-/// a row, and it is not counted). Notification ids are AUTOINCREMENT:
-/// removing any of them, the newest included, never lets an id be handed
-/// out again, so a consumer's `WHERE id > :last_seen` stays exactly-once.
+/// a row, and it is not counted). Removing notifications, the newest
+/// included, never lets an id be handed out again (the floor is raised to
+/// the largest id first: `NotificationIds`), so a consumer's
+/// `WHERE id > :last_seen` stays exactly-once.
 public final class Pruning {
     /// Rows removed, by kind.
     public struct Counts: Equatable, Sendable {
@@ -95,6 +96,7 @@ public final class Pruning {
     private func removeNotifications(before cut: Timestamp, limit: Int64) throws -> (Int64, Int64) {
         if notificationsUpTo == nil {
             notificationsUpTo = try db.scalar("SELECT coalesce(max(id), 0) FROM main.gf_notification_rows").int64 ?? 0
+            try NotificationIds.raiseFloor(db)   // committed with this step's deletes, or rolled back with them
         }
         let window = try db.query("""
             SELECT count(*), max(id) FROM (SELECT id FROM main.gf_notification_rows

@@ -64,9 +64,10 @@ final class Session {
 
     /// The tables gf_check writes (lower case: a trigger's table is matched
     /// as SQLite matches names, without regard to case), and the engine's
-    /// own triggers on them.
+    /// own triggers on them, known by name and text (gf_notification_rows_floor
+    /// runs on a DELETE, which no call makes).
     static let writtenTables = ["gf_notification_rows", "gf_subject_keys", "gf_area_keys", "gf_explain", "gf_subject_state", "gf_inside", "gf_runs"]
-    static let ownTriggers: [String] = []
+    static let ownTriggers = ["gf_notification_rows_floor"]
 
     /// Each gf_check call's transaction (or savepoint).
     private(set) lazy var transaction = CallTransaction(db, function: "gf_check")
@@ -102,21 +103,15 @@ final class Session {
         if catalog != stampSchema { catalogStamp = nil }   // another catalog (attached again, or another first): its stamp
         catalogVersions = catalog == "main" ? nil
             : (try db.prepare("PRAGMA \(catalog).data_version"), try db.prepare("PRAGMA \(catalog).schema_version"))
-        // Without its stamp triggers a catalog change rolled back on this
-        // connection would go unseen, and the cache would judge by it.
-        let damaged = try CatalogStamp.damaged(db)
-        if !damaged.isEmpty {
-            let what = damaged[0] == CatalogStamp.row ? "the \(damaged[0]) is missing" : "the catalog's trigger \(damaged[0]) is missing or altered"
-            throw FunctionError("gf_check: \(what), so a change of areas, "
-                                + "conditions or settings could go unnoticed: open the catalog once with the command-line tool "
-                                + "(e.g. `geofence settings DB`), which re-creates it")
-        }
+        if let refusal = try CatalogStamp.refusal(db) { throw FunctionError("gf_check: " + refusal) }
         let tables = Self.writtenTables.map { "'\($0)'" }.joined(separator: ", ")
-        let own = Self.ownTriggers.map { "'\($0)'" }.joined(separator: ", ")
+        // An own trigger counts as the user's unless its name and its text are the engine's.
+        let own = Self.ownTriggers.indices.map { "(name = ?\(2 * $0 + 1) AND sql = ?\(2 * $0 + 2))" }.joined(separator: " OR ")
+        let ownText: [SQLiteValue] = Self.ownTriggers.flatMap { [.text($0), .text(Connection.engineTriggers[$0] ?? "")] }
         trustsState = try db.scalar("""
-            SELECT (SELECT count(*) FROM sqlite_master WHERE type = 'trigger' AND lower(tbl_name) IN (\(tables)) AND name NOT IN (\(own)))
+            SELECT (SELECT count(*) FROM sqlite_master WHERE type = 'trigger' AND lower(tbl_name) IN (\(tables)) AND NOT (\(own)))
                  + (SELECT count(*) FROM sqlite_temp_master WHERE type = 'trigger' AND lower(tbl_name) IN (\(tables)))
-            """).int64 == 0
+            """, ownText).int64 == 0
         judgement = j
         // Read again: the attached catalog's versions are part of it from now on.
         stamp = catalogVersions == nil ? now : try currentStamp()

@@ -126,7 +126,7 @@ public final class Judgement {
     }
 
     /// Read inside the run's transaction: no other writer can insert before
-    /// its rows, and ids are never handed out twice (AUTOINCREMENT).
+    /// its rows, and ids are never handed out twice (`NotificationIds`): the run's are all above it.
     func lastNotificationId() throws -> Int64 {
         try db.scalar("SELECT coalesce(max(id), 0) FROM gf_notification_rows").int64 ?? 0
     }

@@ -13,7 +13,7 @@ import GeofenceCore
 /// (the run's counts so far and its last subject), then `commit` commits it
 /// and begins the next transaction; a cut (a kill, a full disk) loses at
 /// most the chunk under way, which consumed no notification id (the ids
-/// come from AUTOINCREMENT, rolled back with it). Resumed, the run skips
+/// follow the greatest one stored, or the floor: `NotificationIds`). Resumed, the run skips
 /// the subjects committed and goes on with the same run id: its rows, ids,
 /// counts and states are those of a run never cut.
 public struct RunInput: Equatable, Sendable {

@@ -29,6 +29,9 @@ public enum CallStart: Sendable {
 /// under its keys would name nothing in main's views.
 final class RunOutput: RunSink {
     private let notifications, explanations: RowBatches
+    /// One notification row with its id given (`NotificationIds`: the newest rows were deleted).
+    private let notificationWithId: Statement
+    private let ids: NotificationIds
     private let subjectKeys, areaKeys: OutputKeys
     /// The run the rows belong to (gf_runs.run_id; 0 for gf_check's calls, which record no run).
     private(set) var runId: Int64 = 0
@@ -58,7 +61,10 @@ final class RunOutput: RunSink {
         dataVersion = try db.prepare("PRAGMA main.data_version")
         notifications = try RowBatches(db, "INSERT OR FAIL INTO main.gf_notification_rows (run_id, subject_key, ts_us, area_key, condition_id, "
                                        + "transition, lat, lon, accuracy_m, local_day) VALUES ", columns: 10,
-                                       sizes: RowBatches.autoincrementSizes)
+                                       sizes: RowBatches.callSizes)
+        notificationWithId = try db.prepare("INSERT OR FAIL INTO main.gf_notification_rows (id, run_id, subject_key, ts_us, area_key, "
+                                            + "condition_id, transition, lat, lon, accuracy_m, local_day) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)")
+        ids = try NotificationIds(db)
         explanations = try RowBatches(db, "INSERT OR FAIL INTO main.gf_explain (run_id, subject_id, ts, area_id, condition_id, kind, reason, lat, lon) VALUES ",
                                       columns: 9)
         subjectKeys = try OutputKeys(db, table: "main.gf_subject_keys", key: "subject_key", id: "subject_id")
@@ -105,6 +111,7 @@ final class RunOutput: RunSink {
             dataVersionUnchecked = keepingKeys  // read before this call's keys, for the next call to compare
         }
         keysTrusted = keepingKeys && (unchanged || start == .clean)
+        ids.begin(unchanged: unchanged, mayTrust: runId != 0 || (keepingKeys && start == .clean))
     }
 
     private var totalChanges: Int64 { sqlite.pointee.total_changes64!(db.handle) }
@@ -123,7 +130,7 @@ final class RunOutput: RunSink {
         try dataVersion.bind([])
         defer { dataVersion.reset() }
         let now = try dataVersion.step() ? dataVersion.value(0).int64 : nil
-        if now != seenDataVersion { subjectKeys.forget(); areaKeys.forget() }
+        if now != seenDataVersion { subjectKeys.forget(); areaKeys.forget(); ids.forget() }
         seenDataVersion = now
     }
 
@@ -160,19 +167,30 @@ final class RunOutput: RunSink {
         var keys: [(subject: Int64, area: Int64)] = []
         keys.reserveCapacity(all.count)
         for row in all { keys.append((try subjectKeys.key(of: row.subjectId), try areaKeys.key(of: row.areaId, slot: row.areaSlot))) }
-        try notifications.write(count: all.count) { s, i, p in
-            let row = all[i]
-            try s.bind(integer: runId, at: p + 1)
-            try s.bind(integer: keys[i].subject, at: p + 2)
-            try s.bind(integer: row.ts.microseconds, at: p + 3)
-            try s.bind(integer: keys[i].area, at: p + 4)
-            try s.bind(integer: row.conditionId, at: p + 5)
-            try s.bind(integer: Self.transitionCode(row.transition), at: p + 6)
-            try s.bind(real: row.lat, at: p + 7)
-            try s.bind(real: row.lon, at: p + 8)
-            try s.bind(real: row.accuracy, at: p + 9)
-            try s.bind(integer: Int64(row.localDay), at: p + 10)
+        guard !all.isEmpty else { return }
+        var rest = 0
+        if let id = try ids.firstId() {
+            // The first row above the floor; SQLite numbers the rest after it.
+            try notificationWithId.bind(integer: id, at: 1)
+            try bind(all[0], keys[0], notificationWithId, at: 1)
+            try notificationWithId.runBound()
+            rest = 1
         }
+        try notifications.write(count: all.count - rest) { s, i, p in try self.bind(all[rest + i], keys[rest + i], s, at: p) }
+    }
+
+    /// Binds one notification's 10 values after parameter `p` (run, keys, time, condition, transition, position, day).
+    private func bind(_ row: Notification, _ keys: (subject: Int64, area: Int64), _ s: Statement, at p: Int32) throws {
+        try s.bind(integer: runId, at: p + 1)
+        try s.bind(integer: keys.subject, at: p + 2)
+        try s.bind(integer: row.ts.microseconds, at: p + 3)
+        try s.bind(integer: keys.area, at: p + 4)
+        try s.bind(integer: row.conditionId, at: p + 5)
+        try s.bind(integer: Self.transitionCode(row.transition), at: p + 6)
+        try s.bind(real: row.lat, at: p + 7)
+        try s.bind(real: row.lon, at: p + 8)
+        try s.bind(real: row.accuracy, at: p + 9)
+        try s.bind(integer: Int64(row.localDay), at: p + 10)
     }
 
     /// gf_notification_rows.transition: 0 IN, 1 OUT, 2 DWELL (the gf_notifications view turns them back into text).

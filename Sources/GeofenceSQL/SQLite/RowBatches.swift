@@ -1,8 +1,7 @@
 /// One `INSERT … VALUES` prepared for 64, 16, 4 and 1 rows, so that n rows
 /// go in as few statements as their count allows (35 rows: two of 16, three
-/// of 1), each bound value by value; or, into a table with AUTOINCREMENT,
-/// for 64, 32, 16, 8 and every count from 7 down to 1 (35 rows: one of 32,
-/// one of 3).
+/// of 1), each bound value by value; or, for a gf_check call's rows, for 64,
+/// 32, 16, 8 and every count from 7 down to 1 (35 rows: one of 32, one of 3).
 ///
 ///     let rows = try RowBatches(db, "INSERT INTO t (a, b) VALUES ", columns: 2)
 ///     try rows.write(count: items.count) { s, i, p in
@@ -12,14 +11,13 @@
 ///
 /// Why: a statement's start and end cost about as much as one row of it
 /// (a row of a multi-row VALUES list costs a little more than a statement's
-/// own row, so the tiers are few). Into a table with AUTOINCREMENT
-/// (gf_notification_rows) a statement costs more: SQLite reads and writes
-/// its counter once per statement, and a gf_check call's handful of
-/// notifications went in several statements where one does.
+/// own row, so the tiers are few). A gf_check call writes a handful of
+/// notifications, each statement inside the call's savepoint, so there one
+/// statement for 1 to 8 rows is worth the extra tiers.
 /// SQLite inserts the rows of one VALUES list in their order and fires row
 /// triggers row by row, so the rows and their ids are those of one
 /// statement per row, and each row trigger sees the rows before its own;
-/// one reading `changes()` or sqlite_sequence sees where the statement began.
+/// one reading `changes()` sees where the statement began.
 ///
 /// The engine's heads say `INSERT OR FAIL`: every batch is written inside a
 /// transaction or savepoint of the engine's that is undone whole on any
@@ -38,8 +36,8 @@ final class RowBatches {
     private let columns: Int
 
     static let sizes = [64, 16, 4, 1]
-    /// The tiers for a table with AUTOINCREMENT: any count below 128 in at most five statements, 1 to 8 in one.
-    static let autoincrementSizes = [64, 32, 16, 8, 7, 6, 5, 4, 3, 2, 1]
+    /// The tiers for a gf_check call's rows: any count below 128 in at most five statements, 1 to 8 in one.
+    static let callSizes = [64, 32, 16, 8, 7, 6, 5, 4, 3, 2, 1]
 
     /// `head` is the INSERT up to VALUES; `tail` follows the values (an ON CONFLICT clause).
     init(_ db: Connection, _ head: String, columns: Int, tail: String = "", sizes: [Int] = sizes) throws {

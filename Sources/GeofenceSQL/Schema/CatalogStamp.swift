@@ -1,18 +1,22 @@
 /// The triggers that keep `gf_meta.catalog_stamp` moving (sql/005), which a
 /// connection caching the catalog (gf_check's session) relies on to notice
-/// every change of areas, conditions and settings, rolled back or not.
+/// every change of areas, conditions and settings, rolled back or not; and
+/// the one that raises the notification id floor at every delete (sql/011),
+/// which keeps an id from being given twice (`NotificationIds`).
 ///
 ///     SELECT name FROM sqlite_master WHERE name LIKE 'gf\_%\_stamp\_%' ESCAPE '\';  -- the nine of them
 ///
 /// A catalog file that lost one (or whose text was altered), or the stamp's
 /// row itself (the triggers' UPDATE then changes nothing), would let a cache
-/// that trusts the stamp outlive a change. So the command-line tool
-/// re-creates them from the engine's own text whenever it opens a writable
-/// catalog (`Schema.open`), and gf_check refuses to cache a catalog that
-/// lacks them.
+/// that trusts the stamp outlive a change, or a cursor skip a notification.
+/// So the command-line tool re-creates them from the engine's own text
+/// whenever it opens a writable catalog (`Schema.open`), and gf_check refuses
+/// a catalog that lacks them.
 enum CatalogStamp {
-    /// (name, CREATE TRIGGER text as sqlite_master stores it), from sql/005.
-    static let triggers = EmbeddedSQL.triggers(inMigration: 5)
+    /// (name, CREATE TRIGGER text as sqlite_master stores it), from sql/005 and sql/011.
+    static let triggers = EmbeddedSQL.triggers(inMigration: 5) + EmbeddedSQL.triggers(inMigration: 11)
+    /// sql/011's trigger, which gf_check names for what its loss would do.
+    static let floorTrigger = "gf_notification_rows_floor"
     /// What `damaged` names for a missing stamp row.
     static let row = "gf_meta row 'catalog_stamp'"
 
@@ -20,10 +24,23 @@ enum CatalogStamp {
     static func damaged(_ db: Connection) throws -> [String] {
         // The catalog's own triggers: main's, or an attached catalog's (`StateDatabase`).
         let schema = try StateDatabase.catalogSchema(db)
-        let stored = try db.query("SELECT name, sql FROM \(schema).sqlite_master WHERE type = 'trigger' AND name GLOB 'gf_*_stamp_*'")
+        let stored = try db.query("SELECT name, sql FROM \(schema).sqlite_master WHERE type = 'trigger' "
+                                  + "AND (name GLOB 'gf_*_stamp_*' OR name = '\(floorTrigger)')")
         let missing = triggers.filter { t in !stored.contains { $0[0].string == t.name && $0[1].string == t.sql } }.map(\.name)
         let hasRow = try db.scalar("SELECT count(*) FROM \(schema).gf_meta WHERE key = 'catalog_stamp'").int64 ?? 0
         return hasRow == 0 ? missing + [row] : missing
+    }
+
+    /// What gf_check says of a catalog lacking one (nil: none lacking).
+    /// Without its stamp triggers a catalog change rolled back on this
+    /// connection would go unseen, and the cache would judge by it; without
+    /// the floor's, a deleted notification's id could be given again.
+    static func refusal(_ db: Connection) throws -> String? {
+        guard let first = try damaged(db).first else { return nil }
+        let what = first == row ? "the \(first) is missing" : "the catalog's trigger \(first) is missing or altered"
+        let risk = first == floorTrigger ? "the id of a notification deleted could be given again (a cursor would skip one)"
+            : "a change of areas, conditions or settings could go unnoticed"
+        return "\(what), so \(risk): open the catalog once with the command-line tool (e.g. `geofence settings DB`), which re-creates it"
     }
 
     /// Re-creates `names` from the engine's text, inside the caller's transaction.

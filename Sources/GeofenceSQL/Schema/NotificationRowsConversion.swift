@@ -7,7 +7,7 @@ import GeofenceCore
 ///
 /// Every row keeps its id, so a consumer's cursor (`WHERE id > :last_seen`)
 /// stays valid across the upgrade, and AUTOINCREMENT's counter ends past the
-/// largest. The time becomes microseconds through the engine's own parser of
+/// largest (version 11 makes that counter the id floor). The time becomes microseconds through the engine's own parser of
 /// its stored text (integers only: no floating point), the transition 0/1/2,
 /// and the local day is the one judging computes: the notification's time in
 /// its condition's zone (the condition's own, else its area's, else the

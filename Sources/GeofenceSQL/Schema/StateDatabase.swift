@@ -136,6 +136,7 @@ public enum StateDatabase {
         }
         // The engine's own text (`StateObjects`), one statement each: never the attached catalog's.
         for object in StateObjects.all { try db.execute(object.sql) }
+        try db.execute("INSERT INTO main.gf_notification_floor (singleton, id) VALUES (1, 0)")
         for (view, instead) in unkept { try db.execute("CREATE VIEW \(view) AS SELECT * FROM \(quoted(instead))") }
         try db.execute("CREATE TABLE gf_state_meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)")
         try db.query("INSERT INTO main.gf_state_meta (key, value) VALUES ('schema_version', ?), ('created_by', ?)",

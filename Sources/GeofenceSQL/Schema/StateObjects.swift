@@ -20,7 +20,7 @@ enum StateObjects {
             """#),
         ("gf_notification_rows", #"""
             CREATE TABLE gf_notification_rows (
-                id           INTEGER PRIMARY KEY AUTOINCREMENT,
+                id           INTEGER PRIMARY KEY,
                 run_id       INTEGER NOT NULL,
                 subject_key  INTEGER NOT NULL,
                 ts_us        INTEGER NOT NULL,   -- microseconds since 1970-01-01T00:00:00Z
@@ -35,6 +35,19 @@ enum StateObjects {
             """#),
         ("gf_notification_rows_by_subject", #"""
             CREATE INDEX gf_notification_rows_by_subject ON gf_notification_rows (subject_key, ts_us)
+            """#),
+        ("gf_notification_floor", #"""
+            CREATE TABLE gf_notification_floor (
+                singleton INTEGER PRIMARY KEY CHECK (singleton = 1),
+                id        INTEGER NOT NULL
+            )
+            """#),
+        ("gf_notification_rows_floor", #"""
+            CREATE TRIGGER gf_notification_rows_floor AFTER DELETE ON gf_notification_rows
+            WHEN OLD.id > coalesce((SELECT id FROM gf_notification_floor WHERE singleton = 1), 0)
+            BEGIN
+                INSERT OR REPLACE INTO gf_notification_floor (singleton, id) VALUES (1, OLD.id);
+            END
             """#),
         ("gf_subject_state", #"""
             CREATE TABLE gf_subject_state (

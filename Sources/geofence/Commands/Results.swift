@@ -72,8 +72,9 @@ struct Reset: ParsableCommand {
                 }
                 // The stored rows, by the subject's key (with them, gf_last_notified's days of
                 // conditions without a suppression: the view reads those from them).
-                // Their ids are not handed out again (AUTOINCREMENT): a consumer's cursor stays valid.
+                // Their ids are not handed out again (the floor raised first): a consumer's cursor stays valid.
                 if notifications {
+                    try NotificationIds.raiseFloor(conn)
                     try conn.query("DELETE FROM gf_notification_rows"
                                    + (subject == nil ? "" : " WHERE subject_key = (SELECT subject_key FROM gf_subject_keys WHERE subject_id = ?1)"), v)
                 }

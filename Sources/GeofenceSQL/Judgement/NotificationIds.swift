@@ -1,0 +1,78 @@
+/// Whether the next notification row may take SQLite's own id (the greatest
+/// stored + 1), or must take one above the floor (schema version 11).
+///
+///     SELECT id FROM gf_notification_floor;            -- no id at or below it is given again
+///     DELETE FROM gf_notifications WHERE id = 9;       -- the newest: the floor becomes 9, the greatest id 8
+///     SELECT gf_check('u1', '2026-11-20T09:00:00Z', 35.71, 139.77, 10);  -- its first notification: id 10
+///
+/// Rule: an id is never handed out twice, so a cursor (`WHERE id > :last_seen`)
+/// reads each notification once. SQLite's own id is new unless the newest rows
+/// were deleted; every delete raises the floor to the ids it took (the table's
+/// trigger), so the greatest id below the floor is the one case where the first
+/// row of a write must take floor + 1 (the rows after it follow from there).
+///
+/// How it works: `firstId` reads the floor and the greatest id in one
+/// statement. A gf_check session skips that read while what it read still
+/// holds (`trusted`), as it keeps its dictionary keys (`RunOutput.begin`):
+/// only a delete moves the floor, and a delete on this connection moves its
+/// count of changes, another connection's its data_version, either of which
+/// ends the trust. One more case: a rollback takes the calls' own rows, and
+/// with them the greatest id, back to where the trust began. So the trust
+/// begins only where that greatest id was committed and at or above the floor
+/// (a call that began `.clean`), or within a batch run, which one failure
+/// ends whole.
+public final class NotificationIds {
+    private let floorAndGreatest: Statement
+    /// Whether SQLite's own id is known to be new until the trust ends.
+    private var trusted = false
+    /// Whether the greatest id a check finds now stays at or above it whatever is rolled back.
+    private var mayTrust = false
+
+    init(_ db: Connection) throws {
+        floorAndGreatest = try db.prepare("""
+            SELECT coalesce((SELECT id FROM main.gf_notification_floor WHERE singleton = 1), 0),
+                   coalesce((SELECT max(id) FROM main.gf_notification_rows), 0)
+            """)
+    }
+
+    /// A run or call begins: the trust is kept when nothing changed on this
+    /// connection since the last call's writes (`unchanged`); `mayTrust` as above.
+    func begin(unchanged: Bool, mayTrust: Bool) {
+        if !unchanged { trusted = false }
+        self.mayTrust = mayTrust
+    }
+
+    /// Another connection committed since the trust began: it may have deleted rows.
+    func forget() { trusted = false }
+
+    static let exhausted = CatalogError("gf_notification_rows has reached id 9223372036854775807, the largest SQLite has, "
+                                        + "so no new notification can be given an id above every earlier one (a cursor would skip it): "
+                                        + "store the notifications in a new catalog, or export the state (gf_state_export) into one")
+
+    /// Raises the floor to the greatest id, inside the caller's transaction:
+    /// the engine's deletes (prune, reset) run it first, so that the trigger
+    /// finds each row they delete at or below the floor and writes nothing.
+    public static func raiseFloor(_ db: Connection) throws {
+        try db.execute("""
+            INSERT OR REPLACE INTO main.gf_notification_floor (singleton, id)
+            SELECT 1, max(coalesce((SELECT id FROM main.gf_notification_floor WHERE singleton = 1), 0),
+                          coalesce((SELECT max(id) FROM main.gf_notification_rows), 0))
+            """)
+    }
+
+    /// nil: the next row may take SQLite's own id; else the id it must take.
+    func firstId() throws -> Int64? {
+        if trusted { return nil }
+        try floorAndGreatest.bind([])
+        defer { floorAndGreatest.reset() }
+        guard try floorAndGreatest.step() else { return nil }
+        let floor = floorAndGreatest.value(0).int64 ?? 0, greatest = floorAndGreatest.value(1).int64 ?? 0
+        // Past the largest rowid SQLite picks one at random, perhaps one given before.
+        if max(floor, greatest) == Int64.max { throw Self.exhausted }
+        // Below the floor the trust never begins: a rollback of the row written
+        // now would leave the greatest id below it again.
+        guard floor <= greatest else { return floor + 1 }
+        trusted = mayTrust
+        return nil
+    }
+}
