@@ -13,17 +13,23 @@
 -- One row: no notification id at or below `id` is given again.
 CREATE TABLE gf_notification_floor (
     singleton INTEGER PRIMARY KEY CHECK (singleton = 1),
-    id        INTEGER NOT NULL
+    id        INTEGER NOT NULL CHECK (typeof(id) = 'integer')
 );
 
 -- @convert
 -- (NotificationIdFloorConversion: AUTOINCREMENT taken off gf_notification_rows's
 -- text, its counter the floor's first value.)
 
--- A delete above the floor raises it. The engine's own deletes (prune,
--- reset) raise it to the greatest id first, in one statement, so the
--- trigger then costs their rows one small lookup each.
+-- A delete above the floor raises it, and so does an id changed by hand.
+-- The engine's own deletes (prune, reset) raise it to the greatest id
+-- first, in one statement, so the trigger then costs their rows one small
+-- lookup each.
 CREATE TRIGGER gf_notification_rows_floor AFTER DELETE ON gf_notification_rows
+WHEN OLD.id > coalesce((SELECT id FROM gf_notification_floor WHERE singleton = 1), 0)
+BEGIN
+    INSERT OR REPLACE INTO gf_notification_floor (singleton, id) VALUES (1, OLD.id);
+END;
+CREATE TRIGGER gf_notification_rows_floor_update AFTER UPDATE OF id ON gf_notification_rows
 WHEN OLD.id > coalesce((SELECT id FROM gf_notification_floor WHERE singleton = 1), 0)
 BEGIN
     INSERT OR REPLACE INTO gf_notification_floor (singleton, id) VALUES (1, OLD.id);

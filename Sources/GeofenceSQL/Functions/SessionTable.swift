@@ -64,10 +64,10 @@ final class Session {
 
     /// The tables gf_check writes (lower case: a trigger's table is matched
     /// as SQLite matches names, without regard to case), and the engine's
-    /// own triggers on them, known by name and text (gf_notification_rows_floor
-    /// runs on a DELETE, which no call makes).
+    /// own triggers on them, known by name and text (the id floor's run on a
+    /// DELETE or an UPDATE of an id, which no call makes).
     static let writtenTables = ["gf_notification_rows", "gf_subject_keys", "gf_area_keys", "gf_explain", "gf_subject_state", "gf_inside", "gf_runs"]
-    static let ownTriggers = ["gf_notification_rows_floor"]
+    static let ownTriggers = ["gf_notification_rows_floor", "gf_notification_rows_floor_update"]
 
     /// Each gf_check call's transaction (or savepoint).
     private(set) lazy var transaction = CallTransaction(db, function: "gf_check")

@@ -17,29 +17,30 @@
 /// only a delete moves the floor, and a delete on this connection moves its
 /// count of changes, another connection's its data_version, either of which
 /// ends the trust. One more case: a rollback takes the calls' own rows, and
-/// with them the greatest id, back to where the trust began. So the trust
-/// begins only where that greatest id was committed and at or above the floor
-/// (a call that began `.clean`), or within a batch run, which one failure
-/// ends whole.
+/// with them the greatest id, back to where the chain of unchanged calls
+/// began. So the trust begins only at a check whose greatest id stays at or
+/// above the floor whatever is rolled back: in a chain that began with
+/// nothing but committed rows (a call that began `.clean`, or a batch run,
+/// which one failure ends whole) and has given no id above the floor yet
+/// (every write before the trust checks first, so the first check in the
+/// chain finds the committed greatest id).
 public final class NotificationIds {
-    private let floorAndGreatest: Statement
+    private let db: Connection
+    /// Prepared at the first check: a catalog that lost the floor's table is refused first, naming it (`CatalogStamp`).
+    private var floorAndGreatest: Statement?
     /// Whether SQLite's own id is known to be new until the trust ends.
     private var trusted = false
-    /// Whether the greatest id a check finds now stays at or above it whatever is rolled back.
+    /// Whether the greatest id a check finds now stays where it is whatever is rolled back.
     private var mayTrust = false
 
-    init(_ db: Connection) throws {
-        floorAndGreatest = try db.prepare("""
-            SELECT coalesce((SELECT id FROM main.gf_notification_floor WHERE singleton = 1), 0),
-                   coalesce((SELECT max(id) FROM main.gf_notification_rows), 0)
-            """)
-    }
+    init(_ db: Connection) { self.db = db }
 
     /// A run or call begins: the trust is kept when nothing changed on this
-    /// connection since the last call's writes (`unchanged`); `mayTrust` as above.
-    func begin(unchanged: Bool, mayTrust: Bool) {
+    /// connection since the last call's writes (`unchanged`); a chain begins
+    /// where only committed rows are stored (`fromCommitted`).
+    func begin(unchanged: Bool, fromCommitted: Bool) {
         if !unchanged { trusted = false }
-        self.mayTrust = mayTrust
+        mayTrust = fromCommitted || (unchanged && mayTrust)
     }
 
     /// Another connection committed since the trust began: it may have deleted rows.
@@ -61,18 +62,25 @@ public final class NotificationIds {
     }
 
     /// nil: the next row may take SQLite's own id; else the id it must take.
-    func firstId() throws -> Int64? {
+    /// `rows` rows follow: refused if SQLite has no new id left for them.
+    func firstId(rows: Int) throws -> Int64? {
         if trusted { return nil }
+        let floorAndGreatest = try self.floorAndGreatest ?? db.prepare("""
+            SELECT coalesce((SELECT id FROM main.gf_notification_floor WHERE singleton = 1), 0),
+                   coalesce((SELECT max(id) FROM main.gf_notification_rows), 0)
+            """)
+        self.floorAndGreatest = floorAndGreatest
         try floorAndGreatest.bind([])
         defer { floorAndGreatest.reset() }
         guard try floorAndGreatest.step() else { return nil }
         let floor = floorAndGreatest.value(0).int64 ?? 0, greatest = floorAndGreatest.value(1).int64 ?? 0
-        // Past the largest rowid SQLite picks one at random, perhaps one given before.
-        if max(floor, greatest) == Int64.max { throw Self.exhausted }
-        // Below the floor the trust never begins: a rollback of the row written
-        // now would leave the greatest id below it again.
-        guard floor <= greatest else { return floor + 1 }
-        trusted = mayTrust
+        // Past the largest rowid SQLite picks one at random, perhaps one given
+        // before; a trusted chain (no check per write) starts far below it.
+        if max(floor, greatest) > Int64.max - Int64(rows) { throw Self.exhausted }
+        // Below the floor the trust does not begin in this chain: a rollback of
+        // the row written now would leave the greatest id below it again.
+        guard floor <= greatest else { mayTrust = false; return floor + 1 }
+        trusted = mayTrust && greatest < Int64.max / 2
         return nil
     }
 }

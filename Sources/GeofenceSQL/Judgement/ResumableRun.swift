@@ -132,7 +132,7 @@ extension Judgement {
         engine.afterChunk = { [unowned self] chunk in
             try self.recordProgress(runId, chunk, after: last)
             last = chunk.lastSubject
-            try commit(runId, chunk.lastSubject)
+            try self.output.betweenTransactions { try commit(runId, chunk.lastSubject) }
         }
         defer { engine.afterChunk = nil; engine.resume = nil }
         report.batch = try engine.run(rows, expectedFixes: expectedFixes, progress: progress)

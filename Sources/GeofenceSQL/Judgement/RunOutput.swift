@@ -32,6 +32,10 @@ final class RunOutput: RunSink {
     /// One notification row with its id given (`NotificationIds`: the newest rows were deleted).
     private let notificationWithId: Statement
     private let ids: NotificationIds
+    /// Whether a trigger of the user's may delete notification rows while the
+    /// engine writes them (`NotificationTap.notificationsHaveTriggers`): then
+    /// each row goes in alone, the floor read before it.
+    private let rowByRow: Bool
     private let subjectKeys, areaKeys: OutputKeys
     /// The run the rows belong to (gf_runs.run_id; 0 for gf_check's calls, which record no run).
     private(set) var runId: Int64 = 0
@@ -64,7 +68,8 @@ final class RunOutput: RunSink {
                                        sizes: RowBatches.callSizes)
         notificationWithId = try db.prepare("INSERT OR FAIL INTO main.gf_notification_rows (id, run_id, subject_key, ts_us, area_key, "
                                             + "condition_id, transition, lat, lon, accuracy_m, local_day) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)")
-        ids = try NotificationIds(db)
+        ids = NotificationIds(db)
+        rowByRow = try NotificationTap.notificationsHaveTriggers(db)
         explanations = try RowBatches(db, "INSERT OR FAIL INTO main.gf_explain (run_id, subject_id, ts, area_id, condition_id, kind, reason, lat, lon) VALUES ",
                                       columns: 9)
         subjectKeys = try OutputKeys(db, table: "main.gf_subject_keys", key: "subject_key", id: "subject_id")
@@ -111,7 +116,7 @@ final class RunOutput: RunSink {
             dataVersionUnchecked = keepingKeys  // read before this call's keys, for the next call to compare
         }
         keysTrusted = keepingKeys && (unchanged || start == .clean)
-        ids.begin(unchanged: unchanged, mayTrust: runId != 0 || (keepingKeys && start == .clean))
+        ids.begin(unchanged: unchanged, fromCommitted: runId != 0 || (keepingKeys && start == .clean))
     }
 
     private var totalChanges: Int64 { sqlite.pointee.total_changes64!(db.handle) }
@@ -132,6 +137,20 @@ final class RunOutput: RunSink {
         let now = try dataVersion.step() ? dataVersion.value(0).int64 : nil
         if now != seenDataVersion { subjectKeys.forget(); areaKeys.forget(); ids.forget() }
         seenDataVersion = now
+    }
+
+    /// Runs `commitAndBegin` (a resumable run's chunk committed, the next
+    /// transaction begun): another connection may write between the two,
+    /// deleting keys or the newest notifications, which the next write then
+    /// finds by the data_version (read now, compared then) and by the ids'
+    /// floor, read again.
+    func betweenTransactions(_ commitAndBegin: () throws -> Void) throws {
+        try dataVersion.bind([])
+        seenDataVersion = try dataVersion.step() ? dataVersion.value(0).int64 : nil
+        dataVersion.reset()
+        try commitAndBegin()
+        dataVersionUnchecked = true
+        ids.forget()
     }
 
     /// A requested interruption (a signal) stops a batch while its fixes are read.
@@ -168,15 +187,24 @@ final class RunOutput: RunSink {
         keys.reserveCapacity(all.count)
         for row in all { keys.append((try subjectKeys.key(of: row.subjectId), try areaKeys.key(of: row.areaId, slot: row.areaSlot))) }
         guard !all.isEmpty else { return }
+        if rowByRow {
+            for i in all.indices { ids.forget(); try insert(all[i], keys[i], id: try ids.firstId(rows: 1)) }
+            return
+        }
         var rest = 0
-        if let id = try ids.firstId() {
+        if let id = try ids.firstId(rows: all.count) {
             // The first row above the floor; SQLite numbers the rest after it.
-            try notificationWithId.bind(integer: id, at: 1)
-            try bind(all[0], keys[0], notificationWithId, at: 1)
-            try notificationWithId.runBound()
+            try insert(all[0], keys[0], id: id)
             rest = 1
         }
         try notifications.write(count: all.count - rest) { s, i, p in try self.bind(all[rest + i], keys[rest + i], s, at: p) }
+    }
+
+    /// Inserts one notification with its id given (nil: SQLite's own).
+    private func insert(_ row: Notification, _ keys: (subject: Int64, area: Int64), id: Int64?) throws {
+        if let id { try notificationWithId.bind(integer: id, at: 1) } else { try notificationWithId.bindNull(at: 1) }
+        try bind(row, keys, notificationWithId, at: 1)
+        try notificationWithId.runBound()
     }
 
     /// Binds one notification's 10 values after parameter `p` (run, keys, time, condition, transition, position, day).

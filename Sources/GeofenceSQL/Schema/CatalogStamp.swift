@@ -15,8 +15,9 @@
 enum CatalogStamp {
     /// (name, CREATE TRIGGER text as sqlite_master stores it), from sql/005 and sql/011.
     static let triggers = EmbeddedSQL.triggers(inMigration: 5) + EmbeddedSQL.triggers(inMigration: 11)
-    /// sql/011's trigger, which gf_check names for what its loss would do.
+    /// sql/011's triggers (named with this prefix) and table, which gf_check names for what their loss would do.
     static let floorTrigger = "gf_notification_rows_floor"
+    static let floorTable = "table gf_notification_floor"
     /// What `damaged` names for a missing stamp row.
     static let row = "gf_meta row 'catalog_stamp'"
 
@@ -25,10 +26,13 @@ enum CatalogStamp {
         // The catalog's own triggers: main's, or an attached catalog's (`StateDatabase`).
         let schema = try StateDatabase.catalogSchema(db)
         let stored = try db.query("SELECT name, sql FROM \(schema).sqlite_master WHERE type = 'trigger' "
-                                  + "AND (name GLOB 'gf_*_stamp_*' OR name = '\(floorTrigger)')")
-        let missing = triggers.filter { t in !stored.contains { $0[0].string == t.name && $0[1].string == t.sql } }.map(\.name)
+                                  + "AND (name GLOB 'gf_*_stamp_*' OR name GLOB '\(floorTrigger)*')")
+        // A state database's own floor trigger is checked with its other objects (`StateDatabase`).
+        let expected = schema == "main" ? triggers : triggers.filter { !$0.name.hasPrefix(floorTrigger) }
+        let missing = expected.filter { t in !stored.contains { $0[0].string == t.name && $0[1].string == t.sql } }.map(\.name)
         let hasRow = try db.scalar("SELECT count(*) FROM \(schema).gf_meta WHERE key = 'catalog_stamp'").int64 ?? 0
-        return hasRow == 0 ? missing + [row] : missing
+        let hasFloor = try schema != "main" || db.scalar("SELECT count(*) FROM main.sqlite_master WHERE name = 'gf_notification_floor'").int64 == 1
+        return missing + (hasRow == 0 ? [row] : []) + (hasFloor ? [] : [floorTable])
     }
 
     /// What gf_check says of a catalog lacking one (nil: none lacking).
@@ -37,14 +41,19 @@ enum CatalogStamp {
     /// the floor's, a deleted notification's id could be given again.
     static func refusal(_ db: Connection) throws -> String? {
         guard let first = try damaged(db).first else { return nil }
-        let what = first == row ? "the \(first) is missing" : "the catalog's trigger \(first) is missing or altered"
-        let risk = first == floorTrigger ? "the id of a notification deleted could be given again (a cursor would skip one)"
+        let what = first == row || first == floorTable ? "the \(first) is missing" : "the catalog's trigger \(first) is missing or altered"
+        let risk = first.hasPrefix(floorTrigger) || first == floorTable ? "the id of a notification deleted could be given again (a cursor would skip one)"
             : "a change of areas, conditions or settings could go unnoticed"
         return "\(what), so \(risk): open the catalog once with the command-line tool (e.g. `geofence settings DB`), which re-creates it"
     }
 
     /// Re-creates `names` from the engine's text, inside the caller's transaction.
     static func repair(_ db: Connection, _ names: [String]) throws {
+        if names.contains(floorTable) {
+            // The ids deleted above the greatest one are not known any more: the greatest stands for them.
+            try db.execute(StateObjects.all.first { $0.name == "gf_notification_floor" }!.sql)
+            try db.execute("INSERT INTO gf_notification_floor (singleton, id) SELECT 1, coalesce(max(id), 0) FROM gf_notification_rows")
+        }
         try EmbeddedSQL.recreate(db, triggers.filter { names.contains($0.name) })
         if names.contains(row) { try db.execute("INSERT OR IGNORE INTO gf_meta (key, value) VALUES ('catalog_stamp', random())") }
     }

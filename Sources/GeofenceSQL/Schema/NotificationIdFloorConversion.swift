@@ -8,26 +8,27 @@
 ///
 /// How it works: the table's b-tree is the same with or without
 /// AUTOINCREMENT (the keyword only makes SQLite keep sqlite_sequence), so
-/// the table is not copied: its CREATE text in sqlite_master is edited, as
+/// the table is not copied: its CREATE text in sqlite_master is replaced, as
 /// SQLite's documentation describes for changes that leave the stored
 /// format alone (`writable_schema`, then the schema version moved on, so
 /// that every connection, this one too, reads the schema again). Rows,
-/// indexes and any trigger of the user's on the table stay as they are. The
-/// text is changed in one place, the id's column; a table whose text does
-/// not hold it exactly once (rebuilt by hand) is refused, naming it, and the
-/// upgrade's one transaction leaves the catalog as it was.
+/// indexes and any trigger of the user's on the table stay as they are. Only
+/// the text version 7 wrote is replaced; a table rebuilt or altered by hand
+/// is refused, naming it, and the upgrade's one transaction leaves the
+/// catalog as it was.
 enum NotificationIdFloorConversion: SchemaConversion {
     static var replacedTables: [ReplacedTable] { [] }
 
-    static let autoincrement = "INTEGER PRIMARY KEY AUTOINCREMENT"
+    /// The table's text now (the state database's too), and as version 7 wrote it.
+    static let text = StateObjects.all.first { $0.name == "gf_notification_rows" }!.sql
+    static let version7Text = text.replacing("id           INTEGER PRIMARY KEY,", with: "id           INTEGER PRIMARY KEY AUTOINCREMENT,")
 
     static func convert(_ db: Connection) throws {
-        let text = try db.scalar("SELECT sql FROM main.sqlite_master WHERE type = 'table' AND name = 'gf_notification_rows'").string ?? ""
-        let places = text.ranges(of: autoincrement)
-        guard places.count == 1 else {
-            throw CatalogError("gf_notification_rows is not as schema version 7 made it (its id column is not `id INTEGER PRIMARY KEY "
-                               + "AUTOINCREMENT`), so its ids cannot be moved to the floor of version 11: restore it from a backup "
-                               + "or give it that column again, then open the catalog again")
+        let stored = try db.scalar("SELECT sql FROM main.sqlite_master WHERE type = 'table' AND name = 'gf_notification_rows'").string
+        guard stored == version7Text else {
+            throw CatalogError("gf_notification_rows is not as schema version 7 made it (rebuilt or altered by hand), so version 11 "
+                               + "cannot take AUTOINCREMENT off it in place: restore it from a backup, or rebuild it with the columns "
+                               + "version 7 gave it, then open the catalog again")
         }
         // sqlite_sequence exists since version 7 made the table; its row may
         // not (no row written yet), nor be right (edited by hand): the
@@ -41,7 +42,7 @@ enum NotificationIdFloorConversion: SchemaConversion {
         try db.execute("PRAGMA main.writable_schema = ON")
         defer { try? db.execute("PRAGMA main.writable_schema = OFF") }
         try db.query("UPDATE main.sqlite_master SET sql = ? WHERE type = 'table' AND name = 'gf_notification_rows'",
-                     [.text(String(text[..<places[0].lowerBound]) + "INTEGER PRIMARY KEY" + String(text[places[0].upperBound...]))])
+                     [.text(text)])
         try db.execute("PRAGMA main.schema_version = \(version + 1)")
         try db.execute("PRAGMA main.writable_schema = OFF")
         try db.execute("DELETE FROM main.sqlite_sequence WHERE name = 'gf_notification_rows'")

@@ -39,11 +39,18 @@ enum StateObjects {
         ("gf_notification_floor", #"""
             CREATE TABLE gf_notification_floor (
                 singleton INTEGER PRIMARY KEY CHECK (singleton = 1),
-                id        INTEGER NOT NULL
+                id        INTEGER NOT NULL CHECK (typeof(id) = 'integer')
             )
             """#),
         ("gf_notification_rows_floor", #"""
             CREATE TRIGGER gf_notification_rows_floor AFTER DELETE ON gf_notification_rows
+            WHEN OLD.id > coalesce((SELECT id FROM gf_notification_floor WHERE singleton = 1), 0)
+            BEGIN
+                INSERT OR REPLACE INTO gf_notification_floor (singleton, id) VALUES (1, OLD.id);
+            END
+            """#),
+        ("gf_notification_rows_floor_update", #"""
+            CREATE TRIGGER gf_notification_rows_floor_update AFTER UPDATE OF id ON gf_notification_rows
             WHEN OLD.id > coalesce((SELECT id FROM gf_notification_floor WHERE singleton = 1), 0)
             BEGIN
                 INSERT OR REPLACE INTO gf_notification_floor (singleton, id) VALUES (1, OLD.id);
