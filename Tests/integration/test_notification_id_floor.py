@@ -147,6 +147,44 @@ def test_a_version_10_catalog_whose_newest_rows_were_deleted_keeps_its_counter_a
     assert queued == new
 
 
+def as_version_10_state(path, counter):
+    """A state database of this build turned back into version 10's layout (AUTOINCREMENT ids, `counter`
+    its sqlite_sequence value, no floor), as a version-10 build's gf_state_init made it."""
+    c = sqlite3.connect(path, isolation_level=None)
+    version = c.execute("PRAGMA schema_version").fetchone()[0]
+    c.executescript("DROP TRIGGER gf_notification_rows_floor; DROP TRIGGER gf_notification_rows_floor_update; DROP TABLE gf_notification_floor;"
+                    "CREATE TABLE t (id INTEGER PRIMARY KEY AUTOINCREMENT); DROP TABLE t;"
+                    "UPDATE gf_state_meta SET value = '10' WHERE key = 'schema_version';")
+    c.execute("PRAGMA writable_schema = ON")
+    c.execute("UPDATE sqlite_master SET sql = replace(sql, 'id           INTEGER PRIMARY KEY,', 'id           INTEGER PRIMARY KEY AUTOINCREMENT,') "
+              "WHERE name = 'gf_notification_rows'")
+    c.execute(f"PRAGMA schema_version = {version + 10}")
+    c.execute("PRAGMA writable_schema = OFF")
+    c.close()
+    c = sqlite3.connect(path, isolation_level=None)
+    c.execute("INSERT INTO sqlite_sequence (name, seq) VALUES ('gf_notification_rows', ?)", (counter,))
+    c.close()
+
+
+def test_a_version_10_state_database_is_upgraded_by_gf_state_upgrade_keeping_its_ids(tmp_path):
+    session, catalog = start(tmp_path / "state.db", small_catalog(tmp_path), True)
+    c = connect(session, catalog)
+    check(c, "s1", 1, 0)
+    check(c, "s1", 2)
+    c.close()
+    as_version_10_state(session, 5)                        # ids 1 and 2 stored, 3 to 5 given and deleted
+    c = connect(session, catalog)
+    with pytest.raises(sqlite3.OperationalError, match=r"state database of schema version 10, .* upgrade it in place with "
+                                                       r"SELECT gf_state_upgrade\(\)"):
+        check(c, "s1", 3, 1)
+    assert c.execute("SELECT gf_state_upgrade()").fetchall() == [(1,)]
+    assert c.execute("SELECT gf_state_upgrade()").fetchall() == [(0,)]
+    check(c, "s1", 3, 1)
+    assert ids(session, catalog) == [1, 2, 6]
+    assert c.execute("PRAGMA integrity_check").fetchall() == [("ok",)]
+    c.close()
+
+
 def test_without_the_floors_trigger_gf_check_refuses_and_the_tool_restores_it(tmp_path):
     db = small_catalog(tmp_path)
     with sqlite3.connect(db) as c:

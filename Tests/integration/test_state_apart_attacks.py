@@ -99,7 +99,7 @@ def test_gf_state_init_never_runs_the_attached_catalogs_text(tmp_path):
     made = sqlite3.connect(state).execute("SELECT name, sql FROM sqlite_master WHERE name GLOB 'gf_*' AND name NOT IN "
                                           "('gf_state_meta', 'gf_stays', 'gf_last_notified')").fetchall()
     new = dict(sqlite3.connect(fresh).execute("SELECT name, sql FROM sqlite_master").fetchall())
-    assert len(made) == 12 and all(new[name] == text for name, text in made)
+    assert len(made) == 15 and all(new[name] == text for name, text in made)
 
 
 def test_gf_check_refuses_a_damaged_state_database_or_a_writable_catalog(tmp_path):

@@ -75,6 +75,7 @@ final class Session {
     private(set) lazy var stateImport = CallTransaction(db, function: "gf_state_import")
     /// The gf_state_init call's transaction (or savepoint).
     private(set) lazy var stateInit = CallTransaction(db, function: "gf_state_init")
+    private(set) lazy var stateUpgrade = CallTransaction(db, function: "gf_state_upgrade")
     /// Each gf_prune call's transaction (or savepoint).
     private(set) lazy var prune = CallTransaction(db, function: "gf_prune")
     /// Statements the connection's other functions keep from call to call

@@ -7,6 +7,7 @@ import GeofenceCore
 ///     SELECT gf_state_import('u1', :record);       -- 1; refused if u1 has state
 ///     SELECT gf_state_import('u1', :record, 1);    -- 1; replaces u1's state
 ///     SELECT gf_state_init();                      -- 1; main becomes a state database (`StateDatabase`)
+///     SELECT gf_state_upgrade();                   -- 1; a state database of the previous version upgraded in place
 ///
 /// gf_state_import changes state, so it is direct-only as gf_check is, and
 /// one call is one transaction (`CallTransaction`): the record and its
@@ -61,6 +62,17 @@ enum StateFunctions {
                 return .integer(1)
             } catch let e as CatalogError {
                 throw FunctionError("gf_state_init: \(e.message)")
+            }
+        }
+        try db.createFunction("gf_state_upgrade", arities: [0], argumentNames: [], flags: FunctionFlags.changing) { a in
+            let conn = a.connection
+            do {
+                let session = try Session.of(conn)
+                let upgraded = try session.stateUpgrade.run { try StateDatabase.upgrade(conn) }
+                session.forget()
+                return .integer(upgraded ? 1 : 0)
+            } catch let e as CatalogError {
+                throw FunctionError("gf_state_upgrade: \(e.message)")
             }
         }
     }

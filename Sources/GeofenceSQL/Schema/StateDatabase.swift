@@ -80,11 +80,7 @@ public enum StateDatabase {
                                + "make a new, empty main one with `SELECT gf_state_init()` (docs/state.md)")
         }
         let version = try db.scalar("SELECT value FROM main.gf_state_meta WHERE key = 'schema_version'").string.flatMap { Int($0) }
-        guard version == Schema.currentVersion else {
-            throw CatalogError("main is a state database of schema version \(version.map(String.init) ?? "unknown"), and this geofence "
-                               + "needs version \(Schema.currentVersion): export its subjects' state (gf_state_export) and import it "
-                               + "into a new state database")
-        }
+        guard version == Schema.currentVersion else { throw CatalogError(notUpgradable(version)) }
         try requireIntact(db, catalog: schema)
     }
 

@@ -1,0 +1,51 @@
+/// A state database of the previous schema version brought to this one in
+/// place, when its user asks (`gf_state_upgrade()`): SQL functions never
+/// upgrade behind a query, and the command-line tool opens catalogs only.
+///
+///     SELECT gf_state_upgrade();   -- 1: upgraded (in one transaction); 0: already this version
+///
+/// From version 10 to 11 (sql/011_notification_id_floor.sql), as a catalog is
+/// upgraded: the floor's table, AUTOINCREMENT taken off gf_notification_rows
+/// with its counter the floor's first value (`NotificationIdFloorConversion`),
+/// then the floor's triggers; so the ids a consumer's cursor passed are not
+/// given again. Every object is then required as `StateObjects` has it, and
+/// anything else (an older state database, one altered by hand) is refused
+/// with the catalog's way: export the state with the build that made it, and
+/// import it into a new state database.
+extension StateDatabase {
+    /// The one version a state database is upgraded from.
+    static let upgradedFrom = 10
+
+    /// Upgrades main, inside the caller's transaction; false when it is of this version already.
+    static func upgrade(_ db: Connection) throws -> Bool {
+        guard try db.scalar("SELECT count(*) FROM main.sqlite_master WHERE type = 'table' AND name = 'gf_state_meta'").int64 == 1 else {
+            throw CatalogError("main is not a state database (no gf_state_meta): gf_state_upgrade upgrades one made by gf_state_init")
+        }
+        let version = try db.scalar("SELECT value FROM main.gf_state_meta WHERE key = 'schema_version'").string.flatMap { Int($0) }
+        if version == Schema.currentVersion { return false }
+        guard version == upgradedFrom else { throw CatalogError(Self.notUpgradable(version)) }
+        let objects = Dictionary(uniqueKeysWithValues: StateObjects.all.map { ($0.name, $0.sql) })
+        try db.execute(objects["gf_notification_floor"]!)
+        try NotificationIdFloorConversion.convert(db)
+        for name in ["gf_notification_rows_floor", "gf_notification_rows_floor_update"] { try db.execute(objects[name]!) }
+        try db.query("UPDATE main.gf_state_meta SET value = ? WHERE key = 'schema_version'", [.text(String(Schema.currentVersion))])
+        let stored = try db.query("SELECT name, sql FROM main.sqlite_master WHERE name GLOB 'gf_*'")
+        for object in StateObjects.all where !stored.contains(where: { $0[0].string == object.name && $0[1].string == object.sql }) {
+            throw CatalogError("main's \(object.name) is not as gf_state_init made it, so it cannot be upgraded in place: "
+                               + "export the state (gf_state_export) with the build that made it and import it into a new state database")
+        }
+        return true
+    }
+
+    /// What to do with a state database of `version`, which this build does not use.
+    static func notUpgradable(_ version: Int?) -> String {
+        let v = version.map(String.init) ?? "unknown"
+        if version == upgradedFrom {
+            return "main is a state database of schema version \(v), and this geofence needs version \(Schema.currentVersion): "
+                + "upgrade it in place with SELECT gf_state_upgrade() (docs/state.md), which keeps its notification ids"
+        }
+        return "main is a state database of schema version \(v), and this geofence needs version \(Schema.currentVersion) (it upgrades "
+            + "version \(upgradedFrom) only): export its subjects' state (gf_state_export) with the build that made it and import it "
+            + "into a new state database, whose notification ids start again at 1 (reset your cursor)"
+    }
+}
