@@ -20,7 +20,9 @@ CREATE TABLE gf_notification_floor (
 -- (NotificationIdFloorConversion: AUTOINCREMENT taken off gf_notification_rows's
 -- text, its counter the floor's first value.)
 
--- A delete above the floor raises it, and so does an id changed by hand.
+-- A delete above the floor raises it, and so does an id changed by hand
+-- (through any of its names: `UPDATE … SET rowid = …` too, which an
+-- `UPDATE OF id` trigger would not see).
 -- The engine's own deletes (prune, reset) raise it to the greatest id
 -- first, in one statement, so the trigger then costs their rows one small
 -- lookup each.
@@ -29,8 +31,8 @@ WHEN OLD.id > coalesce((SELECT id FROM gf_notification_floor WHERE singleton = 1
 BEGIN
     INSERT OR REPLACE INTO gf_notification_floor (singleton, id) VALUES (1, OLD.id);
 END;
-CREATE TRIGGER gf_notification_rows_floor_update AFTER UPDATE OF id ON gf_notification_rows
-WHEN OLD.id > coalesce((SELECT id FROM gf_notification_floor WHERE singleton = 1), 0)
+CREATE TRIGGER gf_notification_rows_floor_update AFTER UPDATE ON gf_notification_rows
+WHEN OLD.id IS NOT NEW.id AND OLD.id > coalesce((SELECT id FROM gf_notification_floor WHERE singleton = 1), 0)
 BEGIN
     INSERT OR REPLACE INTO gf_notification_floor (singleton, id) VALUES (1, OLD.id);
 END;

@@ -48,14 +48,15 @@ def test_a_resumable_run_reads_the_floor_again_after_each_chunk(tmp_path):
     assert {i: v for i, v in final.items() if i in seen and seen[i] != v} == {}, "an id given twice"
 
 
+@pytest.mark.parametrize("when", ["AFTER", "BEFORE"])
 @pytest.mark.parametrize("door", ["gf_check", "judge"])
-def test_a_users_trigger_deleting_rows_during_the_write_does_not_bring_an_id_back(tmp_path, door):
+def test_a_users_trigger_deleting_rows_during_the_write_does_not_bring_an_id_back(tmp_path, door, when):
     db = small_catalog(tmp_path)
     c = connect(db)
     check(c, "s0", 1, 3)
     check(c, "s1", 2, 0)                                   # ids 1 and 2, committed
     before = visible(db)
-    c.executescript("CREATE TRIGGER my_collapse AFTER INSERT ON gf_notification_rows WHEN NEW.transition = 1 BEGIN "
+    c.executescript(f"CREATE TRIGGER my_collapse {when} INSERT ON gf_notification_rows WHEN NEW.transition = 1 BEGIN "
                     "DELETE FROM gf_notification_rows WHERE subject_key = NEW.subject_key AND area_key = NEW.area_key; END;")
     if door == "gf_check":
         check(c, "s1", 3, 1)                               # OUT A00 (deleted by the trigger with A00's IN), IN A01
@@ -85,14 +86,15 @@ def test_ids_near_the_largest_are_refused_not_given_at_random(tmp_path):
     c.close()
 
 
-def test_an_id_lowered_by_hand_raises_the_floor(tmp_path):
+@pytest.mark.parametrize("name", ["id", "rowid"])
+def test_an_id_lowered_by_hand_raises_the_floor(tmp_path, name):
     db = small_catalog(tmp_path)
     c = connect(db)
     check(c, "s0", 1, 0)
     check(c, "s0", 2)
     check(c, "s0", 3, 1)                                   # ids 1, 2, 3
-    c.execute("UPDATE gf_notification_rows SET id = 10 WHERE id = 1")
-    c.execute("UPDATE gf_notification_rows SET id = 4 WHERE id = 10")
+    c.execute(f"UPDATE gf_notification_rows SET {name} = 10 WHERE id = 1")
+    c.execute(f"UPDATE gf_notification_rows SET {name} = 4 WHERE id = 10")
     assert c.execute("SELECT id FROM gf_notification_floor").fetchall() == [(10,)]
     check(c, "s0", 4)
     assert ids(db) == [2, 3, 4, 11]
@@ -101,14 +103,15 @@ def test_an_id_lowered_by_hand_raises_the_floor(tmp_path):
     c.close()
 
 
-def test_a_dropped_floor_table_is_named_by_gf_check_and_made_again_by_the_tool(tmp_path):
+@pytest.mark.parametrize("what", ["table gf_notification_floor", "row of gf_notification_floor"])
+def test_a_dropped_floor_is_named_by_gf_check_and_made_again_by_the_tool(tmp_path, what):
     db = small_catalog(tmp_path)
     c = connect(db)
     check(c, "s0", 1, 0)
-    c.execute("DROP TABLE gf_notification_floor")
+    c.execute("DROP TABLE gf_notification_floor" if what.startswith("table") else "DELETE FROM gf_notification_floor")
     c.close()
     c = connect(db)
-    with pytest.raises(sqlite3.OperationalError, match="table gf_notification_floor is missing, so the id of a notification deleted"):
+    with pytest.raises(sqlite3.OperationalError, match=f"{what} is missing, so the id of a notification deleted"):
         check(c, "s0", 2)
     c.close()
     gf("settings", db)
@@ -131,6 +134,18 @@ def test_a_notification_table_rebuilt_by_hand_is_refused_by_the_upgrade(tmp_path
     with sqlite3.connect(db) as c:
         assert c.execute("SELECT value FROM gf_meta WHERE key = 'schema_version'").fetchall() == [("10",)]
         assert c.execute("SELECT sql FROM sqlite_master WHERE name = 'gf_notification_rows'").fetchone()[0] == new
+
+
+@pytest.mark.parametrize("counter", ["4x", 4.5, "4"])
+def test_a_counter_edited_into_text_or_a_real_is_read_as_autoincrement_read_it(tmp_path, counter):
+    db = tmp_path / "v10.db"
+    db.write_bytes(gzip.decompress(V10.read_bytes()))
+    with sqlite3.connect(db) as c:
+        c.execute("DELETE FROM gf_notification_rows WHERE id > 3")
+        c.execute("UPDATE sqlite_sequence SET seq = ? WHERE name = 'gf_notification_rows'", (counter,))
+    gf("settings", db)
+    with sqlite3.connect(db) as c:
+        assert c.execute("SELECT id FROM gf_notification_floor").fetchall() == [(4,)]
 
 
 def test_a_state_database_does_not_need_the_attached_catalogs_floor_trigger(tmp_path):

@@ -65,6 +65,26 @@ public final class NotificationIds {
     /// `rows` rows follow: refused if SQLite has no new id left for them.
     func firstId(rows: Int) throws -> Int64? {
         if trusted { return nil }
+        let (floor, greatest) = try read(rows: rows)
+        // Below the floor the trust does not begin in this chain: a rollback of
+        // the row written now would leave the greatest id below it again.
+        guard floor <= greatest else { mayTrust = false; return floor + 1 }
+        trusted = mayTrust && greatest < Int64.max / 2
+        return nil
+    }
+
+    /// The id the next row must take, above the greatest and the floor: for a
+    /// row a trigger of the user's may meet (a BEFORE INSERT trigger deleting
+    /// the newest row runs before SQLite picks its own id, which would then be
+    /// the one just deleted).
+    func nextId() throws -> Int64 {
+        trusted = false
+        let (floor, greatest) = try read(rows: 1)
+        return max(floor, greatest) + 1
+    }
+
+    /// The floor and the greatest id; refused when `rows` more would pass SQLite's largest.
+    private func read(rows: Int) throws -> (floor: Int64, greatest: Int64) {
         let floorAndGreatest = try self.floorAndGreatest ?? db.prepare("""
             SELECT coalesce((SELECT id FROM main.gf_notification_floor WHERE singleton = 1), 0),
                    coalesce((SELECT max(id) FROM main.gf_notification_rows), 0)
@@ -72,15 +92,11 @@ public final class NotificationIds {
         self.floorAndGreatest = floorAndGreatest
         try floorAndGreatest.bind([])
         defer { floorAndGreatest.reset() }
-        guard try floorAndGreatest.step() else { return nil }
+        guard try floorAndGreatest.step() else { return (0, 0) }
         let floor = floorAndGreatest.value(0).int64 ?? 0, greatest = floorAndGreatest.value(1).int64 ?? 0
         // Past the largest rowid SQLite picks one at random, perhaps one given
         // before; a trusted chain (no check per write) starts far below it.
         if max(floor, greatest) > Int64.max - Int64(rows) { throw Self.exhausted }
-        // Below the floor the trust does not begin in this chain: a rollback of
-        // the row written now would leave the greatest id below it again.
-        guard floor <= greatest else { mayTrust = false; return floor + 1 }
-        trusted = mayTrust && greatest < Int64.max / 2
-        return nil
+        return (floor, greatest)
     }
 }

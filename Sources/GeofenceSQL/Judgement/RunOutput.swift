@@ -34,7 +34,7 @@ final class RunOutput: RunSink {
     private let ids: NotificationIds
     /// Whether a trigger of the user's may delete notification rows while the
     /// engine writes them (`NotificationTap.notificationsHaveTriggers`): then
-    /// each row goes in alone, the floor read before it.
+    /// each row goes in alone, with an id above the floor and the greatest read before it.
     private let rowByRow: Bool
     private let subjectKeys, areaKeys: OutputKeys
     /// The run the rows belong to (gf_runs.run_id; 0 for gf_check's calls, which record no run).
@@ -188,7 +188,7 @@ final class RunOutput: RunSink {
         for row in all { keys.append((try subjectKeys.key(of: row.subjectId), try areaKeys.key(of: row.areaId, slot: row.areaSlot))) }
         guard !all.isEmpty else { return }
         if rowByRow {
-            for i in all.indices { ids.forget(); try insert(all[i], keys[i], id: try ids.firstId(rows: 1)) }
+            for i in all.indices { try insert(all[i], keys[i], id: try ids.nextId()) }
             return
         }
         var rest = 0

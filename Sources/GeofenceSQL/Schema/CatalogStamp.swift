@@ -18,6 +18,7 @@ enum CatalogStamp {
     /// sql/011's triggers (named with this prefix) and table, which gf_check names for what their loss would do.
     static let floorTrigger = "gf_notification_rows_floor"
     static let floorTable = "table gf_notification_floor"
+    static let floorRow = "row of gf_notification_floor"
     /// What `damaged` names for a missing stamp row.
     static let row = "gf_meta row 'catalog_stamp'"
 
@@ -31,8 +32,13 @@ enum CatalogStamp {
         let expected = schema == "main" ? triggers : triggers.filter { !$0.name.hasPrefix(floorTrigger) }
         let missing = expected.filter { t in !stored.contains { $0[0].string == t.name && $0[1].string == t.sql } }.map(\.name)
         let hasRow = try db.scalar("SELECT count(*) FROM \(schema).gf_meta WHERE key = 'catalog_stamp'").int64 ?? 0
-        let hasFloor = try schema != "main" || db.scalar("SELECT count(*) FROM main.sqlite_master WHERE name = 'gf_notification_floor'").int64 == 1
-        return missing + (hasRow == 0 ? [row] : []) + (hasFloor ? [] : [floorTable])
+        return missing + (hasRow == 0 ? [row] : []) + (schema == "main" ? try floorDamage(db) : [])
+    }
+
+    /// The floor's table or its one row, if missing (a catalog's; a state database's are `StateDatabase`'s to check).
+    static func floorDamage(_ db: Connection) throws -> [String] {
+        guard try db.scalar("SELECT count(*) FROM main.sqlite_master WHERE name = 'gf_notification_floor'").int64 == 1 else { return [floorTable] }
+        return try db.scalar("SELECT count(*) FROM main.gf_notification_floor").int64 == 0 ? [floorRow] : []
     }
 
     /// What gf_check says of a catalog lacking one (nil: none lacking).
@@ -41,17 +47,17 @@ enum CatalogStamp {
     /// the floor's, a deleted notification's id could be given again.
     static func refusal(_ db: Connection) throws -> String? {
         guard let first = try damaged(db).first else { return nil }
-        let what = first == row || first == floorTable ? "the \(first) is missing" : "the catalog's trigger \(first) is missing or altered"
-        let risk = first.hasPrefix(floorTrigger) || first == floorTable ? "the id of a notification deleted could be given again (a cursor would skip one)"
+        let what = [row, floorTable, floorRow].contains(first) ? "the \(first) is missing" : "the catalog's trigger \(first) is missing or altered"
+        let risk = first.hasPrefix(floorTrigger) || first == floorTable || first == floorRow ? "the id of a notification deleted could be given again (a cursor would skip one)"
             : "a change of areas, conditions or settings could go unnoticed"
         return "\(what), so \(risk): open the catalog once with the command-line tool (e.g. `geofence settings DB`), which re-creates it"
     }
 
     /// Re-creates `names` from the engine's text, inside the caller's transaction.
     static func repair(_ db: Connection, _ names: [String]) throws {
-        if names.contains(floorTable) {
+        if names.contains(floorTable) { try db.execute(StateObjects.all.first { $0.name == "gf_notification_floor" }!.sql) }
+        if names.contains(floorTable) || names.contains(floorRow) {
             // The ids deleted above the greatest one are not known any more: the greatest stands for them.
-            try db.execute(StateObjects.all.first { $0.name == "gf_notification_floor" }!.sql)
             try db.execute("INSERT INTO gf_notification_floor (singleton, id) SELECT 1, coalesce(max(id), 0) FROM gf_notification_rows")
         }
         try EmbeddedSQL.recreate(db, triggers.filter { names.contains($0.name) })

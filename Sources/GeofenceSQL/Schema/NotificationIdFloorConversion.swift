@@ -31,10 +31,11 @@ enum NotificationIdFloorConversion: SchemaConversion {
                                + "version 7 gave it, then open the catalog again")
         }
         // sqlite_sequence exists since version 7 made the table; its row may
-        // not (no row written yet), nor be right (edited by hand): the
-        // greatest id stored bounds it from below.
+        // not (no row written yet), nor be right (edited by hand: a text or a
+        // real is read as the integer AUTOINCREMENT read it as): the greatest
+        // id stored bounds it from below.
         let counter = try db.scalar("""
-            SELECT max(coalesce((SELECT seq FROM main.sqlite_sequence WHERE name = 'gf_notification_rows'), 0),
+            SELECT max(coalesce((SELECT CAST(seq AS INTEGER) FROM main.sqlite_sequence WHERE name = 'gf_notification_rows'), 0),
                        coalesce((SELECT max(id) FROM main.gf_notification_rows), 0))
             """).int64 ?? 0
         try db.query("INSERT INTO main.gf_notification_floor (singleton, id) VALUES (1, ?)", [.integer(counter)])

@@ -97,6 +97,10 @@ public enum StateDatabase {
             throw CatalogError("\(damage): its \(object.name) is \(stored[object.name] == nil ? "missing" : "not as gf_state_init made it") "
                                + "(export the state with gf_state_export and import it into a new state database)")
         }
+        if try db.scalar("SELECT count(*) FROM main.gf_notification_floor").int64 == 0 {
+            throw CatalogError("\(damage): its gf_notification_floor has no row, so the id of a notification deleted could be given again "
+                               + "(export the state with gf_state_export and import it into a new state database)")
+        }
         let own = Set(StateObjects.all.map(\.name) + unkept.map(\.0) + ["gf_state_meta"])
         let catalogNames = Set(try db.query("SELECT name FROM \(schema).sqlite_master").compactMap { $0[0].string })
         if let shadow = stored.keys.sorted().first(where: { !own.contains($0) && catalogNames.contains($0) }) {

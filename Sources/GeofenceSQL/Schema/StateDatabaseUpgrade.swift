@@ -24,6 +24,11 @@ extension StateDatabase {
         let version = try db.scalar("SELECT value FROM main.gf_state_meta WHERE key = 'schema_version'").string.flatMap { Int($0) }
         if version == Schema.currentVersion { return false }
         guard version == upgradedFrom else { throw CatalogError(Self.notUpgradable(version)) }
+        if try db.scalar("SELECT count(*) FROM main.sqlite_master WHERE name = 'gf_notification_floor'").int64 != 0 {
+            throw CatalogError("main has a gf_notification_floor already, which version \(upgradedFrom) did not make (altered by hand), so it "
+                               + "cannot be upgraded in place: export the state (gf_state_export) with the build that made it and import "
+                               + "it into a new state database")
+        }
         let objects = Dictionary(uniqueKeysWithValues: StateObjects.all.map { ($0.name, $0.sql) })
         try db.execute(objects["gf_notification_floor"]!)
         try NotificationIdFloorConversion.convert(db)

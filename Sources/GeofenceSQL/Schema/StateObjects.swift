@@ -50,8 +50,8 @@ enum StateObjects {
             END
             """#),
         ("gf_notification_rows_floor_update", #"""
-            CREATE TRIGGER gf_notification_rows_floor_update AFTER UPDATE OF id ON gf_notification_rows
-            WHEN OLD.id > coalesce((SELECT id FROM gf_notification_floor WHERE singleton = 1), 0)
+            CREATE TRIGGER gf_notification_rows_floor_update AFTER UPDATE ON gf_notification_rows
+            WHEN OLD.id IS NOT NEW.id AND OLD.id > coalesce((SELECT id FROM gf_notification_floor WHERE singleton = 1), 0)
             BEGIN
                 INSERT OR REPLACE INTO gf_notification_floor (singleton, id) VALUES (1, OLD.id);
             END
