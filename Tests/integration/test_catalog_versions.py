@@ -239,6 +239,15 @@ def test_a_newer_catalog_is_refused_by_every_function_that_reads_it(tmp_path, ne
     assert digest(db) == before
 
 
+def test_a_newer_catalog_written_by_a_build_of_the_same_version_names_its_schema(tmp_path, newer_template):
+    """Every build before the first release is 0.1.0: the message must not send the user to the build refusing it."""
+    db, newer = newer_catalog(tmp_path, newer_template)
+    this = "geofence " + gf("--version").stdout.split()[0]
+    run("sqlite3", db, f"UPDATE gf_meta SET value = '{this}' WHERE key IN ('created_by', 'upgraded_by')")
+    p = gf("settings", db, check=False)
+    assert p.returncode == 2 and f"written by another build of {this}" in p.stderr and f"knows schema version {newer}" in p.stderr, p.stderr
+
+
 def test_a_newer_catalog_naming_no_writer_is_refused_saying_so(tmp_path, newer_template):
     db, newer = newer_catalog(tmp_path, newer_template, writer=None)
     p = gf("settings", db, check=False)

@@ -147,8 +147,12 @@ public enum Schema {
             SELECT value FROM gf_meta WHERE key IN ('upgraded_by', 'created_by') AND value <> ''
             ORDER BY key = 'upgraded_by' DESC LIMIT 1
             """).string
-        let use = writer.map { "it was written by \($0): use that version of geofence or a later one" }
-            ?? "use the version of geofence that wrote it, or a later one"
+        // Builds before the first release all say 0.1.0: then the schema number, not the version, tells them apart.
+        let use = writer == packageName
+            ? "it was written by another build of \(packageName) (before the first release every build has that version): "
+                + "use a build that knows schema version \(v), or a later one"
+            : writer.map { "it was written by \($0): use that version of geofence or a later one" }
+                ?? "use the version of geofence that wrote it, or a later one"
         return CatalogError("the database has schema version \(v), newer than this geofence \(GeofenceVersion.string) understands "
                             + "(schema versions 1 to \(currentVersion)): \(use); nothing was changed (docs/versions.md)")
     }
