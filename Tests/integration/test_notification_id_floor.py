@@ -217,3 +217,12 @@ def test_no_id_past_sqlites_largest(tmp_path):
         check(c, "s1", 2)
     assert ids(db) == []
     c.close()
+
+
+def test_gf_state_init_beside_a_version_10_catalog_names_the_upgrade(tmp_path):
+    catalog = tmp_path / "v10.db"
+    catalog.write_bytes(gzip.decompress(V10.read_bytes()))
+    c = connect(tmp_path / "state.db", catalog)
+    with pytest.raises(sqlite3.OperationalError, match=r"schema version 10, .* upgrade the catalog in place .*geofence settings"):
+        c.execute("SELECT gf_state_init()")
+    c.close()

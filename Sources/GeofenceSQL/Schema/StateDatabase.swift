@@ -125,7 +125,11 @@ public enum StateDatabase {
         }
         switch try Schema.state(of: db) {
         case .current: break
-        case .older(let v), .newer(let v):
+        case .older(let v):
+            throw CatalogError("the attached catalog \(schema) has schema version \(v), and this geofence makes state databases "
+                               + "for version \(Schema.currentVersion): upgrade the catalog in place by opening it once with the "
+                               + "command-line tool (e.g. `geofence settings fences.db`), then attach it again")
+        case .newer(let v):
             throw CatalogError("the attached catalog \(schema) has schema version \(v), and this geofence makes state databases "
                                + "for version \(Schema.currentVersion)")
         case .absent: throw CatalogError("no catalog is attached")
