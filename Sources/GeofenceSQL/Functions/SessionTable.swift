@@ -67,7 +67,7 @@ final class Session {
     /// own triggers on them, known by name and text (the id floor's run on a
     /// DELETE or an UPDATE of an id, which no call makes).
     static let writtenTables = ["gf_notification_rows", "gf_subject_keys", "gf_area_keys", "gf_explain", "gf_subject_state", "gf_inside", "gf_runs"]
-    static let ownTriggers = ["gf_notification_rows_floor", "gf_notification_rows_floor_update"]
+    static let ownTriggers = CatalogStamp.floorTriggers.map(\.name)
 
     /// Each gf_check call's transaction (or savepoint).
     private(set) lazy var transaction = CallTransaction(db, function: "gf_check")

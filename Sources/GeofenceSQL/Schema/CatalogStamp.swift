@@ -13,10 +13,12 @@
 /// whenever it opens a writable catalog (`Schema.open`), and gf_check refuses
 /// a catalog that lacks them.
 enum CatalogStamp {
-    /// (name, CREATE TRIGGER text as sqlite_master stores it), from sql/005 and sql/011.
-    static let triggers = EmbeddedSQL.triggers(inMigration: 5) + EmbeddedSQL.triggers(inMigration: 11)
-    /// sql/011's triggers (named with this prefix) and table, which gf_check names for what their loss would do.
-    static let floorTrigger = "gf_notification_rows_floor"
+    /// (name, CREATE TRIGGER text as sqlite_master stores it) of the stamp's
+    /// triggers (sql/005) and of the id floor's (sql/011), and both.
+    static let stampTriggers = EmbeddedSQL.triggers(inMigration: 5)
+    static let floorTriggers = EmbeddedSQL.triggers(inMigration: 11)
+    static let triggers = stampTriggers + floorTriggers
+    /// What `damaged` names for the floor's table or row missing.
     static let floorTable = "table gf_notification_floor"
     static let floorRow = "row of gf_notification_floor"
     /// What `damaged` names for a missing stamp row.
@@ -26,10 +28,9 @@ enum CatalogStamp {
     static func damaged(_ db: Connection) throws -> [String] {
         // The catalog's own triggers: main's, or an attached catalog's (`StateDatabase`).
         let schema = try StateDatabase.catalogSchema(db)
-        let stored = try db.query("SELECT name, sql FROM \(schema).sqlite_master WHERE type = 'trigger' "
-                                  + "AND (name GLOB 'gf_*_stamp_*' OR name GLOB '\(floorTrigger)*')")
-        // A state database's own floor trigger is checked with its other objects (`StateDatabase`).
-        let expected = schema == "main" ? triggers : triggers.filter { !$0.name.hasPrefix(floorTrigger) }
+        // A state database's own floor triggers are checked with its other objects (`StateDatabase`).
+        let expected = schema == "main" ? triggers : stampTriggers
+        let stored = try db.query("SELECT name, sql FROM \(schema).sqlite_master WHERE type = 'trigger'")
         let missing = expected.filter { t in !stored.contains { $0[0].string == t.name && $0[1].string == t.sql } }.map(\.name)
         let hasRow = try db.scalar("SELECT count(*) FROM \(schema).gf_meta WHERE key = 'catalog_stamp'").int64 ?? 0
         return missing + (hasRow == 0 ? [row] : []) + (schema == "main" ? try floorDamage(db) : [])
@@ -48,14 +49,15 @@ enum CatalogStamp {
     static func refusal(_ db: Connection) throws -> String? {
         guard let first = try damaged(db).first else { return nil }
         let what = [row, floorTable, floorRow].contains(first) ? "the \(first) is missing" : "the catalog's trigger \(first) is missing or altered"
-        let risk = first.hasPrefix(floorTrigger) || first == floorTable || first == floorRow ? "the id of a notification deleted could be given again (a cursor would skip one)"
+        let floor = [floorTable, floorRow] + floorTriggers.map(\.name)
+        let risk = floor.contains(first) ? "the id of a notification deleted could be given again (a cursor would skip one)"
             : "a change of areas, conditions or settings could go unnoticed"
         return "\(what), so \(risk): open the catalog once with the command-line tool (e.g. `geofence settings DB`), which re-creates it"
     }
 
     /// Re-creates `names` from the engine's text, inside the caller's transaction.
     static func repair(_ db: Connection, _ names: [String]) throws {
-        if names.contains(floorTable) { try db.execute(StateObjects.all.first { $0.name == "gf_notification_floor" }!.sql) }
+        if names.contains(floorTable) { try db.execute(StateObjects.sql(of: "gf_notification_floor")) }
         if names.contains(floorTable) || names.contains(floorRow) {
             // The ids deleted above the greatest one are not known any more: the greatest stands for them.
             try db.execute("INSERT INTO gf_notification_floor (singleton, id) SELECT 1, coalesce(max(id), 0) FROM gf_notification_rows")

@@ -20,7 +20,7 @@ enum NotificationIdFloorConversion: SchemaConversion {
     static var replacedTables: [ReplacedTable] { [] }
 
     /// The table's text now (the state database's too), and as version 7 wrote it.
-    static let text = StateObjects.all.first { $0.name == "gf_notification_rows" }!.sql
+    static let text = StateObjects.sql(of: "gf_notification_rows")
     static let version7Text = text.replacing("id           INTEGER PRIMARY KEY,", with: "id           INTEGER PRIMARY KEY AUTOINCREMENT,")
 
     static func convert(_ db: Connection) throws {

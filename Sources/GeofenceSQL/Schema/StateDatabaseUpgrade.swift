@@ -29,10 +29,9 @@ extension StateDatabase {
                                + "cannot be upgraded in place: export the state (gf_state_export) with the build that made it and import "
                                + "it into a new state database")
         }
-        let objects = Dictionary(uniqueKeysWithValues: StateObjects.all.map { ($0.name, $0.sql) })
-        try db.execute(objects["gf_notification_floor"]!)
+        try db.execute(StateObjects.sql(of: "gf_notification_floor"))
         try NotificationIdFloorConversion.convert(db)
-        for name in ["gf_notification_rows_floor", "gf_notification_rows_floor_update"] { try db.execute(objects[name]!) }
+        for trigger in CatalogStamp.floorTriggers { try db.execute(trigger.sql) }
         try db.query("UPDATE main.gf_state_meta SET value = ? WHERE key = 'schema_version'", [.text(String(Schema.currentVersion))])
         let stored = try db.query("SELECT name, sql FROM main.sqlite_master WHERE name GLOB 'gf_*'")
         for object in StateObjects.all where !stored.contains(where: { $0[0].string == object.name && $0[1].string == object.sql }) {

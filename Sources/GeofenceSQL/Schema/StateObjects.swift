@@ -133,4 +133,7 @@ enum StateObjects {
             END
             """#),
     ]
+
+    /// The CREATE text of the object `name` (one of `all`'s).
+    static func sql(of name: String) -> String { all.first { $0.name == name }!.sql }
 }
