@@ -79,6 +79,7 @@ public struct Weekdays: Equatable, Hashable, Sendable, CustomStringConvertible {
 
     /// `Mon,Tue`, case-insensitive; also full English names.
     public static func parse(_ s: String) throws -> Weekdays {
+        if let w = stored(s) { return w }
         var bits: UInt8 = 0
         for part in s.split(separator: ",") {
             let w = part.trimmingCharacters().lowercased()
@@ -89,6 +90,31 @@ public struct Weekdays: Equatable, Hashable, Sendable, CustomStringConvertible {
         }
         guard bits != 0 else { throw InputError("empty weekday list", field: "weekdays") }
         return Weekdays(bits: bits)
+    }
+
+    /// The form the catalog stores (`description`'s: names as in `names`,
+    /// joined by commas), read byte by byte; nil for any other, which the
+    /// general parse reads. A catalog's conditions are read at every area's
+    /// first touch, where splitting and lowercasing cost more than the query.
+    static func stored(_ s: String) -> Weekdays? {
+        var s = s
+        return s.withUTF8 { b -> Weekdays? in
+            guard b.count % 4 == 3 else { return nil }
+            var bits: UInt8 = 0
+            var at = 0
+            while at < b.count {
+                guard at == 0 || b[at - 1] == UInt8(ascii: ","),
+                      let i = storedNames.firstIndex(where: { $0.0 == b[at] && $0.1 == b[at + 1] && $0.2 == b[at + 2] }) else { return nil }
+                bits |= 1 << UInt8(i)
+                at += 4
+            }
+            return Weekdays(bits: bits)
+        }
+    }
+
+    private static let storedNames: [(UInt8, UInt8, UInt8)] = names.map { n in
+        let u = Array(n.utf8)
+        return (u[0], u[1], u[2])
     }
 
     static let fullNames = ["monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday"]

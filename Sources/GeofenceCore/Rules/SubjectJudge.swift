@@ -277,10 +277,12 @@ public struct SubjectJudge {
         }
     }
 
-    /// Records (when explaining) why `fix` did not count or notify, at the fix's position.
-    mutating func note(_ fix: Fix, _ area: String?, _ condition: Int64?, _ kind: String, _ reason: String) {
+    /// Records (when explaining) why `fix` did not count or notify, at the fix's
+    /// position. The reason is written only then: a judgement without
+    /// --explain passes here at every blocked condition and short streak.
+    mutating func note(_ fix: Fix, _ area: String?, _ condition: Int64?, _ kind: String, _ reason: @autoclosure () -> String) {
         guard explain else { return }
         explanations.append(Explanation(subjectId: fix.subjectId, ts: fix.ts, areaId: area, conditionId: condition, kind: kind,
-                                        reason: reason, lat: fix.position.lat, lon: fix.position.lon))
+                                        reason: reason(), lat: fix.position.lat, lon: fix.position.lon))
     }
 }

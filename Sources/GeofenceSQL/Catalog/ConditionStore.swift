@@ -16,25 +16,32 @@ public final class ConditionStore {
         try s.bind(text: area, at: 1)
         defer { s.reset() }
         var out: [ConditionDefinition] = []
-        while try s.step() { out.append(try Self.plain(s) ?? Self.condition(s.row)) }
+        out.reserveCapacity(4)
+        var id = area
+        try id.withUTF8 { bytes in
+            while try s.step() { out.append(try Self.plain(s, area: area, bytes: UnsafeRawBufferPointer(bytes)) ?? Self.condition(s.row)) }
+        }
         return out
     }
     private var byArea: Statement?
 
     /// The row `s` is on, when it is an IN or OUT condition with nothing
     /// but its id, area and timing (the default conditions an import adds to
-    /// every area): read without the row's array of values, which costs
-    /// more than the step. Nil for any other row, which `condition` reads.
-    private static func plain(_ s: Statement) -> ConditionDefinition? {
+    /// every area), read in place: the area's id is `area` when the row's
+    /// bytes are `bytes` (its UTF-8), the timing is compared as bytes.
+    /// Nil for any other row, which `condition` reads: reading every row's
+    /// values as Strings cost more than the step.
+    private static func plain(_ s: Statement, area: String, bytes: UnsafeRawBufferPointer) -> ConditionDefinition? {
         guard s.areNull(Column.dwell_s.rawValue...Column.timezone.rawValue),
               case .integer(let id) = s.value(Column.condition_id.rawValue),
-              case .text(let area) = s.value(Column.area_id.rawValue),
-              case .text(let timing) = s.value(Column.timing.rawValue) else { return nil }
-        switch timing {
-        case "IN": return ConditionDefinition(conditionId: id, areaId: area, timing: .IN)
-        case "OUT": return ConditionDefinition(conditionId: id, areaId: area, timing: .OUT)
-        default: return nil
-        }
+              s.isText(Column.area_id.rawValue, bytes) else { return nil }
+        if Self.isTiming(s, "IN") { return ConditionDefinition(conditionId: id, areaId: area, timing: .IN) }
+        if Self.isTiming(s, "OUT") { return ConditionDefinition(conditionId: id, areaId: area, timing: .OUT) }
+        return nil
+    }
+
+    private static func isTiming(_ s: Statement, _ name: StaticString) -> Bool {
+        name.withUTF8Buffer { s.isText(Column.timing.rawValue, UnsafeRawBufferPointer($0)) }
     }
 
     /// gf_conditions' columns as the engine reads and writes them, in order.

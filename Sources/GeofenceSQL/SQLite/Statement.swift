@@ -1,4 +1,7 @@
 import CSQLite
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// A prepared statement. Finalized when released.
 public final class Statement {
@@ -167,6 +170,16 @@ public final class Statement {
     /// Whether columns `range` of the current row are all NULL.
     public func areNull(_ range: ClosedRange<Int>) -> Bool {
         range.allSatisfy { sqlite.pointee.column_type!(handle, Int32($0)) == SQLITE_NULL }
+    }
+
+    /// Whether column `i` of the current row is text of exactly `bytes`,
+    /// compared in place (no String is made).
+    public func isText(_ i: Int, _ bytes: UnsafeRawBufferPointer) -> Bool {
+        let api = sqlite.pointee
+        let c = Int32(i)
+        guard api.column_type!(handle, c) == SQLITE_TEXT, let p = api.column_text!(handle, c),
+              Int(api.column_bytes!(handle, c)) == bytes.count else { return false }
+        return bytes.isEmpty || memcmp(p, bytes.baseAddress!, bytes.count) == 0
     }
 
     /// Whether column `i` of the current row is a BLOB.
