@@ -180,7 +180,11 @@ def test_decimal_forms_still_read(catalog, tmp_path):
 
 def test_sql_text_numbers_must_be_decimal(catalog):
     p = sql(catalog, "SELECT gf_contains(gf_circle(35, 139, 100), '0x1p3', 139, 5);", check=False)
-    assert p.returncode != 0 and "argument 2 (lat) must be a number, got text" in p.stderr, p
+    assert p.returncode != 0 and "argument 2 (lat) must be a number, got text '0x1p3'" in p.stderr, p
+    # The text is named, an empty one too (sqlite3's .import stores an empty CSV field as ''); a BLOB as one.
+    for value, got in (("''", "got text ''"), ("'10 m'", "got text '10 m'"), ("x'3130'", "got a BLOB")):
+        p = sql(catalog, f"SELECT gf_check('u', '2026-11-20T09:00:00Z', 35, 139, {value});", check=False)
+        assert p.returncode != 0 and f"argument 5 (accuracy_m) must be a number, {got}" in p.stderr, (value, p.stderr)
     assert sql(catalog, "SELECT gf_contains(gf_circle(35, 139, 100), '35.0', 139, 5);").stdout.strip() == "1"
 
 

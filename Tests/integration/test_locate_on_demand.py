@@ -2,6 +2,8 @@
 box: an area no fix comes near is never read, so a row elsewhere in the
 catalog that cannot be read does not stop the batch; once a fix reaches it,
 the batch fails with the row's error and writes nothing."""
+import pytest
+
 from conftest import gf, sql, square, stored_rows, write_collection
 
 
@@ -236,33 +238,42 @@ def test_an_index_box_with_an_infinite_edge_reads_as_the_world(tmp_path):
     assert stays[0] == stays[1] and len(stays[0]) > 5
 
 
-def test_an_area_id_that_is_not_text_fails_the_batch_naming_its_row(tmp_path):
-    """An area_id stored as a BLOB (past the catalog's constraints) names no
-    area: every door that meets the row fails naming it, where they left the
-    area out (or listed it under an empty id) without a word (red team)."""
+@pytest.mark.parametrize("stored, said", [
+    ("CAST('A1' AS BLOB)", "has an area_id that is not text (a BLOB)"),
+    # Text whose bytes are not UTF-8: read with the bad byte replaced, it found neither its
+    # conditions nor its row, and the area was met and silently not judged (gf_check, judge).
+    ("CAST(x'41ff' AS TEXT)", "has an area_id that is not UTF-8 text (bytes 41FF)"),
+])
+def test_an_area_id_that_is_not_text_fails_the_batch_naming_its_row(tmp_path, stored, said):
+    """An area_id stored as a BLOB, or as text that is not UTF-8 (past the
+    catalog's constraints), names no area: every door that meets the row
+    fails naming it, where they left the area out (or listed it under an
+    empty id) without a word (red team)."""
     db = tmp_path / "c.db"
     gf("init", db)
     # 63 areas: a batch of 1 fix (< 63 / 30) asks the R*Tree per fix; one of 3 goes through the grid.
     gf("import", db, write_collection(tmp_path / "a.geojson", [square(f"A{k}", k, 0.0, 0.5) for k in range(3)] + [
         square(f"FAR{k:02d}", -170.0 + k, 40.0, 0.5) for k in range(60)]))
     [(row,)] = stored_rows(db, "SELECT id FROM gf_areas WHERE area_id = 'A1'")
-    sql(db, "UPDATE gf_areas SET area_id = CAST('A1' AS BLOB) WHERE area_id = 'A1';")
+    sql(db, f"UPDATE gf_areas SET area_id = {stored} WHERE area_id = 'A1';")
     fixes = tmp_path / "f.csv"
     fixes.write_text("lat,lon,accuracy_m\n" + "0.2,0.2,0\n" * 3)
     out = tmp_path / "pairs.csv"
     p = gf("locate", db, "--fixes", fixes, "--out", out, check=False)
-    assert p.returncode == 2 and f"gf_areas row {row} has an area_id that is not text (a BLOB)" in p.stderr, p.stderr
+    assert p.returncode == 2 and f"gf_areas row {row} {said}" in p.stderr, p.stderr
     assert not out.exists()
     # Every other door that meets the row: a batch of one fix (the R*Tree per fix), judge
     # (every area prepared first, and on demand), gf_check.
     one = tmp_path / "one.csv"
     one.write_text("lat,lon,accuracy_m\n0.2,1.2,0\n")
     p = gf("locate", db, "--fixes", one, check=False)
-    assert p.returncode == 2 and "has an area_id that is not text (a BLOB)" in p.stderr, p.stderr
+    assert p.returncode == 2 and said in p.stderr, p.stderr
     for n in (1, 80):
         judged = tmp_path / f"judged{n}.csv"
         judged.write_text("subject_id,ts,lat,lon,accuracy_m\n" + "".join(f"s{k},{1700000000 + k},0.2,{(k + 1) % 3 + 0.2},0\n" for k in range(n)))
         p = gf("judge", db, "--fixes", judged, check=False)
-        assert p.returncode == 2 and f"gf_areas row {row} has an area_id that is not text (a BLOB)" in p.stderr, (n, p.stderr)
+        assert p.returncode == 2 and f"gf_areas row {row} {said}" in p.stderr, (n, p.stderr)
     p = sql(db, "SELECT gf_check('u', 1700000000, 0.2, 1.2, 0);", check=False)
-    assert p.returncode == 1 and f"gf_check: gf_areas row {row} has an area_id that is not text (a BLOB)" in p.stderr, p.stderr
+    assert p.returncode == 1 and f"gf_check: gf_areas row {row} {said}" in p.stderr, p.stderr
+    p = sql(db, "SELECT * FROM gf_nearest(0.2, 1.2, 5);", check=False)
+    assert p.returncode == 1 and f"gf_areas row {row} {said}" in p.stderr, p.stderr

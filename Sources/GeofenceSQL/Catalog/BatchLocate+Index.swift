@@ -31,6 +31,7 @@ extension BatchLocate {
             defer { read.reset() }
             var made: JudgedArea?
             if try read.step() {
+                _ = try CatalogError.areaId(read, AreaStore.Column.area_id.rawValue, row: row)
                 made = JudgedArea(definition: try AreaStore.area(read.row), defaultConfidence: defaultConfidence, conditions: [])
             }
             areas[row] = made

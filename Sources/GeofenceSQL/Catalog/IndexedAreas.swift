@@ -35,7 +35,7 @@ struct IndexedAreas {
         rowOf.reserveCapacity(boxes.count)
         while try ids.step() {
             guard let row = ids.value(0).int64 else { continue }
-            guard let id = ids.value(1).string else { throw CatalogError.unnamedArea(row: row, ids.value(1)) }
+            let id = try CatalogError.areaId(ids, 1, row: row)
             if let box = boxes[row] {
                 found.append((id, box))
                 rowOf.append(row)

@@ -58,10 +58,15 @@ public struct Arguments {
             return d
         case SQLITE_TEXT:
             // Decimal text is a number too (not hexadecimal: see NumberText).
-            guard let d = NumberText.double(text(of: v).trimmingEdgeSpaces()), d.isFinite else {
-                throw fail(i, "must be a number, got text")
+            // The text is named: '' (an empty CSV field as sqlite3's .import
+            // stores it) and '10 m' call for different mends.
+            let t = text(of: v)
+            guard let d = NumberText.double(t.trimmingEdgeSpaces()), d.isFinite else {
+                throw fail(i, "must be a number, got text \(Echo.quoted(t))")
             }
             return d
+        case SQLITE_BLOB:
+            throw fail(i, "must be a number, got a BLOB")
         default:
             throw fail(i, "must be a number")
         }

@@ -61,10 +61,8 @@ extension SQLCatalog {
             // geom is only its enclosing polygon: not read.)
             let decoded = areaRows.value(AreaStore.Column.kind).string == "circle" ? nil
                 : try? areaRows.withBlob(geom) { $0.isEmpty ? nil : try SpatiaLiteBlob.decodeAreal($0).polygons }
+            let id = try CatalogError.areaId(areaRows, AreaStore.Column.area_id.rawValue, row: areaRows.value(rowId).int64)
             let row = (0..<areaRows.columnCount).map { $0 == geom && decoded != nil ? .null : areaRows.value($0) }
-            guard let id = row[AreaStore.Column.area_id.rawValue].string else {
-                throw CatalogError.unnamedArea(row: row[rowId].int64, row[AreaStore.Column.area_id.rawValue])
-            }
             if let r = row[rowId].int64, let box = boxesByRow[r] { boxes.append((id, box)) }
             definitions.append(try? AreaStore.area(row, polygons: decoded))
         }

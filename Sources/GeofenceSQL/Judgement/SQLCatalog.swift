@@ -155,8 +155,7 @@ struct RTreeBoxes: BoxIndex {
         try point.bind([.real(p.lon), .real(p.lat)])
         var ids: [String] = []
         while try point.step() {
-            guard let id = point.value(0).string else { throw CatalogError.unnamedArea(row: point.value(1).int64, point.value(0)) }
-            ids.append(id)
+            ids.append(try CatalogError.areaId(point, 0, row: point.value(1).int64))
         }
         // In area_id order, as the judge merges them (`utf8Precedes`).
         return ids.sorted { $0.utf8Precedes($1) }
@@ -166,8 +165,7 @@ struct RTreeBoxes: BoxIndex {
         try window.bind([.real(w.minLon), .real(w.minLat), .real(w.maxLon), .real(w.maxLat)])
         var items: [(String, BoundingBox)] = []
         while try window.step() {
-            guard let id = window.value(0).string else { throw CatalogError.unnamedArea(row: window.value(5).int64, window.value(0)) }
-            items.append((id, window.rtreeBox(from: 1)))
+            items.append((try CatalogError.areaId(window, 0, row: window.value(5).int64), window.rtreeBox(from: 1)))
         }
         return items
     }

@@ -244,7 +244,8 @@ public final class NearestAreas {
         let s = try rowStatement()
         try s.bind([.integer(id)])
         defer { s.reset() }
-        guard try s.step(), let areaId = s.value(LoadColumn.area_id).string else { return nil }
+        guard try s.step() else { return nil }
+        let areaId = try CatalogError.areaId(s, LoadColumn.area_id.rawValue, row: id)
         let from = try s.value(LoadColumn.valid_from).string.map(Timestamp.parse)
         let until = try s.value(LoadColumn.valid_until).string.map(Timestamp.parse)
         if let t = time, (from.map { t < $0 } ?? false) || (until.map { t > $0 } ?? false) { return nil }

@@ -135,6 +135,23 @@ public final class Statement {
         return String(validating: UnsafeBufferPointer(start: p, count: Int(api.column_bytes!(handle, c))), as: UTF8.self) == nil
     }
 
+    /// Column `i` as a String when it is text whose bytes are UTF-8; nil for
+    /// anything else (read in one pass, where `value` would repair the bytes).
+    public func validText(_ i: Int) -> String? {
+        let api = sqlite.pointee
+        let c = Int32(i)
+        guard api.column_type!(handle, c) == SQLITE_TEXT, let p = api.column_text!(handle, c) else { return nil }
+        return String(validating: UnsafeBufferPointer(start: p, count: Int(api.column_bytes!(handle, c))), as: UTF8.self)
+    }
+
+    /// A TEXT column's bytes without copying them; valid only inside `body`.
+    public func withText<T>(_ i: Int, _ body: (UnsafeBufferPointer<UInt8>) throws -> T) rethrows -> T {
+        let c = Int32(i)
+        let p = sqlite.pointee.column_text!(handle, c)
+        let n = Int(sqlite.pointee.column_bytes!(handle, c))
+        return try body(UnsafeBufferPointer(start: n > 0 ? p : nil, count: n))
+    }
+
     public func value(_ i: Int) -> SQLiteValue {
         let api = sqlite.pointee
         let c = Int32(i)

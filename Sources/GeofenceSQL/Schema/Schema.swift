@@ -190,4 +190,19 @@ extension CatalogError {
         let which = row.map { "gf_areas row \($0)" } ?? "an area of gf_areas"
         return CatalogError("\(which) has \(what): an area is named by its text id; give it one or remove the row")
     }
+
+    /// Column `i` of the row `s` is on, an area's id: text whose bytes are
+    /// UTF-8, else the catalog's error naming the row. Text that is not
+    /// UTF-8 (SQLite stores any bytes it is given as TEXT) would be read with
+    /// its bad bytes replaced, an id that finds neither the area's conditions
+    /// nor the area itself: the area would be met and silently not judged.
+    static func areaId(_ s: Statement, _ i: Int, row: Int64?) throws -> String {
+        if let id = s.validText(i) { return id }
+        let value = s.value(i)
+        guard case .text = value else { throw unnamedArea(row: row, value) }
+        let bytes = s.withText(i) { Array($0.prefix(32)) }
+        let which = row.map { "gf_areas row \($0)" } ?? "an area of gf_areas"
+        throw CatalogError("\(which) has an area_id that is not UTF-8 text (bytes \(Echo.hex(bytes))\(bytes.count == 32 ? "…" : "")): "
+                            + "every door names an area by its text; give it a UTF-8 id (UPDATE gf_areas SET area_id = …) or remove the row")
+    }
 }
