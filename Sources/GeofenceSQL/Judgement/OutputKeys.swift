@@ -154,6 +154,17 @@ final class OutputKeys {
     /// (`RunOutput.begin`).
     func recheck() { checked = false }
 
+    /// Whether the keys kept must still be compared with the table (`recheck`).
+    var isUnchecked: Bool { !checked }
+
+    /// The keys kept stand without comparing: the caller has seen that
+    /// nothing the calls wrote since they were given was rolled back
+    /// (`RunOutput.confirmKeys`). Not after a key given below the greatest,
+    /// which only the table's comparison lets go of.
+    func confirm() {
+        if !givenOutOfOrder { checked = true }
+    }
+
     /// Forgets every key if the table's greatest key is not the one last read or given here.
     private func checkRemembered() throws {
         checked = true

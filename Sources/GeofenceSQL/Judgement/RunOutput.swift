@@ -37,6 +37,11 @@ final class RunOutput: RunSink {
     /// each row goes in alone, with an id above the floor and the greatest read before it.
     private let rowByRow: Bool
     private let subjectKeys, areaKeys: OutputKeys
+    /// The id of the last notification row this session's calls wrote, while
+    /// their chain is unchanged (`confirmKeys`), and the statement that
+    /// reads the greatest id to compare with it.
+    private var lastIdWritten: Int64?
+    private let greatestId: Statement
     /// The run the rows belong to (gf_runs.run_id; 0 for gf_check's calls, which record no run).
     private(set) var runId: Int64 = 0
     /// A copy of the notifications for a caller that also writes them elsewhere.
@@ -74,6 +79,7 @@ final class RunOutput: RunSink {
                                       columns: 9)
         subjectKeys = try OutputKeys(db, table: "main.gf_subject_keys", key: "subject_key", id: "subject_id")
         areaKeys = try OutputKeys(db, table: "main.gf_area_keys", key: "area_key", id: "area_id")
+        greatestId = try db.prepare("SELECT max(id) FROM main.gf_notification_rows")
     }
 
     /// Starts a run or a gf_check call writing as `runId`. A run forgets the
@@ -109,6 +115,7 @@ final class RunOutput: RunSink {
             areaKeys.recheck()
             dataVersionUnchecked = true
         } else {
+            lastIdWritten = nil
             // A batch run (gf_check's calls are run 0) may read a dictionary whole.
             subjectKeys.forget(run: runId != 0)
             areaKeys.forget(run: runId != 0)
@@ -135,7 +142,7 @@ final class RunOutput: RunSink {
         try dataVersion.bind([])
         defer { dataVersion.reset() }
         let now = try dataVersion.step() ? dataVersion.value(0).int64 : nil
-        if now != seenDataVersion { subjectKeys.forget(); areaKeys.forget(); ids.forget() }
+        if now != seenDataVersion { subjectKeys.forget(); areaKeys.forget(); ids.forget(); lastIdWritten = nil }
         seenDataVersion = now
     }
 
@@ -183,11 +190,13 @@ final class RunOutput: RunSink {
     /// Writes `all` in order, their subjects' and areas' keys found (or given) first.
     private func write(_ all: [Notification]) throws {
         if dataVersionUnchecked && !all.isEmpty { try checkDataVersion() }
+        if !all.isEmpty && (subjectKeys.isUnchecked || areaKeys.isUnchecked) { try confirmKeys() }
         var keys: [(subject: Int64, area: Int64)] = []
         keys.reserveCapacity(all.count)
         for row in all { keys.append((try subjectKeys.key(of: row.subjectId), try areaKeys.key(of: row.areaId, slot: row.areaSlot))) }
         guard !all.isEmpty else { return }
         if rowByRow {
+            lastIdWritten = nil
             for i in all.indices { try insert(all[i], keys[i], id: try ids.nextId()) }
             return
         }
@@ -198,6 +207,28 @@ final class RunOutput: RunSink {
             rest = 1
         }
         try notifications.write(count: all.count - rest) { s, i, p in try self.bind(all[rest + i], keys[rest + i], s, at: p) }
+        lastIdWritten = db.lastInsertRowid
+    }
+
+    /// Keeps the keys of earlier calls without comparing each dictionary
+    /// with them (`OutputKeys.recheck`, a statement each) when the greatest
+    /// notification id is still the last one the calls wrote. A key is
+    /// given only for a notification written right after it, in the same
+    /// call, and a rollback undoes the newest changes first: one that took a
+    /// key took that call's rows and every row after them, the last written
+    /// included, and ids only grow (SQLite's own are the greatest + 1, one
+    /// above the floor greater still; none is trusted near 2^63, where SQLite
+    /// picks ids at random). Anything else that could move the id (a delete,
+    /// a write of the user's, another connection's commit) has ended the
+    /// chain already (`begin`, `checkDataVersion`). Otherwise each dictionary
+    /// is compared as before.
+    private func confirmKeys() throws {
+        guard let last = lastIdWritten, last < Int64.max / 2 else { return }
+        try greatestId.bind([])
+        defer { greatestId.reset() }
+        guard try greatestId.step(), greatestId.value(0).int64 == last else { return }
+        subjectKeys.confirm()
+        areaKeys.confirm()
     }
 
     /// Inserts one notification with its id given (nil: SQLite's own).
