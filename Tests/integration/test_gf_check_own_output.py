@@ -27,7 +27,7 @@ AGAIN = "gf_check(subject_id || '-again', ts, lat, lon, accuracy_m)"
 AGAIN_ROWS = "gf_check('again-' || subject_key, ts_us / 1000000, lat, lon, accuracy_m)"
 COLUMNS = "run_id, subject_id, ts, area_id, condition_id, transition, lat, lon, accuracy_m"
 # The refusal's opening, the same before this check also looked at writes.
-REFUSAL = "gf_check: this statement reads gf_notifications"
+REFUSAL = "gf_check: this statement, or another left running on this connection, reads gf_notifications"
 
 
 

@@ -244,7 +244,7 @@ def test_an_index_box_with_an_infinite_edge_reads_as_the_world(tmp_path):
     # conditions nor its row, and the area was met and silently not judged (gf_check, judge).
     ("CAST(x'41ff' AS TEXT)", "has an area_id that is not UTF-8 text (bytes 41FF)"),
 ])
-def test_an_area_id_that_is_not_text_fails_the_batch_naming_its_row(tmp_path, stored, said):
+def test_an_area_id_that_is_not_text_fails_every_door_naming_its_row(tmp_path, stored, said):
     """An area_id stored as a BLOB, or as text that is not UTF-8 (past the
     catalog's constraints), names no area: every door that meets the row
     fails naming it, where they left the area out (or listed it under an
@@ -277,3 +277,24 @@ def test_an_area_id_that_is_not_text_fails_the_batch_naming_its_row(tmp_path, st
     assert p.returncode == 1 and f"gf_check: gf_areas row {row} {said}" in p.stderr, p.stderr
     p = sql(db, "SELECT * FROM gf_nearest(0.2, 1.2, 5);", check=False)
     assert p.returncode == 1 and f"gf_areas row {row} {said}" in p.stderr, p.stderr
+    # The commands that show or write areas: shown or exported with the bytes repaired, the id
+    # came back as another one (a new user's finding); `locate` of one position named only an
+    # argument of the SQL function behind it.
+    exported = tmp_path / "out.geojson"
+    for args in (["locate", db, "--lat", "0.2", "--lon", "1.2", "--accuracy", "5"], ["areas", "list", db],
+                 ["export", db, "--out", exported], ["export", db, "--out", tmp_path / "out.gpkg"]):
+        p = gf(*args, check=False)
+        assert p.returncode == 2 and f"gf_areas row {row} {said}" in p.stderr, (args, p.stderr)
+    assert not exported.exists() and not (tmp_path / "out.gpkg").exists()
+
+
+def test_a_condition_whose_area_id_is_not_utf8_is_named_by_the_listings(tmp_path):
+    """`conditions list` and `show` name the condition whose area_id is text that is not UTF-8,
+    where they showed the id with its bytes repaired (a new user's finding)."""
+    db = tmp_path / "c.db"
+    gf("init", db)
+    gf("import", db, write_collection(tmp_path / "a.geojson", [square("A7", 0.0, 0.0, 0.5)]), "--with-default-conditions")
+    sql(db, "UPDATE gf_areas SET area_id = CAST(x'41ff37' AS TEXT); UPDATE gf_conditions SET area_id = CAST(x'41ff37' AS TEXT);")
+    for args in (["conditions", "list", db], ["conditions", "show", db, "1"]):
+        p = gf(*args, check=False)
+        assert p.returncode == 2 and "condition 1 has an area_id that is not UTF-8 text (bytes 41FF37)" in p.stderr, (args, p.stderr)

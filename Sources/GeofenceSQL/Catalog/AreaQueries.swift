@@ -22,6 +22,12 @@ public enum AreaQueries {
                                ELSE gf_area_contains(a.area_id, ?1, ?2, ?3, ?5) END AS verdict,
                gf_area_distance_m(a.area_id, ?1, ?2) AS distance_m,
                gf_area_inside_probability(a.area_id, ?1, ?2, ?3) AS inside_probability
+        \(candidates)
+        ORDER BY a.area_id
+        """
+
+    /// The candidate rows, as `locateSQL` and its check of their ids read them.
+    static let candidates = """
         FROM gf_areas AS a
         WHERE a.id IN (SELECT pkid FROM idx_gf_areas_geom
                        WHERE xmax >= ?2 - ?6 AND xmin <= ?2 + ?6 AND ymax >= ?1 - ?4 AND ymin <= ?1 + ?4
@@ -31,7 +37,6 @@ public enum AreaQueries {
                        UNION ALL
                        SELECT pkid FROM idx_gf_areas_geom
                        WHERE xmax >= ?2 - ?6 + 360 AND ymax >= ?1 - ?4 AND ymin <= ?1 + ?4)
-        ORDER BY a.area_id
         """
 
     public static func locate(_ db: Connection, lat: Double, lon: Double, accuracy: Double, confidence: Double?) throws -> [Located] {
@@ -42,7 +47,14 @@ public enum AreaQueries {
         let latPad = 3 * accuracy / 110_000 + 1e-9  // a degree of latitude is 110.57-111.69 km
         let nearest = abs(lat) + latPad
         let lonPad = nearest >= 89.999 ? 360 : min(360, 3 * accuracy / WGS84.metresPerDegree(atLat: nearest).lon + 1e-9)
-        return try db.query(locateSQL, [.real(lat), .real(lon), .real(accuracy), .real(latPad), confidence.sqlValue, .real(lonPad)]).map { r in
+        let parameters: [SQLiteValue] = [.real(lat), .real(lon), .real(accuracy), .real(latPad), confidence.sqlValue, .real(lonPad)]
+        // The candidates' ids first: one that is no UTF-8 text is named by its
+        // row, as every other door names it, where the SQL functions could only
+        // name their argument.
+        let ids = try db.prepare("SELECT a.area_id, a.id \(candidates)")
+        try ids.bind(parameters)
+        while try ids.step() { _ = try CatalogError.areaId(ids, 0, row: ids.value(1).int64) }
+        return try db.query(locateSQL, parameters).map { r in
             let verdict: String
             switch r[2] { case .integer(1): verdict = "inside"; case .integer(0): verdict = "outside"; default: verdict = "undecided" }
             return Located(areaId: r[0].string ?? "", name: r[1].string, verdict: verdict,

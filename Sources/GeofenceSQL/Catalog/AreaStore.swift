@@ -116,9 +116,19 @@ public final class AreaStore {
         ]
     }
 
+    /// Every area (of one group), by id. An id that is no UTF-8 text is the
+    /// catalog's error naming its row: listed or exported with its bytes
+    /// repaired, it would come back as another id.
     public func all(group: String? = nil) throws -> [AreaDefinition] {
-        let rows = try db.query("SELECT \(Self.columns) FROM gf_areas WHERE ?1 IS NULL OR group_id = ?1 ORDER BY area_id", [group.sqlValue])
-        return try rows.map { try Self.area($0) }
+        let s = try db.prepare("SELECT \(Self.columns), id FROM gf_areas WHERE ?1 IS NULL OR group_id = ?1 ORDER BY area_id")
+        try s.bind([group.sqlValue])
+        let rowId = Column.allCases.count
+        var out: [AreaDefinition] = []
+        while try s.step() {
+            _ = try CatalogError.areaId(s, Column.area_id.rawValue, row: s.value(rowId).int64)
+            out.append(try Self.area(Array(s.row.prefix(rowId))))
+        }
+        return out
     }
 
     /// Whether an area with this id is in the catalog.

@@ -102,13 +102,30 @@ public final class ConditionStore {
 
     public func all(area: String? = nil) throws -> [ConditionDefinition] {
         // Only a given filter is written: `?1 IS NULL OR area_id = ?1` would keep SQLite from gf_conditions_by_area.
-        guard let area else { return try db.query("SELECT \(Self.columns) FROM gf_conditions ORDER BY condition_id").map(Self.condition) }
-        return try db.query("SELECT \(Self.columns) FROM gf_conditions WHERE area_id = ?1 ORDER BY condition_id", [.text(area)])
-            .map(Self.condition)
+        guard let area else { return try read("SELECT \(Self.columns) FROM gf_conditions ORDER BY condition_id", []) }
+        return try read("SELECT \(Self.columns) FROM gf_conditions WHERE area_id = ?1 ORDER BY condition_id", [.text(area)])
     }
 
     public func get(_ id: Int64) throws -> ConditionDefinition? {
-        try db.query("SELECT \(Self.columns) FROM gf_conditions WHERE condition_id = ?", [.integer(id)]).first.map(Self.condition)
+        try read("SELECT \(Self.columns) FROM gf_conditions WHERE condition_id = ?", [.integer(id)]).first
+    }
+
+    /// The conditions `sql` selects. An area_id that is no UTF-8 text is the
+    /// catalog's error naming the condition: shown with its bytes repaired,
+    /// it would name another area.
+    private func read(_ sql: String, _ values: [SQLiteValue]) throws -> [ConditionDefinition] {
+        let s = try db.prepare(sql)
+        try s.bind(values)
+        var out: [ConditionDefinition] = []
+        while try s.step() {
+            if s.validText(Column.area_id.rawValue) == nil, case .text = s.value(Column.area_id.rawValue) {
+                let bytes = s.withText(Column.area_id.rawValue) { Echo.hex($0.prefix(32)) }
+                throw CatalogError("condition \(s.value(Column.condition_id.rawValue).int64 ?? 0) has an area_id that is not UTF-8 text "
+                                   + "(bytes \(bytes)): give its area a UTF-8 id (UPDATE gf_areas SET area_id = …, then the same in gf_conditions) or remove the condition")
+            }
+            out.append(try Self.condition(s.row))
+        }
+        return out
     }
 
     @discardableResult

@@ -20,18 +20,21 @@ public enum NotificationJSON {
         out.reserveCapacity(2 + ns.count * 200)
         out.append(UInt8(ascii: "["))
         // A call's notifications are of one fix: its subject, time and
-        // position are written once and copied into each object after.
-        var shared: (head: [UInt8], tail: [UInt8], of: Notification)?
-        for (i, n) in ns.enumerated() {
+        // position are written once and copied into each object after
+        // (`sharedBy`: the notification they were written for).
+        var head: [UInt8] = [], tail: [UInt8] = []
+        var sharedBy = -1
+        for i in ns.indices {
             if i > 0 { out.append(UInt8(ascii: ",")) }
-            if shared == nil || !sameFix(shared!.of, n) { shared = (head(n), tail(n), n) }
-            out.append(contentsOf: shared!.head)
-            JSONValue.appendString(n.areaId, to: &out)
+            if sharedBy < 0 || !sameFix(ns[sharedBy], ns[i]) {
+                (head, tail, sharedBy) = (Self.head(ns[i]), Self.tail(ns[i]), i)
+            }
+            out.append(contentsOf: head)
+            JSONValue.appendString(ns[i].areaId, to: &out)
             literal(#","condition_id":"#, &out)
-            JSONBytes.integer(n.conditionId, &out)
-            literal(#","transition":""#, &out)
-            literal(n.transition.jsonText, &out)
-            out.append(contentsOf: shared!.tail)
+            JSONBytes.integer(ns[i].conditionId, &out)
+            literal(ns[i].transition.jsonMember, &out)
+            out.append(contentsOf: tail)
         }
         out.append(UInt8(ascii: "]"))
         return out
@@ -79,12 +82,13 @@ public enum NotificationJSON {
 }
 
 extension ConditionDefinition.Timing {
-    /// The transition's name as gf_check's JSON writes it (its raw value).
-    fileprivate var jsonText: StaticString {
+    /// The transition member as gf_check's JSON writes it (its raw value),
+    /// up to its closing quote, which the tail writes.
+    fileprivate var jsonMember: StaticString {
         switch self {
-        case .IN: "IN"
-        case .OUT: "OUT"
-        case .DWELL: "DWELL"
+        case .IN: #","transition":"IN"#
+        case .OUT: #","transition":"OUT"#
+        case .DWELL: #","transition":"DWELL"#
         }
     }
 }

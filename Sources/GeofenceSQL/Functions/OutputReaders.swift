@@ -1,4 +1,5 @@
 import CSQLite
+import GeofenceCore
 #if canImport(Glibc)
 @preconcurrency import Glibc
 #endif
@@ -82,10 +83,14 @@ final class OutputReaders {
         }
         // A statement the user's code finalized meanwhile (while another was compiled) reads nothing any more.
         for r in running where try touches(r.stmt, r.sql, reprepares: r.reprepares, schema: schema) && stillRunning(r.stmt, r.sql) {
-            throw FunctionError("\(function): this statement reads gf_notifications or writes it (SELECT, UPDATE, "
-                                + "DELETE or INSERT over it, its rows \(table), a view, subquery or trigger of them), where each "
-                                + "\(function) call adds its notifications, so it would meet the rows its own calls "
-                                + "write and never end; copy the rows first and judge the copy: CREATE TEMP TABLE "
+            // Which statement is the caller SQLite does not say: the text names it.
+            let text = Echo.plain(String(decoding: r.sql.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+                .split(whereSeparator: \.isWhitespace).joined(separator: " "))
+            throw FunctionError("\(function): this statement, or another left running on this connection, reads gf_notifications "
+                                + "or writes it (SELECT, UPDATE, DELETE or INSERT over it, its rows \(table), a view, subquery or "
+                                + "trigger of them): `\(text)`; each \(function) call adds its notifications, so it would meet "
+                                + "the rows its own calls write and never end. Another statement (a cursor not read to its end): "
+                                + "finish or reset it first. This one: copy the rows first and judge the copy: CREATE TEMP TABLE "
                                 + "fixes AS SELECT … FROM gf_notifications; SELECT \(function)(…) FROM fixes")
         }
         // Verdicts of statements no longer running go (their addresses are

@@ -203,6 +203,6 @@ extension CatalogError {
         let bytes = s.withText(i) { Array($0.prefix(32)) }
         let which = row.map { "gf_areas row \($0)" } ?? "an area of gf_areas"
         throw CatalogError("\(which) has an area_id that is not UTF-8 text (bytes \(Echo.hex(bytes))\(bytes.count == 32 ? "…" : "")): "
-                            + "every door names an area by its text; give it a UTF-8 id (UPDATE gf_areas SET area_id = …) or remove the row")
+                            + "every door names an area by its text; give it a UTF-8 id (UPDATE gf_areas SET area_id = …, then the same in gf_conditions) or remove the row")
     }
 }
