@@ -215,7 +215,7 @@ def test_check_command_and_sql_errors(tmp_path):
     assert json.loads(r)[0]["transition"] == "OUT"
     assert sql(db, "SELECT gf_check('x', '2026-11-20T09:01:00+09:00', 35.7115, 139.771, 10);").stdout.strip() == "[]"
     p = sql(db, "SELECT gf_check('x', '2026-11-20 09:30', 35.7, 139.7, 10);", check=False)
-    assert p.returncode != 0 and "gf_check: invalid fix" in p.stderr and "no UTC offset" in p.stderr
+    assert p.returncode != 0 and "gf_check: argument 2 (ts) makes the fix invalid: time" in p.stderr and "no UTC offset" in p.stderr
     # gf_check is direct-only: a view cannot call it.
     p = sql(db, "CREATE VIEW v AS SELECT gf_check('x', '2026-11-21T00:00:00Z', 35, 139, 5) AS n; SELECT * FROM v;", check=False)
     assert p.returncode != 0 and "unsafe use of gf_check" in p.stderr

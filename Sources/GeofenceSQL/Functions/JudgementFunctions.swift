@@ -38,7 +38,7 @@ enum JudgementFunctions {
                 // invalid fixes (iOS's accuracy -1) would each have it read every area again.
                 // Not a call from inside a call (a trigger of the user's): the running
                 // call's transaction refuses that one, saying why, whatever its fix.
-                let valid = Session.isCalling(conn) ? row : Judgement.Row(try row.requireValid())
+                let valid = Session.isCalling(conn) ? row : Judgement.Row(try Self.validFix(row, a))
                 // The connection's session keeps the statements, prepared areas, the state
                 // it saved last and the dictionary keys it used between calls, as long as
                 // nothing else wrote.
@@ -79,6 +79,19 @@ enum JudgementFunctions {
             } catch let e as CatalogError {
                 throw FunctionError("gf_check: \(e.message)")
             }
+        }
+    }
+
+    /// The call's fix, or its refusal naming the argument at fault as every
+    /// function names a wrong argument (`gf_check: argument 5 (accuracy_m)
+    /// makes the fix invalid: negative accuracy -1.0 …`); a fault of no one
+    /// argument as `gf_check: invalid fix: …`.
+    static func validFix(_ row: Judgement.Row, _ a: Arguments) throws -> Fix {
+        switch row.validated {
+        case .success(let fix): return fix
+        case .failure(let why):
+            guard let field = why.field else { throw InputError("invalid fix: \(why.reason)") }
+            throw a.fail(field.rawValue, "makes the fix invalid: \(why.reason)")
         }
     }
 }
