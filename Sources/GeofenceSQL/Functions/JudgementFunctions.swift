@@ -91,7 +91,9 @@ enum JudgementFunctions {
         case .success(let fix): return fix
         case .failure(let why):
             guard let field = why.field else { throw InputError("invalid fix: \(why.reason)") }
-            throw a.fail(field.rawValue, "makes the fix invalid: \(why.reason)")
+            // A refused time says what it most likely is (`timeHint`), as every refusal of it does.
+            let hint = field == .ts ? row.ts.flatMap(timeHint) ?? "" : ""
+            throw a.fail(field.rawValue, "makes the fix invalid: \(why.reason)\(hint)")
         }
     }
 }
