@@ -118,10 +118,9 @@ public final class ConditionStore {
         try s.bind(values)
         var out: [ConditionDefinition] = []
         while try s.step() {
-            if s.validText(Column.area_id.rawValue) == nil, case .text = s.value(Column.area_id.rawValue) {
-                let bytes = s.withText(Column.area_id.rawValue) { Echo.hex($0.prefix(32)) }
-                throw CatalogError("condition \(s.value(Column.condition_id.rawValue).int64 ?? 0) has an area_id that is not UTF-8 text "
-                                   + "(bytes \(bytes)): give its area a UTF-8 id (UPDATE gf_areas SET area_id = …, then the same in gf_conditions) or remove the condition")
+            if s.isMalformedText(Column.area_id.rawValue) {
+                throw CatalogError.notUTF8AreaId(s, Column.area_id.rawValue, of: "condition \(s.value(Column.condition_id.rawValue).int64 ?? 0)",
+                                                 mend: "give its area a UTF-8 id", remove: "the condition")
             }
             out.append(try Self.condition(s.row))
         }

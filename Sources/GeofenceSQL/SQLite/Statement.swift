@@ -129,10 +129,7 @@ public final class Statement {
     /// Whether column `i` is text whose bytes are not UTF-8 (`value(i)`
     /// would repair them into U+FFFD: two such ids would read as one).
     public func isMalformedText(_ i: Int) -> Bool {
-        let api = sqlite.pointee
-        let c = Int32(i)
-        guard api.column_type!(handle, c) == SQLITE_TEXT, let p = api.column_text!(handle, c) else { return false }
-        return String(validating: UnsafeBufferPointer(start: p, count: Int(api.column_bytes!(handle, c))), as: UTF8.self) == nil
+        sqlite.pointee.column_type!(handle, Int32(i)) == SQLITE_TEXT && validText(i) == nil
     }
 
     /// Column `i` as a String when it is text whose bytes are UTF-8; nil for

@@ -200,9 +200,15 @@ extension CatalogError {
         if let id = s.validText(i) { return id }
         let value = s.value(i)
         guard case .text = value else { throw unnamedArea(row: row, value) }
+        throw notUTF8AreaId(s, i, of: row.map { "gf_areas row \($0)" } ?? "an area of gf_areas",
+                            mend: "every door names an area by its text; give it a UTF-8 id", remove: "the row")
+    }
+
+    /// `which` has an area_id (column `i` of the row `s` is on, text) that is
+    /// not UTF-8: its first bytes in hex, and how to mend it.
+    static func notUTF8AreaId(_ s: Statement, _ i: Int, of which: String, mend: String, remove: String) -> CatalogError {
         let bytes = s.withText(i) { Array($0.prefix(32)) }
-        let which = row.map { "gf_areas row \($0)" } ?? "an area of gf_areas"
-        throw CatalogError("\(which) has an area_id that is not UTF-8 text (bytes \(Echo.hex(bytes))\(bytes.count == 32 ? "…" : "")): "
-                            + "every door names an area by its text; give it a UTF-8 id (UPDATE gf_areas SET area_id = …, then the same in gf_conditions) or remove the row")
+        return CatalogError("\(which) has an area_id that is not UTF-8 text (bytes \(Echo.hex(bytes))\(bytes.count == 32 ? "…" : "")): "
+                            + "\(mend) (UPDATE gf_areas SET area_id = …, then the same in gf_conditions) or remove \(remove)")
     }
 }
