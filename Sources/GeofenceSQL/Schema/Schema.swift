@@ -55,6 +55,7 @@ public enum Schema {
             }
             for (v, _, script) in EmbeddedSQL.migrations where v <= version { try apply(db, v, script) }
             try db.query("INSERT INTO gf_meta (key, value) VALUES ('created_by', ?)", [.text(packageName)])
+            try SuggestedCache.write(db)
         }
     }
 
@@ -83,6 +84,7 @@ public enum Schema {
                 guard case .older(let v) = try state(of: db) else { return }
                 try SchemaConversions.refuseUserObjects(db, upgradingFrom: v)
                 for (version, _, script) in EmbeddedSQL.migrations where version > v { try apply(db, version, script) }
+                try SuggestedCache.writeIfUnset(db, schema: StateDatabase.catalogSchema(db))
                 try db.query("INSERT OR REPLACE INTO gf_meta (key, value) VALUES ('upgraded_by', ?)", [.text(packageName)])
             }
         }

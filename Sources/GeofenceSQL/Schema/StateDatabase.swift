@@ -145,6 +145,8 @@ public enum StateDatabase {
         try db.execute("CREATE TABLE gf_state_meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)")
         try db.query("INSERT INTO main.gf_state_meta (key, value) VALUES ('schema_version', ?), ('created_by', ?)",
                      [.text(String(Schema.currentVersion)), .text("geofence " + GeofenceVersion.string)])
+        // Where gf_check writes: the cache the catalog suggests matters most here.
+        try SuggestedCache.write(db)
     }
 
     /// Whether the database attached as `schema` (as `catalogSchema` names
