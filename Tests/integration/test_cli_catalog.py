@@ -55,8 +55,14 @@ def test_a_refused_init_leaves_the_file_as_it_was_and_names_it(tmp_path):
     assert p.returncode == 2 and p.stderr.strip() == f"error: {db}: the database already holds a geofence catalog (schema version {version})"
     p = gf("init", db, "--page-size", "32768", check=False)
     assert p.returncode == 2 and "its pages are 4096 bytes" in p.stderr
-    assert "'PRAGMA journal_mode = DELETE; PRAGMA page_size = 32768; VACUUM; PRAGMA journal_mode = WAL'" in p.stderr
+    advised = "PRAGMA journal_mode = DELETE; PRAGMA page_size = 32768; VACUUM; PRAGMA journal_mode = WAL; PRAGMA default_cache_size = 2048"
+    assert f"'{advised}'" in p.stderr
     assert db.read_bytes() == before and not (tmp_path / "cat.db-wal").exists()
+    # What it advises does it: 32 KiB pages, and the suggested cache still 64 MiB of them (SuggestedCache).
+    rewritten = tmp_path / "rewritten.db"
+    rewritten.write_bytes(before)
+    run("sqlite3", rewritten, advised)
+    assert run("sqlite3", rewritten, "PRAGMA page_size; PRAGMA cache_size;").stdout.split() == ["32768", "2048"]
     folder = tmp_path / "a-folder"
     folder.mkdir()
     p = gf("init", folder, check=False)

@@ -33,11 +33,11 @@ def test_a_new_catalog_suggests_64_mib_of_its_pages(tmp_path):
 
 def test_an_upgrade_writes_it_where_the_header_has_none_and_keeps_a_users(tmp_path):
     bare, own = tmp_path / "bare.db", tmp_path / "own.db"
-    for db, size in ((bare, 0), (own, 500)):
+    for db in (bare, own):
         gf("init", db, "--schema-version", "10")
-        # As an older build left it: nothing in the header, or what its user wrote there.
-        run("sqlite3", db, f"PRAGMA default_cache_size = {size};")
+    # A catalog of an older version is made as its build made it, nothing in the header; or its user wrote a size there.
     assert opened_cache(bare) == -2000
+    run("sqlite3", own, "PRAGMA default_cache_size = 500;")
     gf("settings", bare)
     gf("settings", own)
     assert stored_rows(bare, "SELECT value FROM gf_meta WHERE key = 'schema_version'")[0][0] != "10"
@@ -57,6 +57,17 @@ def test_a_current_catalog_is_not_written_when_opened(tmp_path):
     assert opened_cache(db) == -2000
 
 
+def test_init_of_a_database_with_a_size_of_its_own_keeps_it(tmp_path):
+    """init may make the catalog in an existing SpatiaLite database (or an
+    empty file) whose user wrote a size into the header: it stays theirs."""
+    spatial, empty = tmp_path / "spatial.db", tmp_path / "empty.db"
+    run("sqlite3", spatial, input=".load mod_spatialite\nSELECT InitSpatialMetadata(1);\nPRAGMA default_cache_size = 500;\nCREATE TABLE mine (x);\n")
+    run("sqlite3", empty, "PRAGMA default_cache_size = 200;")
+    gf("init", spatial)
+    gf("init", empty)
+    assert opened_cache(spatial) == 500 and opened_cache(empty) == 200
+
+
 def test_a_state_database_suggests_it_and_the_callers_own_cache_is_kept(tmp_path):
     catalog, state = tmp_path / "fences.db", tmp_path / "state.db"
     gf("init", catalog)
@@ -68,6 +79,11 @@ def test_a_state_database_suggests_it_and_the_callers_own_cache_is_kept(tmp_path
         """).stdout.split()
     assert out == ["1", "-1000"]
     assert opened_cache(state) == SUGGESTED // 4096
+    # An application's database made a state database keeps a size its user wrote.
+    app = tmp_path / "app.db"
+    run("sqlite3", app, "PRAGMA default_cache_size = 300; CREATE TABLE app (x);")
+    sql(app, f"ATTACH 'file:{catalog}?mode=ro' AS catalog;\nSELECT gf_state_init();")
+    assert opened_cache(app) == 300
     # A refused gf_state_init (no catalog attached) writes nothing into the header.
     empty = tmp_path / "empty.db"
     p = sql(empty, "CREATE TABLE t (x);\nSELECT gf_state_init();", check=False)

@@ -55,7 +55,8 @@ public enum Schema {
             }
             for (v, _, script) in EmbeddedSQL.migrations where v <= version { try apply(db, v, script) }
             try db.query("INSERT INTO gf_meta (key, value) VALUES ('created_by', ?)", [.text(packageName)])
-            try SuggestedCache.write(db)
+            // An older version's catalog is made as its build made it (tests of the upgrade, which writes it).
+            if version == currentVersion { try SuggestedCache.write(db) }
         }
     }
 
@@ -84,7 +85,7 @@ public enum Schema {
                 guard case .older(let v) = try state(of: db) else { return }
                 try SchemaConversions.refuseUserObjects(db, upgradingFrom: v)
                 for (version, _, script) in EmbeddedSQL.migrations where version > v { try apply(db, version, script) }
-                try SuggestedCache.writeIfUnset(db, schema: StateDatabase.catalogSchema(db))
+                try SuggestedCache.write(db, schema: StateDatabase.catalogSchema(db))
                 try db.query("INSERT OR REPLACE INTO gf_meta (key, value) VALUES ('upgraded_by', ?)", [.text(packageName)])
             }
         }

@@ -120,8 +120,9 @@ struct Init: ParsableCommand {
     /// For a catalog refused with --page-size of another size: how to change its pages.
     private func otherPageSizeHint(_ conn: Connection) -> String {
         guard let n = pageSize, let had = try? conn.scalar("PRAGMA page_size").int64, had != Int64(n) else { return "" }
+        // The suggested cache is a count of pages (`SuggestedCache`): set again for the new size.
         return "; its pages are \(had) bytes, and `sqlite3 \(Echo.shellWord(db)) 'PRAGMA journal_mode = DELETE; PRAGMA page_size = \(n); "
-            + "VACUUM; PRAGMA journal_mode = WAL'` rewrites it with \(n)-byte pages"
+            + "VACUUM; PRAGMA journal_mode = WAL; PRAGMA default_cache_size = \(SuggestedCache.pages(Int64(n)))'` rewrites it with \(n)-byte pages"
     }
 
     /// A file or folder this user cannot write, said before SQLite's "unable to open".
