@@ -53,15 +53,21 @@ public struct Fix: Equatable, Sendable {
         guard (-180...180).contains(lon) else { return .failure(InvalidFix("longitude \(lon) outside [-180, 180]", field: .lon)) }
         guard let accuracy = accuracy ?? ifMissing else { return .failure(InvalidFix("missing accuracy", field: .accuracy)) }
         guard !accuracy.isNaN, accuracy.isFinite else { return .failure(InvalidFix("accuracy is not a finite number", field: .accuracy)) }
-        guard accuracy >= 0 else { return .failure(InvalidFix("negative accuracy \(accuracy) (the fix is marked invalid)", field: .accuracy)) }
+        guard accuracy >= 0 else { return .failure(InvalidFix("negative accuracy \(accuracy)", field: .accuracy, note: "the fix is marked invalid")) }
         return .success((LonLat(lon: lon, lat: lat), accuracy))
     }
 }
 
 public struct InvalidFix: Error, Equatable, CustomStringConvertible {
-    public var reason: String
+    /// What is wrong with the value, alone: what a refusal naming the field says after "makes the fix invalid".
+    public var detail: String
     /// The field at fault, when one is: a feed names it by the user's column (`FixFeed.describe`).
     public var field: FixField?
-    public init(_ reason: String, field: FixField? = nil) { self.reason = reason; self.field = field }
+    /// Why such a value means an invalid fix, where the value alone does not
+    /// say it (a phone marks a fix without a position by a negative accuracy).
+    public var note: String?
+    public init(_ detail: String, field: FixField? = nil, note: String? = nil) { self.detail = detail; self.field = field; self.note = note }
+    /// The reason a batch reports and gf_explain stores: the detail and its note (the stored text since schema version 6).
+    public var reason: String { note.map { "\(detail) (\($0))" } ?? detail }
     public var description: String { reason }
 }

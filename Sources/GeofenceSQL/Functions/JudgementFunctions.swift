@@ -93,7 +93,7 @@ enum JudgementFunctions {
             guard let field = why.field else { throw InputError("invalid fix: \(why.reason)") }
             // A refused time says what it most likely is (`timeHint`), as every refusal of it does.
             let hint = field == .ts ? row.ts.flatMap(timeHint) ?? "" : ""
-            throw a.fail(field.rawValue, "makes the fix invalid: \(why.reason)\(hint)")
+            throw a.fail(field.rawValue, "makes the fix invalid: \(why.detail)\(hint)")
         }
     }
 }
