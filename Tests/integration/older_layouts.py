@@ -28,6 +28,25 @@ RUNS_BEFORE_VERSION_10 = "DROP TABLE gf_run_inputs; ALTER TABLE gf_runs DROP COL
 FLOOR_BEFORE_VERSION_11 = "DROP TRIGGER IF EXISTS gf_notification_rows_floor; DROP TABLE gf_notification_floor;"
 
 
+def conditions_before_version_12():
+    """SQL that turns a new catalog's conditions back into version 1's table
+    (its index and triggers, version 5's stamp triggers on it, version 9's
+    gf_last_notified over it), each area's implied pair stored as two rows:
+    for tests that make an older catalog from one this build made."""
+    v1 = (ROOT / "sql" / "001_catalog.sql").read_text()
+    kept = [m.group(0) for m in re.finditer(r"CREATE (TABLE gf_conditions .*?\n\);|INDEX gf_conditions_by_area .*?;"
+                                            r"|TRIGGER (gf_conditions_need_area|gf_areas_remove_conditions).*?END;)", v1, re.S)]
+    v5 = (ROOT / "sql" / "005_catalog_stamp.sql").read_text()
+    stamps = re.findall(r"CREATE TRIGGER gf_conditions_stamp_\w+ .*?END;", v5, re.S)
+    v9 = re.search(r"CREATE VIEW gf_last_notified AS.*?;", (ROOT / "sql" / "009_last_notified_from_state.sql").read_text(), re.S).group(0)
+    return ("CREATE TEMP TABLE c12 AS SELECT * FROM gf_conditions;"
+            "DROP VIEW gf_conditions; DROP TABLE gf_condition_rows; DROP INDEX gf_areas_default_in; DROP INDEX gf_areas_default_out;"
+            "DROP TRIGGER gf_areas_default_id_free; DROP TRIGGER gf_areas_default_id_free_on_update; DROP TRIGGER gf_areas_remove_conditions;"
+            "DROP VIEW IF EXISTS gf_last_notified; ALTER TABLE gf_areas DROP COLUMN default_condition_id;\n"
+            + "\n".join(kept + stamps) + "\n"
+            "INSERT INTO gf_conditions SELECT * FROM temp.c12 ORDER BY condition_id; DROP TABLE temp.c12;\n" + v9 + "\n")
+
+
 def notifications_as_a_table(con):
     """Replaces the gf_notifications view (schema version 7) with a table of
     its columns holding its rows, as versions 2 to 6 had it and as a user may

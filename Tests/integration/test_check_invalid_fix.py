@@ -18,7 +18,7 @@ import pytest
 from conftest import EXTENSION
 from test_judgement import iso, scenario
 
-READ_TABLES = ("gf_areas", "gf_conditions", "gf_area_keys", "gf_subject_keys")
+READ_TABLES = ("gf_areas", "gf_condition_rows", "gf_area_keys", "gf_subject_keys")
 
 
 def judged(db, fixes, invalid_every=None):
@@ -70,4 +70,4 @@ def test_invalid_fixes_leave_the_session_whole(tmp_path):
     assert out[0] and out_mixed == out
     # Each statement the session needs was prepared once, in both streams.
     assert sorted(prepared_mixed) == sorted(prepared)
-    assert set(prepared) >= {"gf_areas", "gf_conditions", "gf_area_keys", "gf_subject_keys"}
+    assert set(prepared) >= {"gf_areas", "gf_condition_rows", "gf_area_keys", "gf_subject_keys"}

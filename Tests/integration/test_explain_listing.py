@@ -13,7 +13,8 @@ import sqlite3
 from pathlib import Path
 
 from conftest import SAMPLES, current_schema_version, gf, run, stored_rows
-from older_layouts import FLOOR_BEFORE_VERSION_11, RUNS_BEFORE_VERSION_10, VERSION_6_NOTIFICATIONS, state_layout_before_version_8
+from older_layouts import (FLOOR_BEFORE_VERSION_11, RUNS_BEFORE_VERSION_10, VERSION_6_NOTIFICATIONS, conditions_before_version_12,
+                            state_layout_before_version_8)
 
 COLUMNS = ["run_id", "subject_id", "ts", "area_id", "condition_id", "kind", "reason", "lat", "lon"]
 OLD_COLUMNS = "run_id, subject_id, ts, area_id, condition_id, kind, reason"
@@ -149,6 +150,8 @@ def older_catalog(folder):
     cli("judge", db, "--fixes", fixes, "--explain")
     con = sqlite3.connect(db)
     with con:
+        if "gf_condition_rows" in [r[0] for r in con.execute("SELECT name FROM sqlite_master")]:
+            con.executescript(conditions_before_version_12())
         for column in ("lat", "lon"):
             if column in [c[1] for c in con.execute("PRAGMA table_info(gf_explain)")]:
                 con.execute(f"ALTER TABLE gf_explain DROP COLUMN {column}")

@@ -9,7 +9,8 @@ import sqlite3
 import pytest
 
 from conftest import EXTENSION, SAMPLES, gf, run, sql, write_collection, square
-from older_layouts import FLOOR_BEFORE_VERSION_11, RUNS_BEFORE_VERSION_10, VERSION_6_NOTIFICATIONS, state_layout_before_version_8
+from older_layouts import (FLOOR_BEFORE_VERSION_11, RUNS_BEFORE_VERSION_10, VERSION_6_NOTIFICATIONS, conditions_before_version_12,
+                            state_layout_before_version_8)
 
 TRIGGERS = ["gii_gf_areas_geom", "tmi_gf_areas_geom"]
 
@@ -131,7 +132,7 @@ def test_lost_or_altered_stamp_triggers_are_refused_by_gf_check_and_repaired_by_
 def test_an_upgrade_replaces_stamp_triggers_a_file_already_carries(tmp_path):
     db = tmp_path / "v4.db"
     gf("init", db)
-    run("sqlite3", db, state_layout_before_version_8(), "DROP TRIGGER gf_areas_stamp_insert;",
+    run("sqlite3", db, conditions_before_version_12(), state_layout_before_version_8(), "DROP TRIGGER gf_areas_stamp_insert;",
         "CREATE TRIGGER gf_areas_stamp_insert AFTER INSERT ON gf_areas BEGIN SELECT 1; END;",
         *VERSION_6_NOTIFICATIONS,
         "ALTER TABLE gf_explain DROP COLUMN lat;", "ALTER TABLE gf_explain DROP COLUMN lon;",  # as version 4 had it

@@ -64,8 +64,6 @@ public struct AreaImporter {
             var spatialIndex = BulkSpatialIndex(db)
             try spatialIndex.begin()
             try ImportTriggers.suspend(db)
-            var conditionIndex = ConditionIndexRebuild(db)
-            try conditionIndex.begin()
             // The last default condition's id, once the first is made.
             var lastCondition: Int64?
             // With upsert: whether each id this file has written so far is a circle.
@@ -85,7 +83,16 @@ public struct AreaImporter {
                         // default pair goes only to an area new to the catalog.
                         let isNew = try !options.upsert || !areas.exists(p.area.areaId)
                         if !isNew && written[p.area.areaId] == nil { report.replacedInCatalog += 1 }
-                        try areas.insert(p.row, upsert: options.upsert, earlier: .inCatalogOrFile)
+                        // Its default pair is implied by its row (`ImpliedConditions`):
+                        // the next two ids, the OUT's checked to exist as well.
+                        var implied: Int64?
+                        if options.defaultConditions && isNew {
+                            let first = try ConditionStore.after(lastCondition ?? conditions.highestId())
+                            lastCondition = try ConditionStore.after(first)
+                            implied = first
+                            report.conditions += 2
+                        }
+                        try areas.insert(p.row, upsert: options.upsert, earlier: .inCatalogOrFile, impliedConditions: implied)
                         var isCircle = false
                         if case .circle = p.area.shape { isCircle = true }
                         if options.upsert, let earlier = written.updateValue(isCircle, forKey: p.area.areaId) {
@@ -94,14 +101,6 @@ public struct AreaImporter {
                             report.imported -= 1
                         }
                         if isCircle { report.circles += 1 } else { report.polygons += 1 }
-                        if options.defaultConditions && isNew {
-                            for timing in [ConditionDefinition.Timing.IN, .OUT] {
-                                let id = try ConditionStore.after(lastCondition ?? conditions.highestId())
-                                try conditions.insert(ConditionDefinition(conditionId: id, areaId: p.area.areaId, timing: timing))
-                                lastCondition = id
-                                report.conditions += 1
-                            }
-                        }
                     } catch let e as InputError {
                         throw e.located(file: path, item: ImportStream.item(p.index, layer: options.stream?.layer), id: p.area.areaId)
                     }
@@ -111,7 +110,6 @@ public struct AreaImporter {
             }
             progress?(total, total)
             try spatialIndex.finish()
-            try conditionIndex.finish()
             do { try areas.requireDistinctIds() } catch let e as InputError { throw e.located(file: path) }
             report.repairedTriggers = spatialIndex.repaired
             try ImportTriggers.resume(db)

@@ -17,8 +17,12 @@ public final class AreaStore {
     }
     static let columns = Column.list
 
-    static func insertSQL(upsert: Bool) -> String {
-        var sql = "INSERT INTO gf_areas (\(columns)) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)"
+    /// With `implied`, the row's values are followed by the id of its
+    /// implied IN condition (`ImpliedConditions`); an upsert that replaces
+    /// an area keeps the conditions it has, so it never sets that column.
+    static func insertSQL(upsert: Bool, implied: Bool) -> String {
+        var sql = implied ? "INSERT INTO gf_areas (\(columns), \(ImpliedConditions.column)) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)"
+                          : "INSERT INTO gf_areas (\(columns)) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)"
         if upsert {
             let set = Column.allCases.filter { $0 != .area_id }.map { "\($0) = excluded.\($0)" }.joined(separator: ", ")
             sql += " ON CONFLICT(area_id) DO UPDATE SET \(set)"
@@ -81,10 +85,12 @@ public final class AreaStore {
         public init(_ a: AreaDefinition) { areaId = a.areaId; values = AreaStore.values(a) }
     }
 
-    public func insert(_ row: Row, upsert: Bool = false, earlier: EarlierArea = .inCatalog) throws {
-        let s = try statements.get(Self.insertSQL(upsert: upsert))
+    /// `impliedConditions`: the id of the area's implied IN condition (its
+    /// OUT is the next), for an area new to the catalog.
+    public func insert(_ row: Row, upsert: Bool = false, earlier: EarlierArea = .inCatalog, impliedConditions: Int64? = nil) throws {
+        let s = try statements.get(Self.insertSQL(upsert: upsert, implied: impliedConditions != nil))
         do {
-            try s.run(row.values)
+            try s.run(impliedConditions.map { row.values + [.integer($0)] } ?? row.values)
         } catch let e as SQLiteError where e.isUniqueViolation && (try? hasArea(row.areaId)) == true {
             let which = earlier == .inCatalog ? "the catalog already has an area with this id"
                                               : "an area with this id already exists, in the catalog or earlier in this file"
@@ -139,17 +145,23 @@ public final class AreaStore {
         return try s.step() && s.value(0).int64 == 1
     }
 
-    public func get(_ id: String) throws -> AreaDefinition? {
-        let s = try statements.get("SELECT \(Self.columns) FROM \(tables.areas) WHERE area_id = ?")
+    public func get(_ id: String) throws -> AreaDefinition? { try getWithImplied(id)?.area }
+
+    /// The area and the id of its implied IN condition (`ImpliedConditions`), read in one row.
+    func getWithImplied(_ id: String) throws -> (area: AreaDefinition, implied: Int64?)? {
+        let s = try statements.get("SELECT \(Self.columns), \(ImpliedConditions.column) FROM \(tables.areas) WHERE area_id = ?")
         try s.bind([.text(id)])
         // Reset at once: a statement left on its row holds a read lock (the statement is reused).
         defer { s.reset() }
-        return try s.step() ? Self.area(s.row) : nil
+        guard try s.step() else { return nil }
+        let row = s.row
+        return (try Self.area(row), try ImpliedConditions.first(row[Column.allCases.count], area: id))
     }
 
     public var count: Int { get throws { Int(try db.scalar("SELECT count(*) FROM \(tables.areas)").int64 ?? 0) } }
 
-    /// Removes every area and condition, and every subject's stays with them
+    /// Removes every area and condition (the implied ones go with their
+    /// areas' rows), and every subject's stays with them
     /// (behaviour: an area that goes away takes its stays). The stays go
     /// first, from every record at once: the removal trigger of each area
     /// (gf_areas_remove_inside) then finds nothing left to rewrite, and no
@@ -158,7 +170,7 @@ public final class AreaStore {
         try db.execute("""
             UPDATE gf_subject_state SET record = json_set(record, '$.stays', json('[]')) WHERE json_array_length(record, '$.stays') > 0;
             DELETE FROM gf_inside;
-            DELETE FROM gf_conditions;
+            DELETE FROM gf_condition_rows;
             DELETE FROM gf_areas;
             """)
     }

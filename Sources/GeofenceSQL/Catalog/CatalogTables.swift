@@ -2,7 +2,7 @@
 /// schema that holds them:
 ///
 ///     let t = try CatalogTables(db)          // main, or the attached catalog of a state database
-///     db.prepare("SELECT … FROM \(t.conditions) WHERE area_id = ?")   // main.gf_conditions
+///     db.prepare("SELECT … FROM \(t.conditionRows) WHERE area_id = ?")   // main.gf_condition_rows
 ///
 /// Why: SQLite looks a table named without its database up in TEMP first,
 /// so a TEMP table of the caller's connection named gf_conditions (a scratch
@@ -21,7 +21,9 @@ struct CatalogTables: Sendable {
     /// `table` named in the catalog's schema.
     func named(_ table: String) -> String { schema.map { "\($0).\(table)" } ?? table }
     var areas: String { named("gf_areas") }
-    var conditions: String { named("gf_conditions") }
+    /// The stored conditions: an area's implied pair is in its own row
+    /// (`ImpliedConditions`), which the engine reads with the area.
+    var conditionRows: String { named("gf_condition_rows") }
     var settings: String { named("gf_settings") }
     /// SpatiaLite's R*Tree of gf_areas.geom.
     var index: String { named("idx_gf_areas_geom") }

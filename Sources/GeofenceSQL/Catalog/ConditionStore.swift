@@ -8,41 +8,20 @@ public final class ConditionStore {
     public convenience init(_ db: Connection) { self.init(db, tables: .unqualified) }
     init(_ db: Connection, tables: CatalogTables) { self.db = db; self.tables = tables }
 
-    /// The conditions of one area, ordered by id (judgement asks this once
-    /// per area, gf_check at an area's first touch in its session).
-    public func of(area: String) throws -> [ConditionDefinition] {
-        let s = try byArea ?? db.prepare("SELECT \(Self.columns) FROM \(tables.conditions) WHERE area_id = ? ORDER BY condition_id")
+    /// The conditions of one area, ordered by id: its stored rows and the
+    /// implied pair whose IN is `implied` (read with the area's row,
+    /// `ImpliedConditions`). Judgement asks this once per area, gf_check at
+    /// an area's first touch in its session.
+    public func of(area: String, implied: Int64?) throws -> [ConditionDefinition] {
+        let s = try byArea ?? db.prepare("SELECT \(Self.columns) FROM \(tables.conditionRows) WHERE area_id = ? ORDER BY condition_id")
         byArea = s
         try s.bind(text: area, at: 1)
         defer { s.reset() }
         var out: [ConditionDefinition] = []
-        out.reserveCapacity(4)
-        var id = area
-        try id.withUTF8 { bytes in
-            while try s.step() { out.append(try Self.plain(s, area: area, bytes: UnsafeRawBufferPointer(bytes)) ?? Self.condition(s.row)) }
-        }
-        return out
+        while try s.step() { out.append(try Self.condition(s.row)) }
+        return ImpliedConditions.merged(out, first: implied, area: area)
     }
     private var byArea: Statement?
-
-    /// The row `s` is on, when it is an IN or OUT condition with nothing
-    /// but its id, area and timing (the default conditions an import adds to
-    /// every area), read in place: the area's id is `area` when the row's
-    /// bytes are `bytes` (its UTF-8), the timing is compared as bytes.
-    /// Nil for any other row, which `condition` reads: reading every row's
-    /// values as Strings cost more than the step.
-    private static func plain(_ s: Statement, area: String, bytes: UnsafeRawBufferPointer) -> ConditionDefinition? {
-        guard s.areNull(Column.dwell_s.rawValue...Column.timezone.rawValue),
-              case .integer(let id) = s.value(Column.condition_id.rawValue),
-              s.isText(Column.area_id.rawValue, bytes) else { return nil }
-        if Self.isTiming(s, "IN") { return ConditionDefinition(conditionId: id, areaId: area, timing: .IN) }
-        if Self.isTiming(s, "OUT") { return ConditionDefinition(conditionId: id, areaId: area, timing: .OUT) }
-        return nil
-    }
-
-    private static func isTiming(_ s: Statement, _ name: StaticString) -> Bool {
-        name.withUTF8Buffer { s.isText(Column.timing.rawValue, UnsafeRawBufferPointer($0)) }
-    }
 
     /// gf_conditions' columns as the engine reads and writes them, in order.
     enum Column: Int, NamedColumns {
@@ -54,10 +33,11 @@ public final class ConditionStore {
 
     public func insert(_ c: ConditionDefinition) throws {
         do {
-            // Prepared once per store and bound value by value: an import adds
-            // two conditions per area, and an array of values per row cost more
-            // than SQLite's insert.
-            if inserter == nil { inserter = try db.prepare("INSERT INTO gf_conditions (\(Self.columns)) VALUES (?,?,?,?,?,?,?,?,?,?,?)") }
+            // Prepared once per store and bound value by value (an import of
+            // conditions adds one a line). Into the stored rows: every condition
+            // this inserts has its id, which the view's INSTEAD OF trigger would
+            // only pass on.
+            if inserter == nil { inserter = try db.prepare("INSERT INTO gf_condition_rows (\(Self.columns)) VALUES (?,?,?,?,?,?,?,?,?,?,?)") }
             guard let s = inserter else { return }
             defer { s.reset() }
             try s.bind(integer: c.conditionId, at: 1)
@@ -87,7 +67,8 @@ public final class ConditionStore {
                 """, [.text(c.areaId)]).string) ?? nil
             let hint = near.map { " (area \(Echo.quoted($0)) exists: ids are compared as written, spaces at their ends and leading zeros included)" } ?? ""
             throw InputError("unknown area \(Echo.quoted(c.areaId))\(hint): add the area before its conditions", id: String(c.conditionId), field: "area_id")
-        } catch let e as SQLiteError where e.isUniqueViolation && (try? exists("gf_conditions", "condition_id", .integer(c.conditionId))) == true {
+        } catch let e as SQLiteError where (e.isRaisedByTrigger || e.isUniqueViolation) && (try? exists("gf_conditions", "condition_id", .integer(c.conditionId))) == true {
+            // Taken by a stored row (the primary key) or an implied one (gf_condition_rows_id_free).
             throw InputError("duplicate condition_id: condition \(c.conditionId) exists already, in the catalog or earlier in this file "
                              + "(an empty condition_id numbers a new condition after the highest one)",
                              id: String(c.conditionId), field: "condition_id")
@@ -101,7 +82,7 @@ public final class ConditionStore {
     }
 
     public func all(area: String? = nil) throws -> [ConditionDefinition] {
-        // Only a given filter is written: `?1 IS NULL OR area_id = ?1` would keep SQLite from gf_conditions_by_area.
+        // Only a given filter is written: `?1 IS NULL OR area_id = ?1` would keep SQLite from seeking each part of the view.
         guard let area else { return try read("SELECT \(Self.columns) FROM gf_conditions ORDER BY condition_id", []) }
         return try read("SELECT \(Self.columns) FROM gf_conditions WHERE area_id = ?1 ORDER BY condition_id", [.text(area)])
     }
@@ -127,18 +108,28 @@ public final class ConditionStore {
         return out
     }
 
+    /// Removes condition `id`, through the view (an implied one's pair is
+    /// stored first, the other kept); false if there was none. The view's
+    /// INSTEAD OF trigger leaves `changes()` at 0, so the row is looked for first.
     @discardableResult
     public func remove(_ id: Int64) throws -> Bool {
+        guard try exists("gf_conditions", "condition_id", .integer(id)) else { return false }
         try db.query("DELETE FROM gf_conditions WHERE condition_id = ?", [.integer(id)])
-        return db.changes > 0
+        return true
     }
 
     /// The id after the highest one; an input error when the highest is
     /// the largest integer SQLite stores (the ids are used up at the top).
     public func nextId() throws -> Int64 { try Self.after(highestId()) }
 
-    /// The highest condition_id, 0 with none.
-    func highestId() throws -> Int64 { try db.scalar("SELECT max(condition_id) FROM gf_conditions").int64 ?? 0 }
+    /// The highest condition_id, stored or implied, 0 with none: each part's
+    /// maximum is a seek of its index (the view's would read every row).
+    func highestId() throws -> Int64 {
+        try db.scalar("""
+            SELECT max(coalesce((SELECT max(condition_id) FROM gf_condition_rows), 0),
+                       coalesce((SELECT max(default_condition_id) FROM gf_areas WHERE default_condition_id IS NOT NULL) + 1, 0))
+            """).int64 ?? 0
+    }
 
     /// `id + 1`, or an input error past the largest id.
     static func after(_ id: Int64) throws -> Int64 {

@@ -37,18 +37,19 @@ extension SQLCatalog {
     /// Reads and prepares every area now. Call before judging starts.
     public func prepareAllAreas() throws { try build(try scan()) }
 
-    /// The index's boxes, gf_areas and gf_conditions, read in one scan each.
+    /// The index's boxes, gf_areas and the stored conditions, read in one
+    /// scan each; an area's implied conditions are read with its row.
     func scan() throws -> ScannedCatalog {
         var conditions: [String: [ConditionDefinition]] = [:]
-        let conditionRows = try db.prepare("SELECT \(ConditionStore.columns) FROM \(tables.conditions)")
+        let conditionRows = try db.prepare("SELECT \(ConditionStore.columns) FROM \(tables.conditionRows)")
         while try conditionRows.step() {
             let c = try ConditionStore.condition(conditionRows.row)
             conditions[c.areaId, default: []].append(c)
         }
         let boxesByRow = try BoxesByRow(db, tables)
-        // The row id last, after the columns `AreaStore.area` reads: it
-        // joins each area to its index box without a second scan.
-        let areaRows = try db.prepare("SELECT \(AreaStore.columns), id FROM \(tables.areas)")
+        // The row id after the columns `AreaStore.area` reads (it joins each
+        // area to its index box without a second scan), then the implied conditions' id.
+        let areaRows = try db.prepare("SELECT \(AreaStore.columns), id, \(ImpliedConditions.column) FROM \(tables.areas)")
         var definitions: [AreaDefinition?] = []
         var boxes: [(String, BoundingBox)] = []
         boxes.reserveCapacity(boxesByRow.count)
@@ -62,7 +63,10 @@ extension SQLCatalog {
             let decoded = areaRows.value(AreaStore.Column.kind).string == "circle" ? nil
                 : try? areaRows.withBlob(geom) { $0.isEmpty ? nil : try SpatiaLiteBlob.decodeAreal($0).polygons }
             let id = try CatalogError.areaId(areaRows, AreaStore.Column.area_id.rawValue, row: areaRows.value(rowId).int64)
-            let row = (0..<areaRows.columnCount).map { $0 == geom && decoded != nil ? .null : areaRows.value($0) }
+            if let first = try ImpliedConditions.first(areaRows.value(rowId + 1), area: id) {
+                conditions[id] = ImpliedConditions.merged(conditions[id] ?? [], first: first, area: id)
+            }
+            let row = (0..<rowId + 1).map { $0 == geom && decoded != nil ? .null : areaRows.value($0) }
             if let r = row[rowId].int64, let box = boxesByRow[r] { boxes.append((id, box)) }
             definitions.append(try? AreaStore.area(row, polygons: decoded))
         }

@@ -51,8 +51,8 @@ final class OnDemandCatalog: OnDemandPreparation {
         self.db = db
         zones = catalog.zones
         defaults = catalog.defaults
-        readArea = try db.prepare("SELECT \(Self.columns) FROM \(catalog.tables.areas) WHERE id = ?1")
-        readConditions = try db.prepare("SELECT \(ConditionStore.columns) FROM \(catalog.tables.conditions) WHERE area_id = ?1 ORDER BY condition_id")
+        readArea = try db.prepare("SELECT \(Self.columns), \(ImpliedConditions.column) FROM \(catalog.tables.areas) WHERE id = ?1")
+        readConditions = try db.prepare("SELECT \(ConditionStore.columns) FROM \(catalog.tables.conditionRows) WHERE area_id = ?1 ORDER BY condition_id")
         let indexed = try db.unmapped { try IndexedAreas(db, catalog.tables) }
         let grid = CandidateGrid(indexed.items)
         try CandidateGrid.requireDistinctIds(grid.ambiguousIds)
@@ -181,10 +181,11 @@ final class OnDemandCatalog: OnDemandPreparation {
             let areaZone = try defaults.areaZone(NamedRow<AreaStore.Column>(row)[.timezone].string, load: zones.zone)
             try readConditions.bind([.text(grid.ids[i])])
             defer { readConditions.reset() }
-            var mine: [(ConditionDefinition, TimeZone)] = []
-            while try readConditions.step() {
-                let c = try ConditionStore.condition(readConditions.row)
-                mine.append((c, try CatalogDefaults.conditionZone(c, areaZone: areaZone, load: zones.zone)))
+            var stored: [ConditionDefinition] = []
+            while try readConditions.step() { stored.append(try ConditionStore.condition(readConditions.row)) }
+            let implied = try ImpliedConditions.first(row[AreaStore.Column.allCases.count], area: grid.ids[i])
+            let mine = try ImpliedConditions.merged(stored, first: implied, area: grid.ids[i]).map {
+                ($0, try CatalogDefaults.conditionZone($0, areaZone: areaZone, load: zones.zone))
             }
             batch.values.append(row)
             batch.conditions.append(mine)

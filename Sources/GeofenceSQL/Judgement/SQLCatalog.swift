@@ -127,8 +127,8 @@ public final class SQLCatalog: AreaSource {
     private func loadArea(_ id: String) throws -> JudgedArea? {
         if let cached = areas[id] { return cached }
         var judged: JudgedArea?
-        if let a = try areaStore.get(id) {
-            judged = try defaults.judgedArea(a, conditions: try conditionStore.of(area: id), load: zones.zone)
+        if let (a, implied) = try areaStore.getWithImplied(id) {
+            judged = try defaults.judgedArea(a, conditions: try conditionStore.of(area: id, implied: implied), load: zones.zone)
         }
         areas[id] = judged
         return judged

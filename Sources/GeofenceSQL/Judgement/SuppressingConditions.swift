@@ -26,7 +26,8 @@ final class SuppressingConditions {
     private var known: [Int64: Bool] = [:]
 
     init(_ db: Connection) throws {
-        lookup = try db.prepare("SELECT renotify_suppress_days > 0 FROM \(try CatalogTables(db).conditions) WHERE condition_id = ?")
+        // The stored rows only: an implied condition has no suppression.
+        lookup = try db.prepare("SELECT renotify_suppress_days > 0 FROM \(try CatalogTables(db).conditionRows) WHERE condition_id = ?")
     }
 
     /// Whether condition `id` exists and has a suppression.

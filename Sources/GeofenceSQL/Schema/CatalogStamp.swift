@@ -14,8 +14,10 @@
 /// a catalog that lacks them.
 enum CatalogStamp {
     /// (name, CREATE TRIGGER text as sqlite_master stores it) of the stamp's
-    /// triggers (sql/005) and of the id floor's (sql/011), and both.
-    static let stampTriggers = EmbeddedSQL.triggers(inMigration: 5)
+    /// triggers (sql/005, those on gf_conditions moved to the stored rows by
+    /// sql/012) and of the id floor's (sql/011), and both.
+    static let stampTriggers = EmbeddedSQL.triggers(inMigration: 5).filter { !$0.name.hasPrefix("gf_conditions_") }
+        + EmbeddedSQL.triggers(inMigration: 12).filter { $0.name.contains("_stamp_") }
     static let floorTriggers = EmbeddedSQL.triggers(inMigration: 11)
     static let triggers = stampTriggers + floorTriggers
     /// What `damaged` names for the floor's table or row missing.

@@ -40,7 +40,7 @@ struct ReplacedTable {
 enum SchemaConversions {
     /// The conversion of each version whose migration has a `-- @convert` line.
     static let byVersion: [Int: SchemaConversion.Type] = [7: NotificationRowsConversion.self, 8: SubjectRecordsConversion.self,
-                                                                 11: NotificationIdFloorConversion.self]
+                                                                 11: NotificationIdFloorConversion.self, 12: ImpliedConditionsConversion.self]
 
     /// The marker line that splits a migration around its conversion.
     static let marker = "\n-- @convert\n"

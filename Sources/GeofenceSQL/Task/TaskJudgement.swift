@@ -47,7 +47,7 @@ public final class TaskJudgement {
         let tables = try CatalogTables(db)
         feed.localZone = try Settings(db, tables: tables).localZone()
         self.feed = feed
-        suppressing = Set(try db.query("SELECT condition_id FROM \(tables.conditions) WHERE renotify_suppress_days > 0").compactMap { $0[0].int64 })
+        suppressing = Set(try db.query("SELECT condition_id FROM \(tables.conditionRows) WHERE renotify_suppress_days > 0").compactMap { $0[0].int64 })
         catalog = try KeptCatalog(try SQLCatalog(db))
     }
 

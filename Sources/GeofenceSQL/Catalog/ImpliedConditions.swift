@@ -1,0 +1,45 @@
+import GeofenceCore
+
+/// An area's implied default conditions (schema version 12,
+/// sql/012_implied_conditions.sql): its IN has the id in
+/// `gf_areas.default_condition_id`, its OUT that id + 1, and neither has
+/// anything else set. Every other condition is a row of gf_condition_rows;
+/// the view gf_conditions shows both.
+///
+///     let all = ImpliedConditions.merged(stored, first: 41, area: "A1")   // stored ones and IN 41, OUT 42, by id
+///
+/// The engine reads the column with the area's row, which it reads anyway,
+/// and the stored rows by area: an area with only its default pair costs
+/// one seek of an empty range, not two rows read and parsed.
+enum ImpliedConditions {
+    /// The column of gf_areas, as the engine's reads append it after the area's own.
+    static let column = "default_condition_id"
+
+    /// The implied IN's id in `value` (the column as read) of area `area`:
+    /// nil for NULL. A value the column's CHECK refuses (written past it) is
+    /// the catalog's error, naming the area: read as none, the area's
+    /// notifications would silently stop.
+    static func first(_ value: SQLiteValue, area: String) throws -> Int64? {
+        switch value {
+        case .null: return nil
+        case .integer(let id) where id >= 1 && id < Int64.max: return id
+        default:
+            throw CatalogError("area \(Echo.quoted(area)) has a default_condition_id that is not an id from 1 to 9223372036854775806 "
+                               + "(written past the column's CHECK): set it to NULL or to a free id in SQL")
+        }
+    }
+
+    /// The pair whose IN has id `first`.
+    static func pair(area: String, first: Int64) -> [ConditionDefinition] {
+        [ConditionDefinition(conditionId: first, areaId: area, timing: .IN), ConditionDefinition(conditionId: first + 1, areaId: area, timing: .OUT)]
+    }
+
+    /// `stored` (an area's rows, by id) with its implied pair when `first`
+    /// is one, by id: the order gf_conditions gives them, in which an area's
+    /// notifications for one fix are made.
+    static func merged(_ stored: [ConditionDefinition], first: Int64?, area: String) -> [ConditionDefinition] {
+        guard let first else { return stored }
+        guard !stored.isEmpty else { return pair(area: area, first: first) }
+        return (stored + pair(area: area, first: first)).sorted { $0.conditionId < $1.conditionId }
+    }
+}
