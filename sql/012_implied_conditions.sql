@@ -13,7 +13,7 @@
 -- Every other condition is a row of gf_condition_rows. gf_conditions is a
 -- view of both with the columns and values it had as a table; INSERT,
 -- UPDATE and DELETE on it go through the INSTEAD OF triggers below, which
--- first store an implied condition's pair as rows when one of them changes.
+-- first store an implied pair as rows when they meet one of its ids.
 
 CREATE TABLE gf_condition_rows (
     condition_id           INTEGER PRIMARY KEY CHECK (condition_id >= 1),
@@ -107,28 +107,51 @@ BEGIN
     SELECT RAISE(ABORT, 'UNIQUE constraint failed: gf_conditions.condition_id (gf_areas.default_condition_id names ids in use)');
 END;
 
--- Writing through the view. A new condition without an id takes the one
--- after the highest of both parts. An implied condition that is changed or
--- removed is first stored as rows, with the other of its pair (its area's
--- column set to NULL): the id is then a stored row's (`OLD.timing = 'OUT'`
--- is 1 for an OUT, whose pair starts one id lower; no implied pair holds a
--- stored row's id, so for a stored row the first statement changes nothing).
+-- An area's column set to NULL keeps its pair, as stored rows (a DELETE
+-- through gf_conditions removes conditions). The INSTEAD OF triggers below
+-- store an implied condition this way before anything else meets its id.
+CREATE TRIGGER gf_areas_store_implied AFTER UPDATE OF default_condition_id ON gf_areas
+WHEN OLD.default_condition_id IS NOT NULL AND NEW.default_condition_id IS NULL
+BEGIN
+    INSERT INTO gf_condition_rows (condition_id, area_id, timing)
+    VALUES (OLD.default_condition_id, NEW.area_id, 'IN'), (OLD.default_condition_id + 1, NEW.area_id, 'OUT');
+END;
+
+-- An INSERT OR REPLACE of an area's row (a user's refresh of it) deletes
+-- the old row without its delete triggers, and would take the pair with it
+-- where the stored conditions stay: the pair is stored first, as above. (An
+-- upsert's INSERT fires it too, as its conflict is found after BEFORE
+-- triggers: the pair then stays, as rows. An import, which never replaces
+-- a row and keeps the column in its upserts, drops it: ImportTriggers.)
+CREATE TRIGGER gf_areas_replace_keeps_implied BEFORE INSERT ON gf_areas
+WHEN NEW.default_condition_id IS NULL
+BEGIN
+    UPDATE gf_areas SET default_condition_id = NULL WHERE (area_id = NEW.area_id OR id = NEW.id) AND default_condition_id IS NOT NULL;
+END;
+
+-- Writing through the view, as on the table it was. Each first stores the
+-- implied pair that holds the id it meets, if one does (the UPDATE finds
+-- none for a stored row's id: no implied pair holds one), so that an
+-- INSERT on that id meets a row (OR REPLACE replaces it, OR IGNORE keeps
+-- it, else UNIQUE fails) and an UPDATE or DELETE changes a row and leaves
+-- the other of the pair as it was. A new condition without an id takes
+-- the one after the highest of both parts.
 CREATE TRIGGER gf_conditions_insert INSTEAD OF INSERT ON gf_conditions
 BEGIN
+    UPDATE gf_areas SET default_condition_id = NULL WHERE default_condition_id BETWEEN NEW.condition_id - 1 AND NEW.condition_id;
     INSERT INTO gf_condition_rows (condition_id, area_id, timing, dwell_s, weekdays, start_time, end_time, start_date, end_date, renotify_suppress_days, timezone)
-    VALUES (coalesce(NEW.condition_id, max(coalesce((SELECT max(condition_id) FROM gf_condition_rows), 0),
-                                            coalesce((SELECT max(default_condition_id) FROM gf_areas WHERE default_condition_id IS NOT NULL) + 1, 0)) + 1),
+    VALUES (coalesce(NEW.condition_id, (
+                SELECT iif(m < 9223372036854775807, m + 1,
+                           RAISE(ABORT, 'gf_conditions: no condition_id is left after 9223372036854775807: give the new condition its id'))
+                FROM (SELECT max(coalesce((SELECT max(condition_id) FROM gf_condition_rows), 0),
+                                 coalesce((SELECT max(default_condition_id) FROM gf_areas WHERE default_condition_id IS NOT NULL) + 1, 0)) AS m))),
             NEW.area_id, NEW.timing, NEW.dwell_s, NEW.weekdays, NEW.start_time, NEW.end_time, NEW.start_date, NEW.end_date,
             NEW.renotify_suppress_days, NEW.timezone);
 END;
 
 CREATE TRIGGER gf_conditions_update INSTEAD OF UPDATE ON gf_conditions
 BEGIN
-    UPDATE gf_areas SET default_condition_id = NULL
-    WHERE default_condition_id = OLD.condition_id - (OLD.timing = 'OUT') AND area_id = OLD.area_id;
-    INSERT INTO gf_condition_rows (condition_id, area_id, timing)
-    SELECT OLD.condition_id - (OLD.timing = 'OUT') + k, OLD.area_id, t FROM (SELECT 0 AS k, 'IN' AS t UNION ALL SELECT 1, 'OUT')
-    WHERE NOT EXISTS (SELECT 1 FROM gf_condition_rows WHERE condition_id = OLD.condition_id);
+    UPDATE gf_areas SET default_condition_id = NULL WHERE default_condition_id BETWEEN OLD.condition_id - 1 AND OLD.condition_id;
     UPDATE gf_condition_rows SET condition_id = NEW.condition_id, area_id = NEW.area_id, timing = NEW.timing, dwell_s = NEW.dwell_s,
         weekdays = NEW.weekdays, start_time = NEW.start_time, end_time = NEW.end_time, start_date = NEW.start_date, end_date = NEW.end_date,
         renotify_suppress_days = NEW.renotify_suppress_days, timezone = NEW.timezone
@@ -137,11 +160,7 @@ END;
 
 CREATE TRIGGER gf_conditions_delete INSTEAD OF DELETE ON gf_conditions
 BEGIN
-    UPDATE gf_areas SET default_condition_id = NULL
-    WHERE default_condition_id = OLD.condition_id - (OLD.timing = 'OUT') AND area_id = OLD.area_id;
-    INSERT INTO gf_condition_rows (condition_id, area_id, timing)
-    SELECT OLD.condition_id - (OLD.timing = 'OUT') + k, OLD.area_id, t FROM (SELECT 0 AS k, 'IN' AS t UNION ALL SELECT 1, 'OUT')
-    WHERE NOT EXISTS (SELECT 1 FROM gf_condition_rows WHERE condition_id = OLD.condition_id);
+    UPDATE gf_areas SET default_condition_id = NULL WHERE default_condition_id BETWEEN OLD.condition_id - 1 AND OLD.condition_id;
     DELETE FROM gf_condition_rows WHERE condition_id = OLD.condition_id;
 END;
 

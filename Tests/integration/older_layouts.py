@@ -39,9 +39,11 @@ def conditions_before_version_12():
     v5 = (ROOT / "sql" / "005_catalog_stamp.sql").read_text()
     stamps = re.findall(r"CREATE TRIGGER gf_conditions_stamp_\w+ .*?END;", v5, re.S)
     v9 = re.search(r"CREATE VIEW gf_last_notified AS.*?;", (ROOT / "sql" / "009_last_notified_from_state.sql").read_text(), re.S).group(0)
+    # Every trigger version 12 made (those on gf_areas outlive the tables dropped).
+    v12 = re.findall(r"CREATE TRIGGER (\w+)", (ROOT / "sql" / "012_implied_conditions.sql").read_text())
     return ("CREATE TEMP TABLE c12 AS SELECT * FROM gf_conditions;"
             "DROP VIEW gf_conditions; DROP TABLE gf_condition_rows; DROP INDEX gf_areas_default_in; DROP INDEX gf_areas_default_out;"
-            "DROP TRIGGER gf_areas_default_id_free; DROP TRIGGER gf_areas_default_id_free_on_update; DROP TRIGGER gf_areas_remove_conditions;"
+            + "".join(f"DROP TRIGGER IF EXISTS {t};" for t in v12) +
             "DROP VIEW IF EXISTS gf_last_notified; ALTER TABLE gf_areas DROP COLUMN default_condition_id;\n"
             + "\n".join(kept + stamps) + "\n"
             "INSERT INTO gf_conditions SELECT * FROM temp.c12 ORDER BY condition_id; DROP TABLE temp.c12;\n" + v9 + "\n")

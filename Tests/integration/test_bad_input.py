@@ -246,8 +246,8 @@ def test_command_options_and_conditions_headers_are_named_in_errors(catalog, tmp
     again = tmp_path / "again.csv"
     again.write_text("condition_id,area_id,timing\n91,G#AREA_ID_001,OUT\n90,G#AREA_ID_001,IN\n")
     p = gf("conditions", "import", catalog, again, check=False)
-    assert p.returncode == 1 and "duplicate condition_id: condition 90 exists already, in the catalog or earlier in this file" in p.stderr \
-        and "an empty condition_id numbers a new condition" in p.stderr, p.stderr
+    assert p.returncode == 1 and "duplicate condition_id: condition 90 exists already, in the catalog or earlier in this input" in p.stderr \
+        and "an empty condition_id in a file, or `conditions add` without --id, numbers a new condition" in p.stderr, p.stderr
     assert snapshot(catalog) == after
 
 

@@ -9,21 +9,13 @@ import sqlite3
 
 import pytest
 
-from conftest import gf, run, sql, square, write_collection
+from conftest import gf, run, sql, square, stored_rows as rows, write_collection
 
 ALL = "SELECT * FROM gf_conditions ORDER BY condition_id"
 
 
 def squares(prefix, n):
     return [square(f"{prefix}{i:04d}", -170.0 + (i % 300) * 0.05, -60.0 + (i // 300) * 0.05) for i in range(n)]
-
-
-def rows(db, query, args=()):
-    con = sqlite3.connect(db)
-    try:
-        return con.execute(query, args).fetchall()
-    finally:
-        con.close()
 
 
 def write(db, script):
@@ -79,16 +71,41 @@ def test_writes_through_the_view(imported):
                 "INSERT INTO gf_condition_rows (condition_id, area_id, timing) VALUES (5, 'A0002', 'IN')",
                 "UPDATE gf_areas SET default_condition_id = 6 WHERE area_id = 'A0000'",
                 "UPDATE gf_areas SET default_condition_id = 1 WHERE area_id = 'A0000'"]:
-        with pytest.raises(sqlite3.IntegrityError, match="UNIQUE constraint failed: gf_conditions.condition_id"):
+        with pytest.raises(sqlite3.IntegrityError, match="UNIQUE constraint failed: gf_condition"):
             write(imported, bad)
+    assert rows(imported, "SELECT condition_id FROM gf_condition_rows ORDER BY 1") == [(2,), (3,), (4,), (7,)]
     with pytest.raises(sqlite3.IntegrityError, match="does not name an area"):
         write(imported, "INSERT INTO gf_conditions (area_id, timing) VALUES ('nope', 'IN')")
     write(imported, "UPDATE gf_areas SET default_condition_id = 8 WHERE area_id = 'A0000'")
     assert rows(imported, "SELECT condition_id, timing FROM gf_conditions WHERE area_id = 'A0000' ORDER BY 1") == [(2, "OUT"), (8, "IN"), (9, "OUT")]
 
 
+def test_conflict_clauses_and_a_replaced_area_keep_what_a_table_kept(imported):
+    write(imported, """
+        INSERT OR REPLACE INTO gf_conditions (condition_id, area_id, timing, start_time, end_time) VALUES (1, 'A0000', 'IN', '08:00', '09:00');
+        INSERT OR IGNORE INTO gf_conditions (condition_id, area_id, timing, dwell_s) VALUES (3, 'A0001', 'DWELL', 5);
+        """)
+    assert rows(imported, "SELECT condition_id, timing, start_time, dwell_s FROM gf_conditions WHERE condition_id <= 4 ORDER BY 1") == [
+        (1, "IN", "08:00", None), (2, "OUT", None, None), (3, "IN", None, None), (4, "OUT", None, None)]
+    # A user's refresh of an area's row (INSERT OR REPLACE) keeps its pair, as rows.
+    columns = "area_id, kind, in_confirm_count, out_confirm_count, properties, geom"
+    run("sqlite3", "-bail", imported, input=f".load mod_spatialite\nINSERT OR REPLACE INTO gf_areas ({columns}) "
+        f"SELECT {columns} FROM gf_areas WHERE area_id = 'A0002';\n")
+    assert rows(imported, "SELECT condition_id, timing FROM gf_conditions WHERE area_id = 'A0002' ORDER BY 1") == [(5, "IN"), (6, "OUT")]
+
+
+def test_a_column_written_past_its_check_is_named_not_built_on(tmp_path, imported):
+    write(imported, "PRAGMA ignore_check_constraints = 1; UPDATE gf_areas SET default_condition_id = 1e30 WHERE area_id = 'A0002'")
+    for args in (["import", imported, write_collection(tmp_path / "b.geojson", squares("B", 2)), "--with-default-conditions"],
+                 ["conditions", "add", imported, "--area", "A0000", "--timing", "IN"],
+                 ["conditions", "list", imported]):
+        p = gf(*args, check=False)
+        assert p.returncode != 0 and "A0002" in p.stderr and "default_condition_id" in p.stderr, (args, p.stderr)
+    assert rows(imported, "SELECT count(*) FROM gf_areas") == [(3,)]
+
+
 def test_the_cli_adds_and_removes_through_the_view(tmp_path, imported):
-    gf("conditions", "remove", imported, "3")
+    gf("conditions", "remove", imported, "3", "3")
     assert rows(imported, "SELECT condition_id, timing FROM gf_conditions WHERE area_id = 'A0001'") == [(4, "OUT")]
     p = gf("conditions", "remove", imported, "3", check=False)
     assert p.returncode != 0
@@ -136,6 +153,13 @@ def test_the_upgrade_refuses_a_trigger_of_the_users_on_gf_conditions(tmp_path):
     before = rows(db, "SELECT type, name, sql FROM sqlite_master ORDER BY name")
     p = gf("settings", db, check=False)
     assert p.returncode != 0 and "my_audit" in p.stderr and "gf_condition_rows" in p.stderr, p.stderr
+    assert rows(db, "SELECT type, name, sql FROM sqlite_master ORDER BY name") == before
+    # A foreign key and a column of the user's, named together.
+    write(db, "DROP TRIGGER my_audit; ALTER TABLE gf_conditions ADD COLUMN note TEXT;"
+              "CREATE TABLE mine (condition_id INTEGER REFERENCES gf_conditions (condition_id))")
+    before = rows(db, "SELECT type, name, sql FROM sqlite_master ORDER BY name")
+    p = gf("settings", db, check=False)
+    assert p.returncode != 0 and "note" in p.stderr and "in mine" in p.stderr, p.stderr
     assert rows(db, "SELECT type, name, sql FROM sqlite_master ORDER BY name") == before
 
 

@@ -63,7 +63,7 @@ public struct AreaImporter {
             }
             var spatialIndex = BulkSpatialIndex(db)
             try spatialIndex.begin()
-            try ImportTriggers.suspend(db)
+            let suspended = try ImportTriggers.suspend(db)
             // The last default condition's id, once the first is made.
             var lastCondition: Int64?
             // With upsert: whether each id this file has written so far is a circle.
@@ -112,7 +112,7 @@ public struct AreaImporter {
             try spatialIndex.finish()
             do { try areas.requireDistinctIds() } catch let e as InputError { throw e.located(file: path) }
             report.repairedTriggers = spatialIndex.repaired
-            try ImportTriggers.resume(db)
+            try ImportTriggers.resume(db, suspended)
 
             let updated = try options.updatedAt ?? updatedAtMember(parser.foreignMembers, path: path)
             report.updatedAt = updated

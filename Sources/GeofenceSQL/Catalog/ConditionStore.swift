@@ -69,8 +69,9 @@ public final class ConditionStore {
             throw InputError("unknown area \(Echo.quoted(c.areaId))\(hint): add the area before its conditions", id: String(c.conditionId), field: "area_id")
         } catch let e as SQLiteError where (e.isRaisedByTrigger || e.isUniqueViolation) && (try? exists("gf_conditions", "condition_id", .integer(c.conditionId))) == true {
             // Taken by a stored row (the primary key) or an implied one (gf_condition_rows_id_free).
-            throw InputError("duplicate condition_id: condition \(c.conditionId) exists already, in the catalog or earlier in this file "
-                             + "(an empty condition_id numbers a new condition after the highest one)",
+            throw InputError("duplicate condition_id: condition \(c.conditionId) exists already, in the catalog or earlier in this input "
+                             + "(`geofence conditions list` shows the ids in use; an empty condition_id in a file, or `conditions add` "
+                             + "without --id, numbers a new condition after the highest)",
                              id: String(c.conditionId), field: "condition_id")
         }
     }
@@ -125,10 +126,8 @@ public final class ConditionStore {
     /// The highest condition_id, stored or implied, 0 with none: each part's
     /// maximum is a seek of its index (the view's would read every row).
     func highestId() throws -> Int64 {
-        try db.scalar("""
-            SELECT max(coalesce((SELECT max(condition_id) FROM gf_condition_rows), 0),
-                       coalesce((SELECT max(default_condition_id) FROM gf_areas WHERE default_condition_id IS NOT NULL) + 1, 0))
-            """).int64 ?? 0
+        let stored = try db.scalar("SELECT max(condition_id) FROM gf_condition_rows").int64 ?? 0
+        return max(stored, try ImpliedConditions.highest(db) ?? 0)
     }
 
     /// `id + 1`, or an input error past the largest id.
@@ -147,7 +146,8 @@ public final class ConditionStore {
     static func condition(_ values: [SQLiteValue]) throws -> ConditionDefinition {
         let r = NamedRow<Column>(values)
         do { return try parsed(r) } catch let e as InputError {
-            throw CatalogError(e.located(item: "condition \(r[.condition_id].int64 ?? 0)").description)
+            let which = r[.condition_id].int64.map { "condition \($0)" } ?? "a condition of area \(Echo.quoted(r[.area_id].string ?? ""))"
+            throw CatalogError(e.located(item: which).description)
         }
     }
 
@@ -155,7 +155,12 @@ public final class ConditionStore {
         guard let timing = ConditionDefinition.Timing(rawValue: r[.timing].string ?? "") else {
             throw InputError("must be IN, OUT or DWELL, got \(Self.shown(r[.timing]))", field: "timing")
         }
-        var c = ConditionDefinition(conditionId: r[.condition_id].int64 ?? 0, areaId: r[.area_id].string ?? "", timing: timing)
+        // The view shows an implied pair's ids as its area's column holds them, checked only by the column's CHECK.
+        guard case .integer(let id) = r[.condition_id], id >= 1 else {
+            throw InputError("must be a whole number from 1, got \(Self.shown(r[.condition_id])) (of an implied condition: its area's "
+                             + "default_condition_id, written past the column's CHECK)", field: "condition_id")
+        }
+        var c = ConditionDefinition(conditionId: id, areaId: r[.area_id].string ?? "", timing: timing)
         c.dwellSeconds = try Self.integer(r[.dwell_s], field: "dwell_s")
         c.weekdays = try r[.weekdays].string.map(Weekdays.parse)
         c.startMinute = try r[.start_time].string.map { try ConditionDefinition.parseTime($0, field: "start_time") }

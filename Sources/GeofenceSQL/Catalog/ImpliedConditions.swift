@@ -20,12 +20,29 @@ enum ImpliedConditions {
     /// the catalog's error, naming the area: read as none, the area's
     /// notifications would silently stop.
     static func first(_ value: SQLiteValue, area: String) throws -> Int64? {
-        switch value {
-        case .null: return nil
-        case .integer(let id) where id >= 1 && id < Int64.max: return id
-        default:
+        if case .null = value { return nil }
+        guard case .integer(let id) = value, id >= 1, id < Int64.max else {
             throw CatalogError("area \(Echo.quoted(area)) has a default_condition_id that is not an id from 1 to 9223372036854775806 "
                                + "(written past the column's CHECK): set it to NULL or to a free id in SQL")
+        }
+        return id
+    }
+
+    /// The highest implied id (the last pair's OUT), nil with none. The
+    /// column's least and greatest values are read from its index (SQLite
+    /// orders numbers before text and BLOBs); either outside the ids the
+    /// CHECK allows (written past it) is the catalog's error naming its
+    /// area: an id given after a wrong maximum could be one an area implies.
+    static func highest(_ db: Connection) throws -> Int64? {
+        guard let ends = try db.query("""
+            SELECT min(default_condition_id), max(default_condition_id) FROM gf_areas WHERE default_condition_id IS NOT NULL
+            """).first, let last = try ends.map(checked).last ?? nil else { return nil }
+        return last + 1
+
+        func checked(_ end: SQLiteValue) throws -> Int64? {
+            if let id = try? first(end, area: "") { return id }
+            let area = try db.scalar("SELECT area_id FROM gf_areas WHERE default_condition_id = ? LIMIT 1", [end]).string ?? ""
+            return try first(end, area: area)
         }
     }
 

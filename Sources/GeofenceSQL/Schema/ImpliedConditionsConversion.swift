@@ -22,9 +22,19 @@ enum ImpliedConditionsConversion: SchemaConversion {
     static func convert(_ db: Connection) throws {
         let columns = ConditionStore.Column.allCases.map { "\($0)" }
         let extra = try db.query("SELECT name FROM pragma_table_info('gf_conditions')").compactMap { $0[0].string }.filter { !columns.contains($0) }
-        guard extra.isEmpty else {
-            throw CatalogError("gf_conditions has columns of yours (\(extra.joined(separator: ", "))), which its successor, a view "
-                               + "with the engine's columns, would lose: copy them elsewhere and drop them, then open the catalog again")
+        // A foreign key can name a table only: one naming gf_conditions would fail every write of its table.
+        let referring = try db.query("""
+            SELECT DISTINCT m.name FROM sqlite_master AS m, pragma_foreign_key_list(m.name) AS f
+            WHERE m.type = 'table' AND lower(f."table") = 'gf_conditions' ORDER BY 1
+            """).compactMap { $0[0].string }
+        var found: [String] = []
+        if !extra.isEmpty { found.append("columns of yours in it (\(extra.joined(separator: ", ")))") }
+        if !referring.isEmpty { found.append("foreign keys of yours naming it, in \(referring.joined(separator: ", "))") }
+        guard found.isEmpty else {
+            throw CatalogError("the catalog needs upgrading to schema version 12, where gf_conditions becomes a view with the engine's "
+                               + "columns, and it has " + found.joined(separator: " and ") + ", which a view would break. Nothing was "
+                               + "changed: copy the columns elsewhere and drop them, make the foreign keys name gf_condition_rows "
+                               + "(the conditions that are not an area's default pair) or drop them, then open the catalog again")
         }
         let plain = { (c: String) in
             ["dwell_s", "weekdays", "start_time", "end_time", "start_date", "end_date", "renotify_suppress_days", "timezone"]

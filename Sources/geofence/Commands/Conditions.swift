@@ -97,9 +97,13 @@ struct Conditions: ParsableCommand {
                 let conn = try openCatalog(db)
                 try conn.transaction {
                     let store = ConditionStore(conn)
-                    for id in ids where try !store.remove(id) { throw InputError("no such condition (nothing removed)", id: String(id)) }
+                    // An id given twice is one condition, removed once.
+                    var seen = Set<Int64>()
+                    for id in ids where seen.insert(id).inserted {
+                        if try !store.remove(id) { throw InputError("no such condition (nothing removed)", id: String(id)) }
+                    }
                 }
-                print("removed \(counted(ids.count, "condition"))")
+                print("removed \(counted(Set(ids).count, "condition"))")
             }
         }
     }
