@@ -45,3 +45,31 @@ def test_a_condition_value_that_is_no_whole_number_is_refused_naming_it(tmp_path
     p = sql(db, "SELECT gf_check('u', '2026-11-20T00:00:00Z', 35.7, 139.7, 5);", check=False)
     assert p.returncode != 0 and expected in p.stderr, p.stderr
     assert stored() == before
+
+
+@pytest.mark.parametrize("others", [0, 9], ids=["prepared-all", "on-demand"])
+@pytest.mark.parametrize("table,where,row", [("gf_conditions", "condition_id = 1", "condition 1 of area 'A'"),
+                                             ("gf_areas", "area_id = 'A'", "area 'A'")])
+def test_a_time_zone_written_by_sql_that_does_not_load_names_its_row(tmp_path, table, where, row, others):
+    """The import and `conditions add` check a zone's name; a row written by
+    SQL is checked when judging meets it. It was reported as the zone alone,
+    a crash's 'Error:' from the command (a new-user trial's finding): every
+    door now names the row and its column, as the catalog's fault (exit 2).
+    With 9 other areas, one fix is judged on demand (CandidateStrategy)."""
+    db = tmp_path / "c.db"
+    gf("init", db)
+    gf("areas", "add", db, "--id", "A", "--circle", "35.7,139.7,500")
+    for k in range(others):
+        gf("areas", "add", db, "--id", f"B{k}", "--circle", f"36.{k},139.7,500")
+    gf("conditions", "add", db, "--id", "1", "--area", "A", "--timing", "IN")
+    sqlite3.connect(db).executescript(f"UPDATE {table} SET timezone = 'Mars/Base' WHERE {where};")
+    fixes = tmp_path / "f.csv"
+    fixes.write_text(HEADER + "u,2026-11-20T00:00:00Z,35.7,139.7,5\n")
+    expected = f"{row}, timezone: unknown time zone 'Mars/Base'"
+    p = gf("judge", db, "--fixes", fixes, check=False)
+    assert p.returncode == 2 and expected in p.stderr, p.stderr
+    p = gf("check", db, "--subject", "u", "--lat", "35.7", "--lon", "139.7", "--accuracy", "5", "--time", "2026-11-20T00:00:00Z", check=False)
+    assert p.returncode == 2 and expected in p.stderr, p.stderr
+    p = sql(db, "SELECT gf_check('u', '2026-11-20T00:00:00Z', 35.7, 139.7, 5);", check=False)
+    assert p.returncode != 0 and f"gf_check: {expected}" in p.stderr, p.stderr
+    assert sql(db, "SELECT count(*) FROM gf_notification_rows;").stdout.split() == ["0"]

@@ -13,14 +13,22 @@ public struct CatalogDefaults: Sendable {
 
     public init(confidence: Double, zone: TimeZone) { self.confidence = confidence; self.zone = zone }
 
-    /// The zone of an area whose own is `name` (nil: none): its own, else the catalog's.
-    public func areaZone(_ name: String?, load: (String) throws -> TimeZone) rethrows -> TimeZone {
-        try name.map(load) ?? zone
+    /// The zone of `area`, whose own is `name` (nil: none): its own, else
+    /// the catalog's. A zone that does not load is an `UnloadableZone`.
+    public func areaZone(_ name: String?, area: String, load: (String) throws -> TimeZone) rethrows -> TimeZone {
+        guard let name else { return zone }
+        do { return try load(name) } catch {
+            throw UnloadableZone(row: "area \(Echo.quoted(area))", reason: "\(error)")
+        }
     }
 
-    /// The zone a condition is judged in: its own, else its area's (`areaZone`).
+    /// The zone a condition is judged in: its own, else its area's
+    /// (`areaZone`); one that does not load names the condition.
     public static func conditionZone(_ c: ConditionDefinition, areaZone: TimeZone, load: (String) throws -> TimeZone) rethrows -> TimeZone {
-        try c.timezone.map(load) ?? areaZone
+        guard let name = c.timezone else { return areaZone }
+        do { return try load(name) } catch {
+            throw UnloadableZone(row: "condition \(c.conditionId) of area \(Echo.quoted(c.areaId))", reason: "\(error)")
+        }
     }
 
     /// The area ready for judgement: its confidence and every condition's
@@ -28,8 +36,18 @@ public struct CatalogDefaults: Sendable {
     /// does not load (the area is then not made).
     public func judgedArea(_ a: AreaDefinition, conditions: [ConditionDefinition],
                            load: (String) throws -> TimeZone) rethrows -> JudgedArea {
-        let areaZone = try self.areaZone(a.timezone, load: load)
+        let areaZone = try self.areaZone(a.timezone, area: a.areaId, load: load)
         let zoned = try conditions.map { ($0, try Self.conditionZone($0, areaZone: areaZone, load: load)) }
         return JudgedArea(definition: a, defaultConfidence: confidence, conditions: zoned)
     }
+}
+
+/// A time zone an area or a condition names that does not load: a row the
+/// import's check never saw (written by SQL or another tool). Its doors
+/// report it as the catalog's fault, naming the row and its column.
+public struct UnloadableZone: Error, CustomStringConvertible {
+    /// `area 'A'` or `condition 7 of area 'A'`.
+    public let row: String
+    public let reason: String
+    public var description: String { "\(row), timezone: \(reason)" }
 }

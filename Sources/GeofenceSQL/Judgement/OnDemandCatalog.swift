@@ -142,6 +142,15 @@ final class OnDemandCatalog: OnDemandPreparation {
     /// read (a few batches ahead at most); this thread then helps prepare
     /// the rest, and places them all. Fails as `SQLCatalog.area` would for
     /// an area that cannot be read or whose time zone does not load.
+    /// Each condition with the zone it is judged in; a zone that does not
+    /// load is the catalog's fault, naming its row.
+    private func zoned(_ conditions: [ConditionDefinition], areaZone name: String?, area: String) throws -> [(ConditionDefinition, TimeZone)] {
+        do {
+            let areaZone = try defaults.areaZone(name, area: area, load: zones.zone)
+            return try conditions.map { ($0, try CatalogDefaults.conditionZone($0, areaZone: areaZone, load: zones.zone)) }
+        } catch let e as UnloadableZone { throw CatalogError(e.description) }
+    }
+
     private func readAndPrepare(_ wanted: [Int]) throws {
         let read = Handoff<ReadBatch>(capacity: 2)
         let made = UnsafeMutableBufferPointer<Result<JudgedArea, Error>?>.allocate(capacity: wanted.count)
@@ -178,15 +187,13 @@ final class OnDemandCatalog: OnDemandPreparation {
             defer { readArea.reset() }
             guard try readArea.step() else { throw CatalogError("area row \(rows[i]) vanished while the batch ran") }
             let row = readArea.row
-            let areaZone = try defaults.areaZone(NamedRow<AreaStore.Column>(row)[.timezone].string, load: zones.zone)
             try readConditions.bind([.text(grid.ids[i])])
             defer { readConditions.reset() }
             var stored: [ConditionDefinition] = []
             while try readConditions.step() { stored.append(try ConditionStore.condition(readConditions.row)) }
             let implied = try ImpliedConditions.first(row[AreaStore.Column.allCases.count], area: grid.ids[i])
-            let mine = try ImpliedConditions.merged(stored, first: implied, area: grid.ids[i]).map {
-                ($0, try CatalogDefaults.conditionZone($0, areaZone: areaZone, load: zones.zone))
-            }
+            let mine = try zoned(ImpliedConditions.merged(stored, first: implied, area: grid.ids[i]),
+                                 areaZone: NamedRow<AreaStore.Column>(row)[.timezone].string, area: grid.ids[i])
             batch.values.append(row)
             batch.conditions.append(mine)
             if batch.values.count == batchSize || n == wanted.count - 1 {

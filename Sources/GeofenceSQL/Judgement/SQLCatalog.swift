@@ -128,7 +128,10 @@ public final class SQLCatalog: AreaSource {
         if let cached = areas[id] { return cached }
         var judged: JudgedArea?
         if let (a, implied) = try areaStore.getWithImplied(id) {
-            judged = try defaults.judgedArea(a, conditions: try conditionStore.of(area: id, implied: implied), load: zones.zone)
+            let conditions = try conditionStore.of(area: id, implied: implied)
+            do { judged = try defaults.judgedArea(a, conditions: conditions, load: zones.zone) } catch let e as UnloadableZone {
+                throw CatalogError(e.description)
+            }
         }
         areas[id] = judged
         return judged
