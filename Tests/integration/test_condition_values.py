@@ -37,14 +37,20 @@ def test_a_condition_value_that_is_no_whole_number_is_refused_naming_it(tmp_path
     fixes = tmp_path / "f.csv"
     fixes.write_text(HEADER + "u,2026-11-20T00:00:00Z,35.7,139.7,5\nu,2026-11-20T00:20:00Z,35.7,139.7,5\n")
     expected = f"condition 1, {column}: must be a whole number or empty, got {shown}"
-    # Exit 2: the catalog's problem, as for other rows written past its constraints.
+    refused_by_every_door(db, fixes, expected)
+    assert stored() == before
+
+
+def refused_by_every_door(db, fixes, expected):
+    """judge, check and gf_check each refuse, saying `expected`; the two
+    commands exit 2, the catalog's problem, as for other rows written past
+    its constraints."""
     p = gf("judge", db, "--fixes", fixes, check=False)
     assert p.returncode == 2 and expected in p.stderr, p.stderr
     p = gf("check", db, "--subject", "u", "--lat", "35.7", "--lon", "139.7", "--accuracy", "5", "--time", "2026-11-20T00:00:00Z", check=False)
     assert p.returncode == 2 and expected in p.stderr, p.stderr
     p = sql(db, "SELECT gf_check('u', '2026-11-20T00:00:00Z', 35.7, 139.7, 5);", check=False)
-    assert p.returncode != 0 and expected in p.stderr, p.stderr
-    assert stored() == before
+    assert p.returncode != 0 and f"gf_check: {expected}" in p.stderr, p.stderr
 
 
 @pytest.mark.parametrize("others", [0, 9], ids=["prepared-all", "on-demand"])
@@ -65,11 +71,5 @@ def test_a_time_zone_written_by_sql_that_does_not_load_names_its_row(tmp_path, t
     sqlite3.connect(db).executescript(f"UPDATE {table} SET timezone = 'Mars/Base' WHERE {where};")
     fixes = tmp_path / "f.csv"
     fixes.write_text(HEADER + "u,2026-11-20T00:00:00Z,35.7,139.7,5\n")
-    expected = f"{row}, timezone: unknown time zone 'Mars/Base'"
-    p = gf("judge", db, "--fixes", fixes, check=False)
-    assert p.returncode == 2 and expected in p.stderr, p.stderr
-    p = gf("check", db, "--subject", "u", "--lat", "35.7", "--lon", "139.7", "--accuracy", "5", "--time", "2026-11-20T00:00:00Z", check=False)
-    assert p.returncode == 2 and expected in p.stderr, p.stderr
-    p = sql(db, "SELECT gf_check('u', '2026-11-20T00:00:00Z', 35.7, 139.7, 5);", check=False)
-    assert p.returncode != 0 and f"gf_check: {expected}" in p.stderr, p.stderr
+    refused_by_every_door(db, fixes, f"{row}, timezone: unknown time zone 'Mars/Base'")
     assert sql(db, "SELECT count(*) FROM gf_notification_rows;").stdout.split() == ["0"]
