@@ -53,6 +53,26 @@ def refused_by_every_door(db, fixes, expected):
     assert p.returncode != 0 and f"gf_check: {expected}" in p.stderr, p.stderr
 
 
+@pytest.mark.parametrize("table,where,row,in_sql", [("gf_conditions", "condition_id = 1", "condition 1", "condition 1"),
+                                                    ("gf_areas", "area_id = 'A'", "id 'A'", "area 'A'")])
+def test_a_time_zone_stored_as_a_blob_is_refused_naming_its_row(tmp_path, table, where, row, in_sql):
+    """A red team's finding: a BLOB in a text column was read as nothing, so
+    a zone written as CAST('Asia/Tokyo' AS BLOB) was none, and the catalog's
+    UTC judged the condition's window silently."""
+    db = tmp_path / "c.db"
+    gf("init", db)
+    gf("areas", "add", db, "--id", "A", "--circle", "35.7,139.7,500")
+    gf("conditions", "add", db, "--id", "1", "--area", "A", "--timing", "IN")
+    sqlite3.connect(db).executescript(f"UPDATE {table} SET timezone = CAST('Asia/Tokyo' AS BLOB) WHERE {where};")
+    fixes = tmp_path / "f.csv"
+    fixes.write_text(HEADER + "u,2026-11-20T00:00:00Z,35.7,139.7,5\n")
+    p = gf("judge", db, "--fixes", fixes, check=False)
+    assert p.returncode != 0 and f"{row}, timezone: must be text or empty, got a BLOB" in p.stderr, p.stderr
+    p = sql(db, "SELECT gf_check('u', '2026-11-20T00:00:00Z', 35.7, 139.7, 5);", check=False)
+    assert p.returncode != 0 and f"gf_check: {in_sql}, timezone: must be text or empty, got a BLOB" in p.stderr, p.stderr
+    assert sql(db, "SELECT count(*) FROM gf_notification_rows;").stdout.split() == ["0"]
+
+
 @pytest.mark.parametrize("others", [0, 9], ids=["prepared-all", "on-demand"])
 @pytest.mark.parametrize("table,where,row", [("gf_conditions", "condition_id = 1", "condition 1 of area 'A'"),
                                              ("gf_areas", "area_id = 'A'", "area 'A'")])

@@ -1,8 +1,9 @@
 """An import drops the engine's per-row insert triggers on gf_areas (the
-catalog stamp's and gf_areas_default_id_free) for its inserts and re-creates them after,
-inside its transaction: afterwards every trigger is as `init` made it, the
-stamp has moved once, and a failed import leaves triggers, stamp and rows
-as they were."""
+catalog stamp's, gf_areas_default_id_free and gf_areas_replace_keeps_implied)
+for its inserts and re-creates them after, inside its transaction:
+afterwards every trigger is as `init` made it (one that was missing
+included), the stamp has moved once, and a failed import leaves triggers,
+stamp and rows as they were."""
 import sqlite3
 
 from conftest import gf, run, square, write_collection
@@ -46,3 +47,17 @@ def test_a_failed_import_leaves_triggers_stamp_and_rows(tmp_path):
     p = gf("import", db, write_collection(tmp_path / "b.geojson", bad), "--with-default-conditions", check=False)
     assert p.returncode == 1
     assert triggers(db) == before
+
+
+def test_an_import_re_creates_an_engine_trigger_that_was_missing(tmp_path):
+    """A red team's finding: re-creating only the triggers the catalog held
+    left one a user had dropped missing, and nothing else re-creates it, so
+    an area could take another's implied condition ids."""
+    db = tmp_path / "c.db"
+    gf("init", db)
+    before, _, _ = triggers(db)
+    con = sqlite3.connect(db)
+    con.executescript("DROP TRIGGER gf_areas_default_id_free; DROP TRIGGER gf_areas_replace_keeps_implied;")
+    con.close()
+    gf("import", db, write_collection(tmp_path / "a.geojson", [square("A0", 139.0, 35.0)]), "--with-default-conditions")
+    assert triggers(db)[0] == before

@@ -223,10 +223,12 @@ public final class AreaStore {
         a.inConfirmCount = Int(r[.in_confirm_count].int64 ?? 1)
         a.outAccuracyMaxM = r[.out_accuracy_max_m].double
         a.outConfirmCount = Int(r[.out_confirm_count].int64 ?? 1)
-        a.validFrom = try validity(r[.valid_from].string, of: id, column: "valid_from")
-        a.validUntil = try validity(r[.valid_until].string, of: id, column: "valid_until")
+        do {
+            a.validFrom = try validity(r[.valid_from].text(field: "valid_from"), of: id, column: "valid_from")
+            a.validUntil = try validity(r[.valid_until].text(field: "valid_until"), of: id, column: "valid_until")
+            a.timezone = try r[.timezone].text(field: "timezone")
+        } catch let e as InputError { throw e.located(id: id) }
         a.confidence = r[.confidence].double
-        a.timezone = r[.timezone].string
         if let text = r[.properties].string, case .object(let m) = try JSONReader.parse(text, strict: false) { a.properties = m }
         do { try a.validateValues() } catch let e as InputError { throw InputError(e.message, id: id, field: e.field) }
         return a

@@ -162,13 +162,13 @@ public final class ConditionStore {
         }
         var c = ConditionDefinition(conditionId: id, areaId: r[.area_id].string ?? "", timing: timing)
         c.dwellSeconds = try Self.integer(r[.dwell_s], field: "dwell_s")
-        c.weekdays = try r[.weekdays].string.map(Weekdays.parse)
-        c.startMinute = try r[.start_time].string.map { try ConditionDefinition.parseTime($0, field: "start_time") }
-        c.endMinute = try r[.end_time].string.map { try ConditionDefinition.parseTime($0, field: "end_time") }
-        c.startDay = try r[.start_date].string.map { try ConditionDefinition.parseDate($0, field: "start_date") }
-        c.endDay = try r[.end_date].string.map { try ConditionDefinition.parseDate($0, field: "end_date") }
+        c.weekdays = try r[.weekdays].text(field: "weekdays").map(Weekdays.parse)
+        c.startMinute = try r[.start_time].text(field: "start_time").map { try ConditionDefinition.parseTime($0, field: "start_time") }
+        c.endMinute = try r[.end_time].text(field: "end_time").map { try ConditionDefinition.parseTime($0, field: "end_time") }
+        c.startDay = try r[.start_date].text(field: "start_date").map { try ConditionDefinition.parseDate($0, field: "start_date") }
+        c.endDay = try r[.end_date].text(field: "end_date").map { try ConditionDefinition.parseDate($0, field: "end_date") }
         c.renotifySuppressDays = try Self.integer(r[.renotify_suppress_days], field: "renotify_suppress_days").map(Int.init)
-        c.timezone = r[.timezone].string
+        c.timezone = try r[.timezone].text(field: "timezone")
         return c
     }
 

@@ -11,22 +11,21 @@
 ///   its upserts keep the column.
 ///
 /// Updates and deletes (an upsert) keep their triggers. A user's own
-/// triggers are not touched. Only the triggers the catalog holds are
-/// re-created (one made at an older schema version, as the upgrade tests
-/// make, has none of version 12's, nor their column); as
-/// `BulkSpatialIndex` does for SpatiaLite's triggers, a stored text that
-/// differs from the engine's is thereby repaired.
+/// triggers are not touched; one of these names is the engine's, so its
+/// text is the engine's again afterwards. Each is re-created whether or not
+/// the catalog held it (one missing is thereby repaired, as a stored text
+/// that differs from the engine's is, and as `BulkSpatialIndex` does for
+/// SpatiaLite's triggers), except version 12's in a catalog without its
+/// column (one made at an older version, as the upgrade tests make).
 enum ImportTriggers {
-    static let dropped: [(name: String, sql: String)] =
-        CatalogStamp.triggers.filter { $0.name == "gf_areas_stamp_insert" }
-        + EmbeddedSQL.triggers(inMigration: 12).filter { ["gf_areas_default_id_free", "gf_areas_replace_keeps_implied"].contains($0.name) }
+    static let implied = EmbeddedSQL.triggers(inMigration: 12).filter { ["gf_areas_default_id_free", "gf_areas_replace_keeps_implied"].contains($0.name) }
+    static let dropped: [(name: String, sql: String)] = CatalogStamp.triggers.filter { $0.name == "gf_areas_stamp_insert" } + implied
 
-    /// Drops those of `dropped` the catalog holds and returns them, for `resume`.
+    /// Drops them all and returns those `resume` re-creates.
     static func suspend(_ db: Connection) throws -> [(name: String, sql: String)] {
-        let held = try Set(db.query("SELECT name FROM sqlite_master WHERE type = 'trigger'").compactMap { $0.first?.string })
-        let suspended = dropped.filter { held.contains($0.name) }
-        for t in suspended { try db.query("DROP TRIGGER \"\(t.name)\"") }
-        return suspended
+        let hasColumn = try !db.query("SELECT 1 FROM pragma_table_info('gf_areas') WHERE name = ?", [.text(ImpliedConditions.column)]).isEmpty
+        for t in dropped { try db.query("DROP TRIGGER IF EXISTS \"\(t.name)\"") }
+        return hasColumn ? dropped : dropped.filter { t in !implied.contains { $0.name == t.name } }
     }
 
     static func resume(_ db: Connection, _ suspended: [(name: String, sql: String)]) throws {

@@ -29,7 +29,9 @@ public struct Settings {
     }
 
     public func get(_ key: String) throws -> String? {
-        try db.scalar("SELECT value FROM \(tables.settings) WHERE key = ?", [.text(key)]).string
+        do { return try db.scalar("SELECT value FROM \(tables.settings) WHERE key = ?", [.text(key)]).text(field: key) } catch let e as InputError {
+            throw InputError("\(e.message) in gf_settings (set it with `geofence settings DB \(key) VALUE`)", field: key)
+        }
     }
 
     public func set(_ key: String, _ value: String) throws {
@@ -103,7 +105,7 @@ public struct Settings {
     public func defaultConfidence() throws -> Double {
         guard let text = try get("default_confidence") else { return 0 }
         guard let p = Double(text), p >= 0, p < 1 else {
-            throw InputError("default_confidence in gf_settings must be a number in [0, 1), got \(Echo.quoted(text)) (set it with `geofence settings set`)")
+            throw InputError("default_confidence in gf_settings must be a number in [0, 1), got \(Echo.quoted(text)) (set it with `geofence settings DB default_confidence VALUE`)")
         }
         return p
     }

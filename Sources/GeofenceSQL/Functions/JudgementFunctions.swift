@@ -63,6 +63,9 @@ enum JudgementFunctions {
                     session.forget()
                     throw error
                 }
+            } catch let e as InputError where e.id != nil {
+                // Only an area's row is read with its id here (`AreaStore.area`): the call's arguments have none.
+                throw FunctionError("gf_check: area \(Echo.quoted(e.id ?? ""))\(e.field.map { ", \($0)" } ?? ""): \(e.message)")
             } catch let e as InputError {
                 throw FunctionError("gf_check: \(e.message)\(row.ts.flatMap(timeHint) ?? "")")
             } catch let e as SQLiteError where e.code & 0xFF == SQLITE_READONLY {

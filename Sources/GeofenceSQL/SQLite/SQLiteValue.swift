@@ -1,4 +1,5 @@
 import CSQLite
+import GeofenceCore
 
 /// A value as SQLite stores it; what statements bind and rows return.
 public enum SQLiteValue: Equatable, Sendable {
@@ -16,6 +17,14 @@ public enum SQLiteValue: Equatable, Sendable {
     public var double: Double? {
         switch self { case .integer(let i): Double(i); case .real(let d): d; default: nil }
     }
+    /// A column that holds text (a number is read as its text) or NULL, as
+    /// `string` reads it; a BLOB, which `string` reads as nothing (a time
+    /// zone as none: the catalog's, silently), is an input error of `field`.
+    public func text(field: String) throws -> String? {
+        guard case .blob = self else { return string }
+        throw InputError("must be text or empty, got a BLOB", field: field)
+    }
+
     public var string: String? {
         switch self { case .text(let s): s; case .integer(let i): String(i); case .real(let d): "\(d)"; default: nil }
     }
