@@ -94,16 +94,15 @@ struct Conditions: ParsableCommand {
         @Argument(help: "The condition ids.") var ids: [Int64]
         func run() throws {
             try reporting {
+                // An id given twice is one condition, removed once.
+                var seen = Set<Int64>()
+                let distinct = ids.filter { seen.insert($0).inserted }
                 let conn = try openCatalog(db)
                 try conn.transaction {
                     let store = ConditionStore(conn)
-                    // An id given twice is one condition, removed once.
-                    var seen = Set<Int64>()
-                    for id in ids where seen.insert(id).inserted {
-                        if try !store.remove(id) { throw InputError("no such condition (nothing removed)", id: String(id)) }
-                    }
+                    for id in distinct where try !store.remove(id) { throw InputError("no such condition (nothing removed)", id: String(id)) }
                 }
-                print("removed \(counted(Set(ids).count, "condition"))")
+                print("removed \(counted(distinct.count, "condition"))")
             }
         }
     }
