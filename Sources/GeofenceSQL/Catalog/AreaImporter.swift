@@ -109,7 +109,7 @@ public struct AreaImporter {
                 progress?(read, total)
             }
             progress?(total, total)
-            try spatialIndex.finish()
+            try spatialIndex.finish(inserted: report.imported)
             do { try areas.requireDistinctIds() } catch let e as InputError { throw e.located(file: path) }
             report.repairedTriggers = spatialIndex.repaired
             try ImportTriggers.resume(db, suspended)

@@ -21,6 +21,11 @@
 /// from the index (invisible to every spatial query), so then every area not
 /// in the index is indexed, not only the new ones. A catalog without the
 /// index itself is refused.
+///
+/// An import that inserts at least as many areas as the index held writes
+/// the whole index anew, packed (`PackedRTree`: the same boxes, fewer pages,
+/// a second instead of an insert a row); a smaller one inserts its rows
+/// into the tree as it is.
 struct BulkSpatialIndex {
     let db: Connection
 
@@ -46,6 +51,8 @@ struct BulkSpatialIndex {
 
     private var active = false
     private var firstNewId: Int64 = 0
+    /// Rows the index held at `begin`; nil when it is not a plain 2-D rtree.
+    private var indexed: Int64?
     /// Triggers whose stored text was not SpatiaLite's and that `finish` replaced.
     private(set) var repaired: [String] = []
 
@@ -65,22 +72,52 @@ struct BulkSpatialIndex {
         let indexComplete = rows.contains { $0[0].string == names[0] }
         firstNewId = indexComplete ? ((try db.scalar("SELECT coalesce(max(id), 0) + 1 FROM gf_areas").int64) ?? 1) : 1
         for row in rows { if let name = row[0].string { try db.execute("DROP TRIGGER \"\(name)\"") } }
+        indexed = try RTreeNodes.isPlain(db, .unqualified) ? db.scalar("SELECT count(*) FROM idx_gf_areas_geom_rowid").int64 : nil
         active = true
     }
 
-    /// Indexes the rows inserted since `begin` and re-creates the triggers.
-    func finish() throws {
+    /// Indexes the rows inserted since `begin` (`inserted` of them) and
+    /// re-creates the triggers.
+    func finish(inserted: Int) throws {
         guard active else { return }
-        try db.query("""
-            INSERT INTO idx_gf_areas_geom (pkid, xmin, xmax, ymin, ymax)
-            SELECT id, MbrMinX(geom), MbrMaxX(geom), MbrMinY(geom), MbrMaxY(geom) FROM gf_areas
-            WHERE id >= ? AND geom IS NOT NULL AND id NOT IN (SELECT pkid FROM idx_gf_areas_geom WHERE pkid >= ?)
-            """, [.integer(firstNewId), .integer(firstNewId)])
+        if let indexed, Int64(inserted) >= indexed, let size = try PackedRTree.nodeSize(db), let entries = try everyBox() {
+            try PackedRTree.write(entries, into: db, nodeSize: size)
+        } else {
+            try insertNewRows()
+        }
         // One statement each, prepared and stepped: nothing after it could run.
         for d in Self.definitions { try db.query(d.sql) }
         try db.query("""
             UPDATE geometry_columns_time SET last_insert = strftime('%Y-%m-%dT%H:%M:%fZ', 'now')
             WHERE lower(f_table_name) = 'gf_areas' AND lower(f_geometry_column) = 'geom'
             """)
+    }
+
+    /// Every area's box as the index would store it, or nil when one has a
+    /// box the module would refuse or read as zeros (a geometry SpatiaLite
+    /// cannot read): then the rows go through the module, which says so.
+    private func everyBox() throws -> [PackedRTree.Entry]? {
+        let rows = try db.prepare("""
+            SELECT id, MbrMinX(geom), MbrMaxX(geom), MbrMinY(geom), MbrMaxY(geom) FROM gf_areas WHERE geom IS NOT NULL
+            """)
+        var entries: [PackedRTree.Entry] = []
+        while try rows.step() {
+            guard case .integer(let id) = rows.value(0), case .real(let minX) = rows.value(1), case .real(let maxX) = rows.value(2),
+                  case .real(let minY) = rows.value(3), case .real(let maxY) = rows.value(4),
+                  let entry = PackedRTree.Entry(id: id, minX: minX, maxX: maxX, minY: minY, maxY: maxY) else {
+                rows.reset()
+                return nil
+            }
+            entries.append(entry)
+        }
+        return entries
+    }
+
+    private func insertNewRows() throws {
+        try db.query("""
+            INSERT INTO idx_gf_areas_geom (pkid, xmin, xmax, ymin, ymax)
+            SELECT id, MbrMinX(geom), MbrMaxX(geom), MbrMinY(geom), MbrMaxY(geom) FROM gf_areas
+            WHERE id >= ? AND geom IS NOT NULL AND id NOT IN (SELECT pkid FROM idx_gf_areas_geom WHERE pkid >= ?)
+            """, [.integer(firstNewId), .integer(firstNewId)])
     }
 }

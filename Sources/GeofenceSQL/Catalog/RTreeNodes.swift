@@ -44,17 +44,21 @@ public final class RTreeNodes {
 
     /// The reader, or nil when the index is not a plain 2-D `rtree(pkid, xmin, xmax, ymin, ymax)`.
     static func open(_ db: Connection, _ tables: CatalogTables) throws -> RTreeNodes? {
+        try isPlain(db, tables) ? RTreeNodes(db, tables) : nil
+    }
+
+    /// Whether the index is a plain 2-D `rtree(pkid, xmin, xmax, ymin, ymax)` with its three shadow tables.
+    static func isPlain(_ db: Connection, _ tables: CatalogTables) throws -> Bool {
         let sql = try db.scalar("""
             SELECT sql FROM \(tables.named("sqlite_master")) WHERE type = 'table' AND name = 'idx_gf_areas_geom'
             """).string ?? ""
         let squeezed = String(sql.lowercased().unicodeScalars.filter { !$0.properties.isWhitespace && $0 != "\"" })
-        guard squeezed.hasSuffix("usingrtree(pkid,xmin,xmax,ymin,ymax)") else { return nil }
+        guard squeezed.hasSuffix("usingrtree(pkid,xmin,xmax,ymin,ymax)") else { return false }
         let shadow = try db.scalar("""
             SELECT count(*) FROM \(tables.named("sqlite_master")) WHERE type = 'table'
             AND name IN ('idx_gf_areas_geom_node', 'idx_gf_areas_geom_rowid', 'idx_gf_areas_geom_parent')
             """)
-        guard shadow.int64 == 3 else { return nil }
-        return try RTreeNodes(db, tables)
+        return shadow.int64 == 3
     }
 
     /// Starts a new walk: every node may be read once per walk.
