@@ -81,7 +81,7 @@ struct BulkSpatialIndex {
     func finish(inserted: Int) throws {
         guard active else { return }
         if let indexed, Int64(inserted) >= indexed, let size = try PackedRTree.nodeSize(db), let entries = try everyBox() {
-            try PackedRTree.write(entries, into: db, nodeSize: size)
+            try PackedRTree.write(consume entries, into: db, nodeSize: size)
         } else {
             try insertNewRows()
         }

@@ -82,11 +82,12 @@ struct PackedRTree {
     }
 
     /// Groups `items` into nodes of at most `capacity` cells, STR's way.
-    private static func group(_ items: [Entry], capacity: Int) -> Level {
-        let leaves = (items.count + capacity - 1) / capacity
+    private static func group(_ items: consuming [Entry], capacity: Int) -> Level {
+        var cells = items
+        let leaves = (cells.count + capacity - 1) / capacity
         let slices = max(1, Int(Double(leaves).squareRoot().rounded(.up)))
         let perSlice = slices * capacity
-        var cells = items.sorted { ($0.centreX, $0.id) < ($1.centreX, $1.id) }
+        cells.sort { ($0.centreX, $0.id) < ($1.centreX, $1.id) }
         var nodes: [Range<Int>] = []
         for start in stride(from: 0, to: cells.count, by: perSlice) {
             let end = min(start + perSlice, cells.count)
@@ -98,10 +99,11 @@ struct PackedRTree {
     }
 
     /// Replaces the tree's contents with `entries` (see the type's contract).
-    static func write(_ entries: [Entry], into db: Connection, nodeSize: Int) throws {
+    static func write(_ entries: consuming [Entry], into db: Connection, nodeSize: Int) throws {
         let capacity = (nodeSize - 4) / cellBytes
+        let count = entries.count
         // Levels from the leaves up; an inner cell's id is its node's index in the level below.
-        var levels = [group(entries, capacity: capacity)]
+        var levels = [group(consume entries, capacity: capacity)]
         while levels[levels.count - 1].nodes.count > 1 {
             let below = levels[levels.count - 1]
             let boxes = below.nodes.enumerated().map { Entry(id: Int64($0.offset), union: below.cells[$0.element]) }
@@ -118,7 +120,7 @@ struct PackedRTree {
         let node = try db.prepare("INSERT INTO idx_gf_areas_geom_node (nodeno, data) VALUES (?, ?)")
         let parent = try db.prepare("INSERT INTO idx_gf_areas_geom_parent (nodeno, parentnode) VALUES (?, ?)")
         var leafOf: [(id: Int64, node: Int64)] = []
-        leafOf.reserveCapacity(entries.count)
+        leafOf.reserveCapacity(count)
         for l in levels.indices {
             let level = levels[l]
             for (i, range) in level.nodes.enumerated() {
