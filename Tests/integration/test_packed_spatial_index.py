@@ -9,7 +9,7 @@ import math
 import random
 import sqlite3
 
-from conftest import gf, run, square, write_collection
+from conftest import gf, run, sql, square, write_collection
 
 NODE_CELLS = 51   # SQLite's rtree: (node size - 4) / 24 cells a node, at most 51
 
@@ -118,3 +118,55 @@ def test_a_replacing_import_and_an_empty_one_leave_a_whole_index(tmp_path):
     assert sqlite(db, "SELECT rtreecheck('idx_gf_areas_geom'); SELECT count(*) FROM idx_gf_areas_geom;").split() == ["ok", "0"]
     gf("import", db, write_collection(tmp_path / "c.geojson", features("C", 40, 8)))
     assert check_index(db)[0] == 42
+
+
+def test_an_index_that_only_looks_plain_goes_through_the_module(tmp_path):
+    """A red team's finding: a stored text that merely ended in SpatiaLite's
+    `rtree(pkid, xmin, xmax, ymin, ymax)` (another module, or more columns,
+    behind a comment) was taken as plain, and floats were written into an
+    integer tree. Only SpatiaLite's whole text is; anything else goes
+    through the module, which stores what it is given its own way."""
+    for module in ["rtree_i32(pkid, xmin, xmax, ymin, ymax -- using rtree(pkid, xmin, xmax, ymin, ymax\n)",
+                   "rtree(pkid, xmin, xmax, ymin, ymax, zmin, zmax -- using rtree(pkid,xmin,xmax,ymin,ymax\n)"]:
+        db = tmp_path / f"c{len(module)}.db"
+        gf("init", db)
+        gf("import", db, write_collection(tmp_path / "a.geojson", features("A", 100, 9)))
+        sqlite(db, "DROP TABLE idx_gf_areas_geom;"
+                   f"CREATE VIRTUAL TABLE idx_gf_areas_geom USING {module};"
+                   "INSERT INTO idx_gf_areas_geom (pkid, xmin, xmax, ymin, ymax) "
+                   "SELECT id, MbrMinX(geom), MbrMaxX(geom), MbrMinY(geom), MbrMaxY(geom) FROM gf_areas;")
+        gf("import", db, write_collection(tmp_path / "b.geojson", features("B", 300, 10)))
+        assert sqlite(db, "SELECT rtreecheck('idx_gf_areas_geom');").split() == ["ok"]
+        # The same rows as the same module's own tree of every area gives.
+        query = "SELECT group_concat(pkid) FROM (SELECT pkid FROM {} WHERE xmax >= -50 AND xmin <= 50 AND ymax >= -50 AND ymin <= 50 ORDER BY pkid);"
+        stored, module_tree = sqlite(db, query.format("idx_gf_areas_geom")), sqlite(
+            db, f"CREATE VIRTUAL TABLE temp.reference USING {module};"
+                "INSERT INTO temp.reference (pkid, xmin, xmax, ymin, ymax) "
+                "SELECT id, MbrMinX(geom), MbrMaxX(geom), MbrMinY(geom), MbrMaxY(geom) FROM gf_areas;" + query.format("temp.reference"))
+        assert stored == module_tree and len(stored.split(",")) > 50
+        # gf_nearest walks a plain tree's nodes itself; this one it searches through the module, with the same answer.
+        nearest = "SELECT group_concat(area_id) FROM (SELECT area_id FROM gf_nearest WHERE lat = 10.5 AND lon = 20.5 AND n = 5);"
+        if module.startswith("rtree_i32"):
+            plain = tmp_path / "plain.db"
+            gf("init", plain)
+            for f in ["a.geojson", "b.geojson"]:
+                gf("import", plain, tmp_path / f)
+            assert sql(db, nearest).stdout == sql(plain, nearest).stdout != "\n"
+
+
+def test_a_root_the_module_refuses_fails_the_import_and_a_large_one_is_packed_as_the_module_would(tmp_path):
+    """A red team's findings: an undersize root (which the module refuses)
+    was written over instead of failing the import, and a root long enough
+    for more than 65,535 cells overflowed a node's 2-byte count."""
+    db = tmp_path / "small.db"
+    gf("init", db)
+    sqlite(db, "UPDATE idx_gf_areas_geom_node SET data = zeroblob(447) WHERE nodeno = 1;")
+    p = gf("import", db, write_collection(tmp_path / "a.geojson", features("A", 300, 11)), check=False)
+    assert p.returncode == 2 and "undersize RTree blobs" in p.stderr, p.stderr
+    assert sqlite(db, "SELECT count(*) FROM gf_areas;").split() == ["0"]
+    db = tmp_path / "large.db"
+    gf("init", db)
+    sqlite(db, "UPDATE idx_gf_areas_geom_node SET data = zeroblob(1600004) WHERE nodeno = 1;")
+    gf("import", db, write_collection(tmp_path / "b.geojson", features("B", 300, 12)))
+    rows, nodes = check_index(db)
+    assert rows == 302 and nodes == math.ceil(rows / NODE_CELLS) + 1

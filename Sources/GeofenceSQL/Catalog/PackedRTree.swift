@@ -20,7 +20,7 @@
 /// module rounds a row it is given (`down`, `up`), and an inner cell's box is
 /// the union of its node's cells. Nodes are grouped Sort-Tile-Recursive: by
 /// the centre's x into ⌈√leaves⌉ slices, each slice by the centre's y into
-/// full nodes, ties by id (the same catalog gives the same tree); each level
+/// nodes of 51 cells, ties by id (the same catalog gives the same tree); each level
 /// above is grouped the same way until one node, the root, is left.
 ///
 /// Contract: `write` replaces the tree's contents with exactly `entries`;
@@ -66,12 +66,19 @@ struct PackedRTree {
     }
 
     static let cellBytes = 8 + 4 * 4
+    /// The most cells the module puts in a node it makes (RTREE_MAXCELLS):
+    /// a packed node holds no more, whatever its size allows.
+    static let maxCells = 51
+    /// The smallest node the module reads (512 − 64 bytes; below it: "undersize RTree blobs").
+    static let minNodeSize = 448
 
-    /// The index's node size (the root's length), or nil when it holds too
-    /// few cells a node to be packed sensibly.
+    /// The index's node size (the root's length), once the module has
+    /// opened the tree (so a tree it refuses fails the import as before);
+    /// nil when the module would refuse it.
     static func nodeSize(_ db: Connection) throws -> Int? {
+        _ = try db.query("SELECT pkid FROM idx_gf_areas_geom LIMIT 1")
         let size = try db.scalar("SELECT length(data) FROM idx_gf_areas_geom_node WHERE nodeno = 1").int64.map(Int.init)
-        guard let size, (size - 4) / cellBytes >= 4 else { return nil }
+        guard let size, size >= minNodeSize else { return nil }
         return size
     }
 
@@ -100,7 +107,7 @@ struct PackedRTree {
 
     /// Replaces the tree's contents with `entries` (see the type's contract).
     static func write(_ entries: consuming [Entry], into db: Connection, nodeSize: Int) throws {
-        let capacity = (nodeSize - 4) / cellBytes
+        let capacity = min(maxCells, (nodeSize - 4) / cellBytes)
         let count = entries.count
         // Levels from the leaves up; an inner cell's id is its node's index in the level below.
         var levels = [group(consume entries, capacity: capacity)]

@@ -48,12 +48,16 @@ public final class RTreeNodes {
     }
 
     /// Whether the index is a plain 2-D `rtree(pkid, xmin, xmax, ymin, ymax)` with its three shadow tables.
+    /// Its whole stored text must be SpatiaLite's but for spacing, case and
+    /// quotes: a text that only ends so can hide another module or more
+    /// columns behind a comment (`rtree_i32(… -- rtree(…`), whose nodes
+    /// read or written as floats would be garbage.
     static func isPlain(_ db: Connection, _ tables: CatalogTables) throws -> Bool {
         let sql = try db.scalar("""
             SELECT sql FROM \(tables.named("sqlite_master")) WHERE type = 'table' AND name = 'idx_gf_areas_geom'
             """).string ?? ""
         let squeezed = String(sql.lowercased().unicodeScalars.filter { !$0.properties.isWhitespace && $0 != "\"" })
-        guard squeezed.hasSuffix("usingrtree(pkid,xmin,xmax,ymin,ymax)") else { return false }
+        guard squeezed == "createvirtualtableidx_gf_areas_geomusingrtree(pkid,xmin,xmax,ymin,ymax)" else { return false }
         let shadow = try db.scalar("""
             SELECT count(*) FROM \(tables.named("sqlite_master")) WHERE type = 'table'
             AND name IN ('idx_gf_areas_geom_node', 'idx_gf_areas_geom_rowid', 'idx_gf_areas_geom_parent')
