@@ -8,7 +8,9 @@ catalog, end to end, in alternation.
 
 Workloads: `national` (workload3.py: fences of realistic density over a
 country, sparse at 100k), `city` (workload.py: one dense city) and
-`three-cities` (workload2.py). The fixes are the generator's, asked with
+`three-cities` (workload2.py); `given`: the work folder's own
+fences.geojson and fixes.csv (columns subject_id,ts,lat,lon,accuracy_m),
+made by someone else, --fences and --fixes ignored. The fixes are the generator's, asked with
 accuracy 0 (million.py's `write_points`). Both catalogs are made once per
 work folder and not timed: the engine's by `geofence import`, DuckDB's by
 benchmarks/duckdb_peer.py. Each round runs the engine's command, then
@@ -38,6 +40,13 @@ ROOT = Path(__file__).resolve().parents[1]
 
 def write_workload(w, kind, fences, fixes, subjects):
     """fences.geojson and points.csv (accuracy 0) in `w`, unless made already for the same size."""
+    if kind == "given":
+        missing = [f for f in ("fences.geojson", "fixes.csv") if not (w / f).exists()]
+        if missing:
+            raise SystemExit(f"--workload given: {w} has no {' and no '.join(missing)}")
+        if not (w / "points.csv").exists():
+            million.write_points(w / "fixes.csv", w / "points.csv")
+        return
     stamp = w / "workload.json"
     size = {"workload": kind, "fences": fences, "fixes": fixes, "subjects": subjects}
     if stamp.exists() and json.loads(stamp.read_text()) == size:
@@ -67,7 +76,7 @@ def engine_run(dist, db, points, out):
 
 def main():
     ap = argparse.ArgumentParser()
-    ap.add_argument("--workload", choices=("national", "city", "three-cities"), default="national")
+    ap.add_argument("--workload", choices=("national", "city", "three-cities", "given"), default="national")
     ap.add_argument("--fences", type=int, default=100_000)
     ap.add_argument("--fixes", type=int, default=1_000_000)
     ap.add_argument("--subjects", type=int, default=1000)
@@ -108,7 +117,8 @@ def main():
                 raise SystemExit(f"the engine and DuckDB disagree: {want} against {million.checksum(got['fi'], got['ai'])}")
         print(json.dumps({name: rs[-1] for name, rs in runs.items()}), flush=True)
     med = {name: statistics.median(r["s"] for r in rs) for name, rs in runs.items()}
-    print(f"\n{args.workload}, {args.fences:,} fences, {args.fixes:,} fixes: {want[1]:,} pairs, checksum equal")
+    what = f"{w} (given)" if args.workload == "given" else f"{args.workload}, {args.fences:,} fences, {args.fixes:,} fixes"
+    print(f"\n{what}: {want[1]:,} pairs, checksum equal")
     for name in builds:
         split = runs[name][len(runs[name]) // 2]
         print(f"| {name} `locate --fixes` | {med[name]:.2f} s (median of {args.rounds}) | loaded {split['load_s']:.2f} s, "
