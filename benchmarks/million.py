@@ -28,6 +28,7 @@ every run. Prints a Markdown table of every figure, then the issue's
 targets with this run's ratios, and writes --work/report.json.
 """
 import argparse
+import csv
 import json
 import os
 import re
@@ -92,9 +93,18 @@ def conditions_of(db):
     return {"conditions": int(count), "conditions_mib": int(size or 0) / 2**20}
 
 
-def engine_pairs(pairs_csv):
+def engine_pairs(pairs_csv, fence_of=None):
     """(fix indices, fence indices) of `locate --fixes`'s CSV: row is the
-    fix's 1-based row, area_id F0000123 is fence 123."""
+    fix's 1-based row, area_id F0000123 is fence 123; with `fence_of` (area_id
+    → its feature's index in the file), any ids."""
+    if fence_of is not None:
+        fi, ai = [], []
+        with open(pairs_csv, newline="") as f:
+            rows = csv.reader(f)
+            next(rows)
+            for r, a, _ in rows:
+                fi.append(int(r) - 1); ai.append(fence_of[a])
+        return np.array(fi), np.array(ai)
     if duckdb_peer:
         con = duckdb_peer.duckdb.connect()
         res = con.execute("""SELECT "row" - 1 AS fi, CAST(substr(area_id, 2) AS BIGINT) AS ai
