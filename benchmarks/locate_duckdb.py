@@ -9,9 +9,9 @@ catalog, end to end, in alternation.
 Workloads: `national` (workload3.py: fences of realistic density over a
 country, sparse at 100k), `city` (workload.py: one dense city) and
 `three-cities` (workload2.py); `given`: the work folder's own
-fences.geojson and fixes.csv (columns subject_id,ts,lat,lon,accuracy_m),
-made by someone else, --fences and --fixes ignored. The fixes are the generator's, asked with
-accuracy 0 (million.py's `write_points`). Both catalogs are made once per
+fences.geojson and fixes.csv (columns subject_id,ts,lat,lon,accuracy_m,
+any area ids), made by someone else, --fences and --fixes ignored. The
+fixes are asked with accuracy 0 (million.py's `write_points`). Both catalogs are made once per
 work folder and not timed: the engine's by `geofence import`, DuckDB's by
 benchmarks/duckdb_peer.py. Each round runs the engine's command, then
 DuckDB's (a process of its own: open, load the extension, read the CSV,
@@ -99,14 +99,14 @@ def main():
         return   # the workload and both catalogs made, nothing timed
     builds = {"engine": args.dist} | ({"engine (also)": args.also_dist} if args.also_dist else {})
     runs = {name: [] for name in [*builds, "duckdb"]}
+    # A given file's ids are the user's: each is its feature's index, as DuckDB's catalog numbers them.
+    fence_of = ({f["properties"]["area_id"]: i for i, f in enumerate(workload.read_features(w / "fences.geojson"))}
+                if args.workload == "given" else None)
     for k in range(args.rounds):
         for name, dist in builds.items():
             out = w / f"pairs-{len(runs[name]) % 2}-{name.replace(' ', '')}.csv"
             runs[name].append(engine_run(dist, db, points, out))
             if k == 0:
-                # A given file's ids are the user's: each is its feature's index, as DuckDB's catalog numbers them.
-                fence_of = ({f["properties"]["area_id"]: i for i, f in enumerate(workload.read_features(w / "fences.geojson"))}
-                            if args.workload == "given" else None)
                 want = million.checksum(*million.engine_pairs(out, fence_of))
                 if name != "engine" and out.read_bytes() != (w / "pairs-0-engine.csv").read_bytes():
                     raise SystemExit(f"{dist}'s pairs differ from {args.dist}'s")
