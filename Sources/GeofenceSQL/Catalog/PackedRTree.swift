@@ -41,10 +41,14 @@ struct PackedRTree {
             guard self.minX <= self.maxX, self.minY <= self.maxY else { return nil }
         }
 
+        /// The box of a node's cells (at least one), under the node's index as its id.
         init(id: Int64, union cells: ArraySlice<Entry>) {
+            self = cells.first!
             self.id = id
-            minX = cells.map(\.minX).min()!; maxX = cells.map(\.maxX).max()!
-            minY = cells.map(\.minY).min()!; maxY = cells.map(\.maxY).max()!
+            for c in cells {
+                minX = min(minX, c.minX); maxX = max(maxX, c.maxX)
+                minY = min(minY, c.minY); maxY = max(maxY, c.maxY)
+            }
         }
 
         var centreX: Double { (Double(minX) + Double(maxX)) / 2 }
