@@ -22,7 +22,14 @@ struct ScannedCatalog {
     /// Every row of gf_areas, nil for one that cannot be read (`loadArea`
     /// reads it again, and reports why, if a fix meets it).
     var definitions: [AreaDefinition?]
+    /// The stored conditions by area id, an area's implied pair merged in.
     var conditions: [String: [ConditionDefinition]]
+    /// Beside each row of `definitions`: the first id of its implied pair
+    /// (`ImpliedConditions`) where it has no stored condition, else nil.
+    /// Most catalogs' areas have only their pair: kept by row, they are no
+    /// entry of a dictionary keyed by id (a hash of the id to make it, and
+    /// again to find it, for every area of the catalog).
+    var implied: [Int64?]
     /// Every zone named by an area or a condition, nil for one that does not load.
     var zones: [String: TimeZone?]
 
@@ -51,6 +58,7 @@ extension SQLCatalog {
         // area to its index box without a second scan), then the implied conditions' id.
         let areaRows = try db.prepare("SELECT \(AreaStore.columns), id, \(ImpliedConditions.column) FROM \(tables.areas)")
         var definitions: [AreaDefinition?] = []
+        var implied: [Int64?] = []
         var boxes: [(String, BoundingBox)] = []
         boxes.reserveCapacity(boxesByRow.count)
         let geom = AreaStore.Column.geom.rawValue, rowId = AreaStore.Column.allCases.count
@@ -63,8 +71,12 @@ extension SQLCatalog {
             let decoded = areaRows.value(AreaStore.Column.kind).string == "circle" ? nil
                 : try? areaRows.withBlob(geom) { $0.isEmpty ? nil : try SpatiaLiteBlob.decodeAreal($0).polygons }
             let id = try CatalogError.areaId(areaRows, AreaStore.Column.area_id.rawValue, row: areaRows.value(rowId).int64)
-            if let first = try ImpliedConditions.first(areaRows.value(rowId + 1), area: id) {
-                conditions[id] = ImpliedConditions.merged(conditions[id] ?? [], first: first, area: id)
+            let first = try ImpliedConditions.first(areaRows.value(rowId + 1), area: id)
+            if let first, !conditions.isEmpty, let stored = conditions[id] {
+                conditions[id] = ImpliedConditions.merged(stored, first: first, area: id)
+                implied.append(nil)
+            } else {
+                implied.append(first)
             }
             let row = (0..<rowId + 1).map { $0 == geom && decoded != nil ? .null : areaRows.value($0) }
             if let r = row[rowId].int64, let box = boxesByRow[r] { boxes.append((id, box)) }
@@ -74,7 +86,7 @@ extension SQLCatalog {
         for name in definitions.compactMap({ $0?.timezone }) + conditions.values.joined().compactMap(\.timezone) where zoneOf[name] == nil {
             zoneOf[name] = .some(try? zones.zone(name))
         }
-        return ScannedCatalog(boxes: boxes, definitions: definitions, conditions: conditions, zones: zoneOf)
+        return ScannedCatalog(boxes: boxes, definitions: definitions, conditions: conditions, implied: implied, zones: zoneOf)
     }
 
     /// Prepares the scanned areas and makes the grid with its
@@ -93,9 +105,11 @@ extension SQLCatalog {
         let width = min(Parallel.width, max(1, definitions.count / 1000))
         let defaults = self.defaults
         // A zone that did not load leaves the area to `loadArea`, which reports it.
-        func judged(_ definition: AreaDefinition?) -> JudgedArea? {
-            guard let a = definition else { return nil }
-            return try? defaults.judgedArea(a, conditions: s.conditions[a.areaId] ?? [], load: s.zone)
+        func judged(_ i: Int) -> JudgedArea? {
+            guard let a = definitions[i] else { return nil }
+            let stored = s.conditions.isEmpty ? nil : s.conditions[a.areaId]
+            let mine = stored ?? s.implied[i].map { ImpliedConditions.pair(area: a.areaId, first: $0) } ?? []
+            return try? defaults.judgedArea(a, conditions: mine, load: s.zone)
         }
         prepared.withUnsafeMutableBufferPointer { out in
             byIndex.withUnsafeMutableBufferPointer { byIndexOut in
@@ -111,7 +125,7 @@ extension SQLCatalog {
                         let runs = width == 1 ? 1 : width * 16
                         Parallel.share(Array(0..<runs), width: width) { _, r in
                             for i in (definitions.count * r / runs)..<(definitions.count * (r + 1) / runs) {
-                                guard let area = judged(definitions[i]) else { continue }
+                                guard let area = judged(i) else { continue }
                                 out.buffer[i] = area
                                 // Its masks now, while its shape is still in the cache
                                 // (one area id is one grid index: threads write apart).
