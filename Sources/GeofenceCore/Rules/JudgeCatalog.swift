@@ -98,9 +98,12 @@ struct NotifyingCondition {
     /// A weekday, daily window or date period limits it.
     let filtered: Bool
     let zone: Unmanaged<TimeZone>
+    /// IN, OUT or DWELL: the order of the area's `notifying`.
+    let timing: ConditionDefinition.Timing
 
     init(_ c: ConditionDefinition, zone: TimeZone, definition: Int) {
         conditionId = c.conditionId
+        timing = c.timing
         self.definition = definition
         suppressDays = max(0, c.renotifySuppressDays ?? 0)
         filtered = c.weekdays != nil || c.startMinute != nil || c.endMinute != nil || c.startDay != nil || c.endDay != nil
@@ -147,22 +150,44 @@ public final class JudgedArea: @unchecked Sendable {
         let inOrder = zip(conditions, conditions.dropFirst()).allSatisfy { $0.0.conditionId < $1.0.conditionId }
         let sorted = inOrder ? conditions : conditions.sorted { $0.0.conditionId < $1.0.conditionId }
         self.conditions = sorted
+        // Each condition copied out of the array once (a copy retains its
+        // strings, and every area of a catalog is made here), then put in
+        // timing order, each timing's kept in condition_id order.
         var notifying: [NotifyingCondition] = []
         notifying.reserveCapacity(sorted.count)
-        func append(_ timing: ConditionDefinition.Timing) -> Range<Int> {
-            let start = notifying.count
-            for k in sorted.indices where sorted[k].0.timing == timing {
-                notifying.append(NotifyingCondition(sorted[k].0, zone: sorted[k].1, definition: k))
-            }
-            return start..<notifying.count
+        for k in sorted.indices {
+            let (c, zone) = sorted[k]
+            notifying.append(NotifyingCondition(c, zone: zone, definition: k))
         }
-        (inNotifying, outNotifying, dwellNotifying) = (append(.IN), append(.OUT), append(.DWELL))
+        Self.orderByTiming(&notifying)
+        let ins = notifying.prefix { $0.timing == .IN }.count
+        let outs = notifying[ins...].prefix { $0.timing == .OUT }.count
+        (inNotifying, outNotifying, dwellNotifying) = (0..<ins, ins..<ins + outs, ins + outs..<notifying.count)
         self.notifying = notifying
         dwellConditions = notifying[dwellNotifying].map { n in
             let (micros, overflow) = (sorted[n.definition].0.dwellSeconds ?? 0).multipliedReportingOverflow(by: 1_000_000)
             return DwellCondition(conditionId: n.conditionId, micros: overflow ? nil : micros)
         }
         traits = AreaTraits(definition, confidence: rule.confidence, conditions: sorted.count, dwellConditions: dwellConditions.count)
+    }
+
+    /// IN, then OUT, then DWELL, each timing's in the order they came: an
+    /// insertion sort, an area has a handful.
+    private static func orderByTiming(_ all: inout [NotifyingCondition]) {
+        func rank(_ t: ConditionDefinition.Timing) -> Int {
+            switch t {
+            case .IN: 0
+            case .OUT: 1
+            case .DWELL: 2
+            }
+        }
+        for i in all.indices.dropFirst() {
+            var j = i
+            while j > 0 && rank(all[j - 1].timing) > rank(all[j].timing) {
+                all.swapAt(j - 1, j)
+                j -= 1
+            }
+        }
     }
 
     /// Inside the validity period (both ends included)?
