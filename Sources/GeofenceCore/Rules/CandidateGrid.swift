@@ -27,13 +27,24 @@ public final class CandidateGrid: Sendable {
     /// inside, its area's shape (CandidateGrid+Interior.swift); empty until `withMasks`.
     let outsideMasks: [UInt64], insideMasks: [UInt64]
 
-    public init(_ unsorted: [(String, BoundingBox)]) {
-        // Indices in area_id order (their bytes, as SQLite orders them:
-        // `utf8Precedes`), so every cell lists its areas sorted and a lookup
-        // returns them sorted without comparing a string.
-        let items = unsorted.sorted { $0.0.utf8Precedes($1.0) }
-        ids = items.map(\.0)
-        let boxes = items.map(\.1)
+    public convenience init(_ unsorted: [(String, BoundingBox)]) {
+        self.init(unsorted, order: Self.order(of: unsorted))
+    }
+
+    /// The positions of `unsorted` in area_id order (their bytes, as SQLite
+    /// orders them: `utf8Precedes`): grid index g is the area at
+    /// `unsorted[order[g]]`. A caller that keeps its areas in `unsorted`'s
+    /// order finds each one's grid index through it, with no id looked up.
+    public static func order(of unsorted: [(String, BoundingBox)]) -> [Int] {
+        unsorted.indices.sorted { unsorted[$0].0.utf8Precedes(unsorted[$1].0) }
+    }
+
+    /// The grid of `unsorted`, `order` being `order(of: unsorted)`.
+    public init(_ unsorted: [(String, BoundingBox)], order: [Int]) {
+        // Indices in area_id order, so every cell lists its areas sorted and
+        // a lookup returns them sorted without comparing a string.
+        ids = order.map { unsorted[$0].0 }
+        let boxes = order.map { unsorted[$0].1 }
         self.boxes = boxes
         var extent = BoundingBox.empty
         for b in boxes { extent.add(LonLat(lon: b.minLon, lat: b.minLat)); extent.add(LonLat(lon: b.maxLon, lat: b.maxLat)) }

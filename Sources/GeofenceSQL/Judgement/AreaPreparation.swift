@@ -19,6 +19,8 @@ import GeofenceCore
 /// (`waitUntilRead`) before it touches the connection.
 struct ScannedCatalog {
     var boxes: [(String, BoundingBox)]
+    /// Beside each of `boxes`: the row of `definitions` it is the box of.
+    var boxRows: [Int]
     /// Every row of gf_areas, nil for one that cannot be read (`loadArea`
     /// reads it again, and reports why, if a fix meets it).
     var definitions: [AreaDefinition?]
@@ -59,8 +61,9 @@ extension SQLCatalog {
         let areaRows = try db.prepare("SELECT \(AreaStore.columns), id, \(ImpliedConditions.column) FROM \(tables.areas)")
         var definitions: [AreaDefinition?] = []
         var implied: [Int64?] = []
-        var boxes: [(String, BoundingBox)] = []
+        var boxes: [(String, BoundingBox)] = [], boxRows: [Int] = []
         boxes.reserveCapacity(boxesByRow.count)
+        boxRows.reserveCapacity(boxesByRow.count)
         let geom = AreaStore.Column.geom.rawValue, rowId = AreaStore.Column.allCases.count
         while try areaRows.step() {
             // Each row made an area here, its geometry decoded straight from
@@ -79,14 +82,17 @@ extension SQLCatalog {
                 implied.append(first)
             }
             let row = (0..<rowId + 1).map { $0 == geom && decoded != nil ? .null : areaRows.value($0) }
-            if let r = row[rowId].int64, let box = boxesByRow[r] { boxes.append((id, box)) }
+            if let r = row[rowId].int64, let box = boxesByRow[r] {
+                boxes.append((id, box))
+                boxRows.append(definitions.count)
+            }
             definitions.append(try? AreaStore.area(row, polygons: decoded))
         }
         var zoneOf: [String: TimeZone?] = [:]
         for name in definitions.compactMap({ $0?.timezone }) + conditions.values.joined().compactMap(\.timezone) where zoneOf[name] == nil {
             zoneOf[name] = .some(try? zones.zone(name))
         }
-        return ScannedCatalog(boxes: boxes, definitions: definitions, conditions: conditions, implied: implied, zones: zoneOf)
+        return ScannedCatalog(boxes: boxes, boxRows: boxRows, definitions: definitions, conditions: conditions, implied: implied, zones: zoneOf)
     }
 
     /// Prepares the scanned areas and makes the grid with its
@@ -96,9 +102,15 @@ extension SQLCatalog {
     /// `madeGrid` gets the grid's cells before any area is prepared.
     func build(_ s: ScannedCatalog, madeGrid: (CandidateGrid) -> Void = { _ in }) throws {
         let definitions = s.definitions
-        let grid = CandidateGrid(s.boxes)
+        let order = CandidateGrid.order(of: s.boxes)
+        let grid = CandidateGrid(s.boxes, order: order)
         try CandidateGrid.requireDistinctIds(grid.ambiguousIds)
         madeGrid(grid)
+        // Each row's grid index (-1: none, the row has no box), through the
+        // grid's order: an area's index by its id is a binary search of
+        // strings, a thousand instructions or more an area.
+        var gridIndex = [Int32](repeating: -1, count: definitions.count)
+        for (g, k) in order.enumerated() { gridIndex[s.boxRows[k]] = Int32(g) }
         var prepared = [JudgedArea?](repeating: nil, count: definitions.count)
         var outside = [UInt64](repeating: 0, count: grid.entryCount), inside = outside
         var byIndex = [JudgedArea?](repeating: nil, count: grid.ids.count)
@@ -128,8 +140,9 @@ extension SQLCatalog {
                                 guard let area = judged(i) else { continue }
                                 out.buffer[i] = area
                                 // Its masks now, while its shape is still in the cache
-                                // (one area id is one grid index: threads write apart).
-                                guard let g = grid.index(of: area.definition.areaId) else { continue }
+                                // (one row is one grid index: threads write apart).
+                                let g = Int(gridIndex[i])
+                                guard g >= 0 else { continue }
                                 grid.writeMasks(ofArea: g, area.shape, outside: outsideOut.buffer, inside: insideOut.buffer)
                                 byIndexOut.buffer[g] = area
                             }
