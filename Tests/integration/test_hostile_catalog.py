@@ -8,7 +8,7 @@ import sqlite3
 
 import pytest
 
-from conftest import EXTENSION, SAMPLES, gf, run, sql, write_collection, square
+from conftest import EXTENSION, SAMPLES, gf, run, sql, stored_rows, write_collection, square
 from older_layouts import (FLOOR_BEFORE_VERSION_11, RUNS_BEFORE_VERSION_10, VERSION_6_NOTIFICATIONS, conditions_before_version_12,
                             state_layout_before_version_8)
 
@@ -176,3 +176,43 @@ def test_a_confidence_written_past_the_constraints_is_an_error_not_a_trap(tmp_pa
         assert p.returncode == 1 and "default_confidence in gf_settings must be a number in [0, 1), got '7'" in p.stderr, p.stderr
     p = sql(db, "SELECT gf_check('s', 1700000000, 35.65, 139.75, 100);", check=False)
     assert p.returncode == 1 and "default_confidence in gf_settings must be a number in [0, 1)" in p.stderr, p.stderr
+
+
+def test_properties_no_rule_reads_are_not_read_by_any_door_that_judges(tmp_path):
+    """An area's properties that are not JSON (written by SQL) stop no
+    judgement: no rule reads them, so neither the batch with every area
+    prepared, nor the one preparing areas as its fixes reach them, nor
+    gf_check, nor locate, reads them. (The batch preparing every area and
+    gf_check used to parse them, and failed on the area where the batch
+    preparing on demand did not.) Listing the areas still says what is wrong."""
+    areas = [square(f"A{i:02d}", 139.70 + 0.02 * i, 35.60) for i in range(40)]
+    moves = [(k, 35.605, 139.705 + 0.02 * (k % 8)) for k in range(60)]
+    lines = "".join(f"s{k % 3},{1700000000 + 60 * k},{lat},{lon},5\n" for k, lat, lon in moves)
+    calls = "".join(f"SELECT gf_check('s{k % 3}', {1700000000 + 60 * k}, {lat}, {lon}, 5);\n" for k, lat, lon in moves)
+    every = tmp_path / "every.csv"   # more fixes than areas: every area prepared first
+    every.write_text("subject_id,ts,lat,lon,accuracy_m\n" + lines)
+    few = tmp_path / "few.csv"       # fewer: areas prepared as fixes reach them
+    few.write_text("subject_id,ts,lat,lon,accuracy_m\n" + "".join(lines.splitlines(keepends=True)[:30]))
+
+    def judged(bad):
+        db = tmp_path / f"c-{bad}.db"
+        gf("init", db)
+        gf("import", db, write_collection(tmp_path / "a.geojson", areas), "--with-default-conditions")
+        if bad:
+            sql(db, "UPDATE gf_areas SET properties = '{not json' WHERE area_id IN ('A00', 'A03');")
+        out = []
+        for fixes in (every, few):
+            copy = tmp_path / f"{fixes.stem}-{bad}.db"
+            copy.write_bytes(db.read_bytes())
+            gf("judge", copy, "--fixes", fixes)
+            out.append(stored_rows(copy, "SELECT subject_id, area_id, transition, ts FROM gf_notifications ORDER BY id"))
+        out.append(sql(db, calls).stdout)
+        out.append(gf("locate", db, "--fixes", every, "--out", tmp_path / f"l-{bad}.csv").stdout)
+        out.append((tmp_path / f"l-{bad}.csv").read_text())
+        return db, out
+
+    _, clean = judged(False)
+    db, tampered = judged(True)
+    assert tampered == clean and len(clean[0]) > 20 and len(clean[1]) > 5 and "A03" in clean[2], clean
+    p = gf("areas", "list", db, check=False)
+    assert p.returncode == 2 and "area 'A00' has properties that are not JSON (line 1, column 2" in p.stderr, p.stderr

@@ -16,6 +16,11 @@ public final class AreaStore {
              out_accuracy_max_m, out_confirm_count, valid_from, valid_until, confidence, timezone, properties, geom
     }
     static let columns = Column.list
+    /// The columns as judgement reads them: the properties as NULL. No rule
+    /// reads them, and parsing their JSON was most of reading a row besides
+    /// its geometry; every door that judges reads them so (none fails, nor
+    /// passes, on what they hold).
+    static let judgedColumns = Column.list(reading: [.properties: "NULL"])
 
     /// With `implied`, the row's values are followed by the id of its
     /// implied IN condition (`ImpliedConditions`); an upsert that replaces
@@ -147,9 +152,11 @@ public final class AreaStore {
 
     public func get(_ id: String) throws -> AreaDefinition? { try getWithImplied(id)?.area }
 
-    /// The area and the id of its implied IN condition (`ImpliedConditions`), read in one row.
-    func getWithImplied(_ id: String) throws -> (area: AreaDefinition, implied: Int64?)? {
-        let s = try statements.get("SELECT \(Self.columns), \(ImpliedConditions.column) FROM \(tables.areas) WHERE area_id = ?")
+    /// The area and the id of its implied IN condition (`ImpliedConditions`),
+    /// read in one row; `judging`: as judgement reads it (`judgedColumns`).
+    func getWithImplied(_ id: String, judging: Bool = false) throws -> (area: AreaDefinition, implied: Int64?)? {
+        let columns = judging ? Self.judgedColumns : Self.columns
+        let s = try statements.get("SELECT \(columns), \(ImpliedConditions.column) FROM \(tables.areas) WHERE area_id = ?")
         try s.bind([.text(id)])
         // Reset at once: a statement left on its row holds a read lock (the statement is reused).
         defer { s.reset() }
@@ -229,7 +236,14 @@ public final class AreaStore {
             a.timezone = try r[.timezone].text(field: "timezone")
         } catch let e as InputError { throw e.located(id: id) }
         a.confidence = r[.confidence].double
-        if let text = r[.properties].string, case .object(let m) = try JSONReader.parse(text, strict: false) { a.properties = m }
+        if let text = r[.properties].string {
+            let parsed: JSONValue
+            do { parsed = try JSONReader.parse(text, strict: false) } catch {
+                throw CatalogError("area \(Echo.quoted(id)) has properties that are not JSON (\(error)), written into gf_areas by SQL: "
+                                   + "set them to a JSON object, or to NULL, in SQL")
+            }
+            if case .object(let m) = parsed { a.properties = m }
+        }
         do { try a.validateValues() } catch let e as InputError { throw InputError(e.message, id: id, field: e.field) }
         return a
     }

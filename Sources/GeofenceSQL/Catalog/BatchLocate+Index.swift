@@ -23,7 +23,7 @@ extension BatchLocate {
         let window = try db.prepare("""
             SELECT pkid FROM idx_gf_areas_geom WHERE xmin <= ?1 AND xmax >= ?1 AND ymin <= ?2 AND ymax >= ?2
             """)
-        let read = try db.prepare("SELECT \(AreaStore.columns) FROM gf_areas WHERE id = ?1")
+        let read = try db.prepare("SELECT \(AreaStore.judgedColumns) FROM gf_areas WHERE id = ?1")
         var areas: [Int64: JudgedArea?] = [:]
         func area(_ row: Int64) throws -> JudgedArea? {
             if let known = areas[row] { return known }

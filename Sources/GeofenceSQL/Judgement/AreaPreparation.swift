@@ -58,7 +58,7 @@ extension SQLCatalog {
         let boxesByRow = try BoxesByRow(db, tables)
         // The row id after the columns `AreaStore.area` reads (it joins each
         // area to its index box without a second scan), then the implied conditions' id.
-        let areaRows = try db.prepare("SELECT \(AreaStore.columns), id, \(ImpliedConditions.column) FROM \(tables.areas)")
+        let areaRows = try db.prepare("SELECT \(AreaStore.judgedColumns), id, \(ImpliedConditions.column) FROM \(tables.areas)")
         var definitions: [AreaDefinition?] = []
         var implied: [Int64?] = []
         var boxes: [(String, BoundingBox)] = [], boxRows: [Int] = []

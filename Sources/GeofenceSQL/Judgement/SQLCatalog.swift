@@ -127,7 +127,7 @@ public final class SQLCatalog: AreaSource {
     private func loadArea(_ id: String) throws -> JudgedArea? {
         if let cached = areas[id] { return cached }
         var judged: JudgedArea?
-        if let (a, implied) = try areaStore.getWithImplied(id) {
+        if let (a, implied) = try areaStore.getWithImplied(id, judging: true) {
             let conditions = try conditionStore.of(area: id, implied: implied)
             do { judged = try defaults.judgedArea(a, conditions: conditions, load: zones.zone) } catch let e as UnloadableZone {
                 throw CatalogError(e.description)
