@@ -41,6 +41,12 @@ final class CandidateGridTests: XCTestCase {
         let pair = grid.ambiguousIds
         XCTAssertEqual(Set([pair?.0, pair?.1].compactMap { $0.map { Array($0.utf8) } }), [[0xC3, 0xA9], [0x65, 0xCC, 0x81]])
         XCTAssertNil(CandidateGrid(ids.filter { $0 != "é" }.map { ($0, BoundingBox(minLon: 0, minLat: 0, maxLon: 1, maxLat: 1)) }).ambiguousIds)
+        // The grid's order names, for each grid index, the item it came from:
+        // what `index(of:)` finds by the id.
+        let items = ids.enumerated().map { k, id in (id, BoundingBox(minLon: Double(k), minLat: 0, maxLon: Double(k) + 0.5, maxLat: 1)) }
+        let order = CandidateGrid.order(of: items)
+        XCTAssertEqual(order.sorted(), Array(items.indices))
+        for (g, k) in order.enumerated() { XCTAssertEqual(CandidateGrid(items, order: order).index(of: items[k].0), g, items[k].0) }
     }
 
     func testWindowsAgreeWithAPointQuery() throws {

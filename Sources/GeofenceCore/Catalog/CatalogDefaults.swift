@@ -40,6 +40,13 @@ public struct CatalogDefaults: Sendable {
         let zoned = try conditions.map { ($0, try Self.conditionZone($0, areaZone: areaZone, load: load)) }
         return JudgedArea(definition: a, defaultConfidence: confidence, conditions: zoned)
     }
+
+    /// `judgedArea` of an area whose only conditions are its implied pair
+    /// (IN `first`, OUT `first + 1`, judged in the area's zone), made
+    /// directly (`JudgedArea.init(definition:defaultConfidence:impliedPair:zone:)`).
+    public func judgedArea(_ a: AreaDefinition, impliedPair first: Int64, load: (String) throws -> TimeZone) rethrows -> JudgedArea {
+        JudgedArea(definition: a, defaultConfidence: confidence, impliedPair: first, zone: try areaZone(a.timezone, area: a.areaId, load: load))
+    }
 }
 
 /// A time zone an area or a condition names that does not load: a row the

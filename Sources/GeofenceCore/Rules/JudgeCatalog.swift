@@ -141,39 +141,75 @@ public final class JudgedArea: @unchecked Sendable {
         public let micros: Int64?
     }
 
-    public init(definition: AreaDefinition, defaultConfidence: Double, conditions: [(ConditionDefinition, TimeZone)]) {
+    /// The area with `conditions`, in any order: the plain way, for any conditions.
+    public convenience init(definition: AreaDefinition, defaultConfidence: Double, conditions: [(ConditionDefinition, TimeZone)]) {
+        self.init(definition: definition, defaultConfidence: defaultConfidence, prepared: Prepared(conditions))
+    }
+
+    /// The area whose only conditions are its implied pair (IN `first`, OUT
+    /// `first + 1`, nothing else set: `ImpliedConditions`), judged in `zone`:
+    /// exactly what the plain init makes of that pair, without the arrays
+    /// it would build to sort and order two conditions. Most catalogs'
+    /// areas have only their pair, and a batch prepares every area it meets.
+    public convenience init(definition: AreaDefinition, defaultConfidence: Double, impliedPair first: Int64, zone: TimeZone) {
+        let inC = ConditionDefinition(conditionId: first, areaId: definition.areaId, timing: .IN)
+        let outC = ConditionDefinition(conditionId: first + 1, areaId: definition.areaId, timing: .OUT)
+        let pair = Prepared(conditions: [(inC, zone), (outC, zone)],
+                            notifying: [NotifyingCondition(inC, zone: zone, definition: 0), NotifyingCondition(outC, zone: zone, definition: 1)],
+                            ins: 1, outs: 1, dwell: [])
+        self.init(definition: definition, defaultConfidence: defaultConfidence, prepared: pair)
+    }
+
+    private init(definition: AreaDefinition, defaultConfidence: Double, prepared c: Prepared) {
         self.definition = definition
         self.shape = PreparedShape(definition.shape)
         self.rule = VerdictRule(inAccuracyMax: definition.inAccuracyMaxM, outAccuracyMax: definition.outAccuracyMaxM,
                                 confidence: definition.confidence ?? defaultConfidence)
-        // Read in condition_id order already, as every door reads them: sorted only when not.
-        let inOrder = zip(conditions, conditions.dropFirst()).allSatisfy { $0.0.conditionId < $1.0.conditionId }
-        let sorted = inOrder ? conditions : conditions.sorted { $0.0.conditionId < $1.0.conditionId }
-        self.conditions = sorted
-        // Each condition copied out of the array once (a copy retains its
-        // strings, and every area of a catalog is made here), then put in
-        // timing order, each timing's kept in condition_id order.
-        var notifying: [NotifyingCondition] = []
-        notifying.reserveCapacity(sorted.count)
-        for k in sorted.indices {
-            let (c, zone) = sorted[k]
-            notifying.append(NotifyingCondition(c, zone: zone, definition: k))
+        (conditions, notifying, dwellConditions) = (c.conditions, c.notifying, c.dwell)
+        (inNotifying, outNotifying, dwellNotifying) = (0..<c.ins, c.ins..<c.ins + c.outs, c.ins + c.outs..<c.notifying.count)
+        traits = AreaTraits(definition, confidence: rule.confidence, conditions: c.conditions.count, dwellConditions: c.dwell.count)
+    }
+
+    /// An area's conditions as judgement reads them: by condition_id, and
+    /// the IN, OUT and DWELL ones' `NotifyingCondition`s in that order
+    /// (`ins` and `outs` of the first two).
+    private struct Prepared {
+        let conditions: [(ConditionDefinition, TimeZone)]
+        let notifying: [NotifyingCondition]
+        let ins: Int, outs: Int
+        let dwell: [DwellCondition]
+
+        init(conditions: [(ConditionDefinition, TimeZone)], notifying: [NotifyingCondition], ins: Int, outs: Int, dwell: [DwellCondition]) {
+            (self.conditions, self.notifying, self.ins, self.outs, self.dwell) = (conditions, notifying, ins, outs, dwell)
         }
-        Self.orderByTiming(&notifying)
-        let ins = notifying.prefix { $0.timing == .IN }.count
-        let outs = notifying[ins...].prefix { $0.timing == .OUT }.count
-        (inNotifying, outNotifying, dwellNotifying) = (0..<ins, ins..<ins + outs, ins + outs..<notifying.count)
-        self.notifying = notifying
-        dwellConditions = notifying[dwellNotifying].map { n in
-            let (micros, overflow) = (sorted[n.definition].0.dwellSeconds ?? 0).multipliedReportingOverflow(by: 1_000_000)
-            return DwellCondition(conditionId: n.conditionId, micros: overflow ? nil : micros)
+
+        init(_ conditions: [(ConditionDefinition, TimeZone)]) {
+            // Read in condition_id order already, as every door reads them: sorted only when not.
+            let inOrder = zip(conditions, conditions.dropFirst()).allSatisfy { $0.0.conditionId < $1.0.conditionId }
+            let sorted = inOrder ? conditions : conditions.sorted { $0.0.conditionId < $1.0.conditionId }
+            // Each condition copied out of the array once (a copy retains its
+            // strings, and every area of a catalog is made here), then put in
+            // timing order, each timing's kept in condition_id order.
+            var notifying: [NotifyingCondition] = []
+            notifying.reserveCapacity(sorted.count)
+            for k in sorted.indices {
+                let (c, zone) = sorted[k]
+                notifying.append(NotifyingCondition(c, zone: zone, definition: k))
+            }
+            JudgedArea.orderByTiming(&notifying)
+            let ins = notifying.prefix { $0.timing == .IN }.count
+            let outs = notifying[ins...].prefix { $0.timing == .OUT }.count
+            let dwell = notifying[(ins + outs)...].map { n in
+                let (micros, overflow) = (sorted[n.definition].0.dwellSeconds ?? 0).multipliedReportingOverflow(by: 1_000_000)
+                return DwellCondition(conditionId: n.conditionId, micros: overflow ? nil : micros)
+            }
+            self.init(conditions: sorted, notifying: notifying, ins: ins, outs: outs, dwell: dwell)
         }
-        traits = AreaTraits(definition, confidence: rule.confidence, conditions: sorted.count, dwellConditions: dwellConditions.count)
     }
 
     /// IN, then OUT, then DWELL, each timing's in the order they came: an
     /// insertion sort, an area has a handful.
-    private static func orderByTiming(_ all: inout [NotifyingCondition]) {
+    fileprivate static func orderByTiming(_ all: inout [NotifyingCondition]) {
         func rank(_ t: ConditionDefinition.Timing) -> Int {
             switch t {
             case .IN: 0

@@ -120,8 +120,8 @@ extension SQLCatalog {
         func judged(_ i: Int) -> JudgedArea? {
             guard let a = definitions[i] else { return nil }
             let stored = s.conditions.isEmpty ? nil : s.conditions[a.areaId]
-            let mine = stored ?? s.implied[i].map { ImpliedConditions.pair(area: a.areaId, first: $0) } ?? []
-            return try? defaults.judgedArea(a, conditions: mine, load: s.zone)
+            if stored == nil, let first = s.implied[i] { return try? defaults.judgedArea(a, impliedPair: first, load: s.zone) }
+            return try? defaults.judgedArea(a, conditions: stored ?? [], load: s.zone)
         }
         prepared.withUnsafeMutableBufferPointer { out in
             byIndex.withUnsafeMutableBufferPointer { byIndexOut in

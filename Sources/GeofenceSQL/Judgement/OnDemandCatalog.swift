@@ -134,7 +134,27 @@ final class OnDemandCatalog: OnDemandPreparation {
         /// Where the batch's first area is in the list being prepared.
         var start: Int
         var values: [[SQLiteValue]] = []
-        var conditions: [[(ConditionDefinition, TimeZone)]] = []
+        var conditions: [ReadConditions] = []
+    }
+
+    /// An area's conditions as read: listed with their zones, or only its
+    /// implied pair, judged in the area's zone (made without a list:
+    /// `JudgedArea.init(definition:defaultConfidence:impliedPair:zone:)`).
+    private enum ReadConditions {
+        case listed([(ConditionDefinition, TimeZone)])
+        case impliedPair(Int64, TimeZone)
+    }
+
+    /// An area's stored conditions and implied pair (`implied`: its IN's
+    /// id), each with the zone it is judged in; a zone that does not load
+    /// is the catalog's fault, naming its row.
+    private func zoned(_ conditions: [ConditionDefinition], implied: Int64?, areaZone name: String?, area: String) throws -> ReadConditions {
+        do {
+            let areaZone = try defaults.areaZone(name, area: area, load: zones.zone)
+            if conditions.isEmpty, let implied { return .impliedPair(implied, areaZone) }
+            let all = ImpliedConditions.merged(conditions, first: implied, area: area)
+            return .listed(try all.map { ($0, try CatalogDefaults.conditionZone($0, areaZone: areaZone, load: zones.zone)) })
+        } catch let e as UnloadableZone { throw CatalogError(e.description) }
     }
 
     /// Reads the areas at these grid indices (their rows and conditions) on
@@ -142,15 +162,6 @@ final class OnDemandCatalog: OnDemandPreparation {
     /// read (a few batches ahead at most); this thread then helps prepare
     /// the rest, and places them all. Fails as `SQLCatalog.area` would for
     /// an area that cannot be read or whose time zone does not load.
-    /// Each condition with the zone it is judged in; a zone that does not
-    /// load is the catalog's fault, naming its row.
-    private func zoned(_ conditions: [ConditionDefinition], areaZone name: String?, area: String) throws -> [(ConditionDefinition, TimeZone)] {
-        do {
-            let areaZone = try defaults.areaZone(name, area: area, load: zones.zone)
-            return try conditions.map { ($0, try CatalogDefaults.conditionZone($0, areaZone: areaZone, load: zones.zone)) }
-        } catch let e as UnloadableZone { throw CatalogError(e.description) }
-    }
-
     private func readAndPrepare(_ wanted: [Int]) throws {
         let read = Handoff<ReadBatch>(capacity: 2)
         let made = UnsafeMutableBufferPointer<Result<JudgedArea, Error>?>.allocate(capacity: wanted.count)
@@ -163,7 +174,12 @@ final class OnDemandCatalog: OnDemandPreparation {
             while let b = read.take() {
                 for k in b.values.indices {
                     out.buffer[b.start + k] = Result {
-                        JudgedArea(definition: try AreaStore.area(b.values[k]), defaultConfidence: confidence, conditions: b.conditions[k])
+                        let definition = try AreaStore.area(b.values[k])
+                        switch b.conditions[k] {
+                        case .listed(let all): return JudgedArea(definition: definition, defaultConfidence: confidence, conditions: all)
+                        case .impliedPair(let first, let zone):
+                            return JudgedArea(definition: definition, defaultConfidence: confidence, impliedPair: first, zone: zone)
+                        }
                     }
                 }
             }
@@ -192,8 +208,7 @@ final class OnDemandCatalog: OnDemandPreparation {
             var stored: [ConditionDefinition] = []
             while try readConditions.step() { stored.append(try ConditionStore.condition(readConditions.row)) }
             let implied = try ImpliedConditions.first(row[AreaStore.Column.allCases.count], area: grid.ids[i])
-            let mine = try zoned(ImpliedConditions.merged(stored, first: implied, area: grid.ids[i]),
-                                 areaZone: NamedRow<AreaStore.Column>(row)[.timezone].string, area: grid.ids[i])
+            let mine = try zoned(stored, implied: implied, areaZone: NamedRow<AreaStore.Column>(row)[.timezone].string, area: grid.ids[i])
             batch.values.append(row)
             batch.conditions.append(mine)
             if batch.values.count == batchSize || n == wanted.count - 1 {
