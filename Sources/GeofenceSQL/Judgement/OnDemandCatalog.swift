@@ -37,6 +37,12 @@ final class OnDemandCatalog: OnDemandPreparation {
     private var placed: [Int] = []
     private let readArea: Statement
     private let readConditions: Statement
+    /// Whether gf_condition_rows has any row, read once at the start: a
+    /// catalog whose areas have only their implied pairs (schema 12: no
+    /// row), the commonest, then costs no seek per area for conditions.
+    /// Conditions are read as they are when the batch starts, as a batch
+    /// that prepares every area reads them (its one scan).
+    private let hasStoredConditions: Bool
     private let zones: TimeZoneCache
     private let db: Connection
     private let defaults: CatalogDefaults
@@ -53,6 +59,7 @@ final class OnDemandCatalog: OnDemandPreparation {
         defaults = catalog.defaults
         readArea = try db.prepare("SELECT \(Self.columns), \(ImpliedConditions.column) FROM \(catalog.tables.areas) WHERE id = ?1")
         readConditions = try db.prepare("SELECT \(ConditionStore.columns) FROM \(catalog.tables.conditionRows) WHERE area_id = ?1 ORDER BY condition_id")
+        hasStoredConditions = try db.scalar("SELECT EXISTS (SELECT 1 FROM \(catalog.tables.conditionRows))").int64 == 1
         let indexed = try db.unmapped { try IndexedAreas(db, catalog.tables) }
         let grid = CandidateGrid(indexed.items)
         try CandidateGrid.requireDistinctIds(grid.ambiguousIds)
@@ -203,10 +210,12 @@ final class OnDemandCatalog: OnDemandPreparation {
             defer { readArea.reset() }
             guard try readArea.step() else { throw CatalogError("area row \(rows[i]) vanished while the batch ran") }
             let row = readArea.row
-            try readConditions.bind([.text(grid.ids[i])])
-            defer { readConditions.reset() }
             var stored: [ConditionDefinition] = []
-            while try readConditions.step() { stored.append(try ConditionStore.condition(readConditions.row)) }
+            if hasStoredConditions {
+                try readConditions.bind([.text(grid.ids[i])])
+                defer { readConditions.reset() }
+                while try readConditions.step() { stored.append(try ConditionStore.condition(readConditions.row)) }
+            }
             let implied = try ImpliedConditions.first(row[AreaStore.Column.allCases.count], area: grid.ids[i])
             let mine = try zoned(stored, implied: implied, areaZone: NamedRow<AreaStore.Column>(row)[.timezone].string, area: grid.ids[i])
             batch.values.append(row)
