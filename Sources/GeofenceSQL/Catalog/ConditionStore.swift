@@ -8,18 +8,18 @@ public final class ConditionStore {
     public convenience init(_ db: Connection) { self.init(db, tables: .unqualified) }
     init(_ db: Connection, tables: CatalogTables) { self.db = db; self.tables = tables }
 
-    /// The conditions of one area, ordered by id: its stored rows and the
-    /// implied pair whose IN is `implied` (read with the area's row,
-    /// `ImpliedConditions`). Judgement asks this once per area, gf_check at
-    /// an area's first touch in its session.
-    public func of(area: String, implied: Int64?) throws -> [ConditionDefinition] {
+    /// The stored conditions of one area (its rows of gf_condition_rows),
+    /// ordered by id; its implied pair (`ImpliedConditions`) is read with the
+    /// area's row. Judgement asks this once per area, gf_check at an area's
+    /// first touch in its session.
+    func stored(area: String) throws -> [ConditionDefinition] {
         let s = try byArea ?? db.prepare("SELECT \(Self.columns) FROM \(tables.conditionRows) WHERE area_id = ? ORDER BY condition_id")
         byArea = s
         try s.bind(text: area, at: 1)
         defer { s.reset() }
         var out: [ConditionDefinition] = []
         while try s.step() { out.append(try Self.condition(s.row)) }
-        return ImpliedConditions.merged(out, first: implied, area: area)
+        return out
     }
     private var byArea: Statement?
 

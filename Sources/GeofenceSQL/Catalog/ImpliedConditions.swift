@@ -51,6 +51,16 @@ enum ImpliedConditions {
         [ConditionDefinition(conditionId: first, areaId: area, timing: .IN), ConditionDefinition(conditionId: first + 1, areaId: area, timing: .OUT)]
     }
 
+    /// Area `a` ready for judgement with its `stored` conditions and the
+    /// implied pair whose IN is `first`: made directly when the pair is all
+    /// it has (`CatalogDefaults.judgedArea(_:impliedPair:load:)`), the
+    /// commonest area, else from the merged list.
+    static func judgedArea(_ a: AreaDefinition, stored: [ConditionDefinition], first: Int64?, defaults: CatalogDefaults,
+                           load: (String) throws -> TimeZone) rethrows -> JudgedArea {
+        if stored.isEmpty, let first { return try defaults.judgedArea(a, impliedPair: first, load: load) }
+        return try defaults.judgedArea(a, conditions: merged(stored, first: first, area: a.areaId), load: load)
+    }
+
     /// `stored` (an area's rows, by id) with its implied pair when `first`
     /// is one, by id: the order gf_conditions gives them, in which an area's
     /// notifications for one fix are made.

@@ -119,9 +119,9 @@ extension SQLCatalog {
         // A zone that did not load leaves the area to `loadArea`, which reports it.
         func judged(_ i: Int) -> JudgedArea? {
             guard let a = definitions[i] else { return nil }
-            let stored = s.conditions.isEmpty ? nil : s.conditions[a.areaId]
-            if stored == nil, let first = s.implied[i] { return try? defaults.judgedArea(a, impliedPair: first, load: s.zone) }
-            return try? defaults.judgedArea(a, conditions: stored ?? [], load: s.zone)
+            // Stored conditions come merged with their pair (`scan`); `implied` is the pair of an area with none.
+            let stored = s.conditions.isEmpty ? [] : s.conditions[a.areaId] ?? []
+            return try? ImpliedConditions.judgedArea(a, stored: stored, first: s.implied[i], defaults: defaults, load: s.zone)
         }
         prepared.withUnsafeMutableBufferPointer { out in
             byIndex.withUnsafeMutableBufferPointer { byIndexOut in

@@ -128,8 +128,10 @@ public final class SQLCatalog: AreaSource {
         if let cached = areas[id] { return cached }
         var judged: JudgedArea?
         if let (a, implied) = try areaStore.getWithImplied(id, judging: true) {
-            let conditions = try conditionStore.of(area: id, implied: implied)
-            do { judged = try defaults.judgedArea(a, conditions: conditions, load: zones.zone) } catch let e as UnloadableZone {
+            let stored = try conditionStore.stored(area: id)
+            do {
+                judged = try ImpliedConditions.judgedArea(a, stored: stored, first: implied, defaults: defaults, load: zones.zone)
+            } catch let e as UnloadableZone {
                 throw CatalogError(e.description)
             }
         }
