@@ -184,7 +184,9 @@ def test_properties_no_rule_reads_are_not_read_by_any_door_that_judges(tmp_path)
     prepared, nor the one preparing areas as its fixes reach them, nor
     gf_check, nor locate, reads them. (The batch preparing every area and
     gf_check used to parse them, and failed on the area where the batch
-    preparing on demand did not.) Listing the areas still says what is wrong."""
+    preparing on demand did not.) The commands that show areas say what is
+    wrong, naming the area (they said only "line 1, column 2: …", and
+    dropped properties that were not an object silently)."""
     areas = [square(f"A{i:02d}", 139.70 + 0.02 * i, 35.60) for i in range(40)]
     moves = [(k, 35.605, 139.705 + 0.02 * (k % 8)) for k in range(60)]
     lines = "".join(f"s{k % 3},{1700000000 + 60 * k},{lat},{lon},5\n" for k, lat, lon in moves)
@@ -199,7 +201,9 @@ def test_properties_no_rule_reads_are_not_read_by_any_door_that_judges(tmp_path)
         gf("init", db)
         gf("import", db, write_collection(tmp_path / "a.geojson", areas), "--with-default-conditions")
         if bad:
-            sql(db, "UPDATE gf_areas SET properties = '{not json' WHERE area_id IN ('A00', 'A03');")
+            sql(db, "UPDATE gf_areas SET properties = '{not json' WHERE area_id = 'A00';"
+                    "UPDATE gf_areas SET properties = '[1,2]' WHERE area_id = 'A03';"
+                    "UPDATE gf_areas SET properties = X'7b7d' WHERE area_id = 'A05';")
         out = []
         for fixes in (every, few):
             copy = tmp_path / f"{fixes.stem}-{bad}.db"
@@ -216,3 +220,10 @@ def test_properties_no_rule_reads_are_not_read_by_any_door_that_judges(tmp_path)
     assert tampered == clean and len(clean[0]) > 20 and len(clean[1]) > 5 and "A03" in clean[2], clean
     p = gf("areas", "list", db, check=False)
     assert p.returncode == 2 and "area 'A00' has properties that are not JSON (line 1, column 2" in p.stderr, p.stderr
+    for area, what in (("A03", "JSON that is not an object"), ("A05", "a BLOB")):
+        p = gf("areas", "show", db, area, check=False)
+        assert p.returncode == 2 and f"area '{area}' has properties that are {what}, written into gf_areas by SQL: " \
+            "set them to a JSON object in SQL, '{}' for none" in p.stderr, p.stderr
+    # What the message says to do works (the column is NOT NULL: NULL would not).
+    sql(db, "UPDATE gf_areas SET properties = '{}' WHERE area_id IN ('A00', 'A03', 'A05');")
+    assert "A39" in gf("areas", "list", db).stdout

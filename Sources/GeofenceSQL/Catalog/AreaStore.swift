@@ -200,6 +200,29 @@ public final class AreaStore {
 
     /// An area from a row of `Column`s. `polygons`: the geom column already
     /// decoded (it is then not read), as `AreaPreparation`'s scan does.
+    /// An area's properties as stored: a JSON object (`{}` for none). Any
+    /// other value, written into gf_areas by SQL, is the catalog's error
+    /// naming the area where a command shows the properties (judgement
+    /// reads none: `judgedColumns`); read as none, they would be lost
+    /// silently by the next `export`.
+    private static func properties(_ value: SQLiteValue, of id: String) throws -> [(String, JSONValue)] {
+        let what: String
+        switch value {
+        case .null: return []
+        case .text(let text):
+            do {
+                if case .object(let members) = try JSONReader.parse(text, strict: false) { return members }
+                what = "JSON that is not an object"
+            } catch {
+                what = "not JSON (\(error))"
+            }
+        case .integer, .real: what = "a number"
+        case .blob: what = "a BLOB"
+        }
+        throw CatalogError("area \(Echo.quoted(id)) has properties that are \(what), written into gf_areas by SQL: "
+                           + "set them to a JSON object in SQL, '{}' for none")
+    }
+
     static func area(_ values: [SQLiteValue], polygons: [Polygon]? = nil) throws -> AreaDefinition {
         let r = NamedRow<Column>(values)
         guard let id = r[.area_id].string else { throw CatalogError.unnamedArea(row: nil, r[.area_id]) }
@@ -236,14 +259,7 @@ public final class AreaStore {
             a.timezone = try r[.timezone].text(field: "timezone")
         } catch let e as InputError { throw e.located(id: id) }
         a.confidence = r[.confidence].double
-        if let text = r[.properties].string {
-            let parsed: JSONValue
-            do { parsed = try JSONReader.parse(text, strict: false) } catch {
-                throw CatalogError("area \(Echo.quoted(id)) has properties that are not JSON (\(error)), written into gf_areas by SQL: "
-                                   + "set them to a JSON object, or to NULL, in SQL")
-            }
-            if case .object(let m) = parsed { a.properties = m }
-        }
+        a.properties = try properties(r[.properties], of: id)
         do { try a.validateValues() } catch let e as InputError { throw InputError(e.message, id: id, field: e.field) }
         return a
     }
