@@ -65,10 +65,16 @@ func table(columns: [String], rows: [[String?]]) -> String {
 
 extension String {
     func replacingAll(_ a: String, with b: String) -> String { split(separator: a, omittingEmptySubsequences: false).joined(separator: b) }
+    /// Without its trailing spaces, found by their bytes: a space is one
+    /// byte, and never part of another character's bytes. (Dropping the
+    /// last Character while it was a space broke graphemes afresh at each
+    /// step: a table's line padded by a 4 KB property took seconds.)
     func trimmingTrailingSpaces() -> String {
-        var s = Substring(self)
-        while s.last == " " { s = s.dropLast() }
-        return String(s)
+        var end = utf8.endIndex
+        while end > utf8.startIndex, utf8[utf8.index(before: end)] == UInt8(ascii: " ") { end = utf8.index(before: end) }
+        // Decoded from the bytes: a String's slice would round to a
+        // Character boundary, and a space can end a Character (after U+0600).
+        return String(decoding: utf8[..<end], as: UTF8.self)
     }
 }
 
