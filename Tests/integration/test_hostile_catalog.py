@@ -203,7 +203,9 @@ def test_properties_no_rule_reads_are_not_read_by_any_door_that_judges(tmp_path)
         if bad:
             sql(db, "UPDATE gf_areas SET properties = '{not json' WHERE area_id = 'A00';"
                     "UPDATE gf_areas SET properties = '[1,2]' WHERE area_id = 'A03';"
-                    "UPDATE gf_areas SET properties = X'7b7d' WHERE area_id = 'A05';")
+                    "UPDATE gf_areas SET properties = X'7b7d' WHERE area_id = 'A05';"
+                    "UPDATE gf_areas SET properties = '{\"a\":1,\"a\":2}' WHERE area_id = 'A06';"
+                    "UPDATE gf_areas SET properties = '{\"area_id\":\"other\"}' WHERE area_id = 'A07';")
         out = []
         for fixes in (every, few):
             copy = tmp_path / f"{fixes.stem}-{bad}.db"
@@ -219,11 +221,17 @@ def test_properties_no_rule_reads_are_not_read_by_any_door_that_judges(tmp_path)
     db, tampered = judged(True)
     assert tampered == clean and len(clean[0]) > 20 and len(clean[1]) > 5 and "A03" in clean[2], clean
     p = gf("areas", "list", db, check=False)
-    assert p.returncode == 2 and "area 'A00' has properties that are not JSON (line 1, column 2" in p.stderr, p.stderr
-    for area, what in (("A03", "JSON that is not an object"), ("A05", "a BLOB")):
+    assert p.returncode == 2 and "area 'A00' has properties that are not JSON as import writes it (line 1, column 2" in p.stderr, p.stderr
+    for area, what in (("A03", "JSON that is not an object"), ("A05", "a BLOB"),
+                       ("A06", "not JSON as import writes it (line 1, column 8: duplicate member name 'a' in one object)"),
+                       ("A07", "a JSON object with a member 'area_id', a field of the area itself")):
         p = gf("areas", "show", db, area, check=False)
         assert p.returncode == 2 and f"area '{area}' has properties that are {what}, written into gf_areas by SQL: " \
             "set them to a JSON object in SQL, '{}' for none" in p.stderr, p.stderr
     # What the message says to do works (the column is NOT NULL: NULL would not).
-    sql(db, "UPDATE gf_areas SET properties = '{}' WHERE area_id IN ('A00', 'A03', 'A05');")
+    sql(db, "UPDATE gf_areas SET properties = '{}' WHERE area_id IN ('A00', 'A03', 'A05', 'A06', 'A07');")
     assert "A39" in gf("areas", "list", db).stdout
+    # What `export` writes, `import` takes back.
+    gf("export", db, "--out", tmp_path / "back.geojson")
+    gf("init", tmp_path / "back.db")
+    gf("import", tmp_path / "back.db", tmp_path / "back.geojson")

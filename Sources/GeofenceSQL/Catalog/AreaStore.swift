@@ -200,21 +200,27 @@ public final class AreaStore {
 
     /// An area from a row of `Column`s. `polygons`: the geom column already
     /// decoded (it is then not read), as `AreaPreparation`'s scan does.
-    /// An area's properties as stored: a JSON object (`{}` for none). Any
-    /// other value, written into gf_areas by SQL, is the catalog's error
-    /// naming the area where a command shows the properties (judgement
-    /// reads none: `judgedColumns`); read as none, they would be lost
-    /// silently by the next `export`.
+    /// An area's properties as stored: a JSON object (`{}` for none) as
+    /// `import` writes it. Any other value, written into gf_areas by SQL, is
+    /// the catalog's error naming the area where a command shows the
+    /// properties (judgement reads none: `judgedColumns`): read as none,
+    /// they would be lost by the next `export`; read as they are (a member
+    /// named twice, or named as an area field such as `area_id`), `export`
+    /// would write a file `import` refuses.
     private static func properties(_ value: SQLiteValue, of id: String) throws -> [(String, JSONValue)] {
         let what: String
         switch value {
         case .null: return []
         case .text(let text):
             do {
-                if case .object(let members) = try JSONReader.parse(text, strict: false) { return members }
-                what = "JSON that is not an object"
+                switch try JSONReader.parse(text) {
+                case .object(let members):
+                    guard let field = members.first(where: { AreaDefinition.fieldNames.contains($0.0) })?.0 else { return members }
+                    what = "a JSON object with a member \(Echo.quoted(field)), a field of the area itself"
+                default: what = "JSON that is not an object"
+                }
             } catch {
-                what = "not JSON (\(error))"
+                what = "not JSON as import writes it (\(error))"
             }
         case .integer, .real: what = "a number"
         case .blob: what = "a BLOB"
