@@ -11,9 +11,10 @@ final class ImpliedPairTests: XCTestCase {
         var d = AreaDefinition(areaId: "é-area", shape: .circle(Circle(center: LonLat(lon: 139.7, lat: 35.6), radiusM: 100)))
         d.inConfirmCount = 2
         for first: Int64 in [1, 41, Int64.max - 1] {
-            // IN `first`, OUT `first + 1`, nothing else set (the SQL layer's `ImpliedConditions.pair`).
-            let pair = [ConditionDefinition(conditionId: first, areaId: d.areaId, timing: .IN),
-                        ConditionDefinition(conditionId: first + 1, areaId: d.areaId, timing: .OUT)].map { ($0, tokyo) }
+            let (inC, outC) = ConditionDefinition.impliedPair(area: d.areaId, first: first)
+            XCTAssertEqual([inC.conditionId, outC.conditionId, inC.dwellSeconds ?? 0], [first, first + 1, 0])
+            XCTAssertEqual([inC.timing, outC.timing], [.IN, .OUT])
+            let pair = [(inC, tokyo), (outC, tokyo)]
             let plain = JudgedArea(definition: d, defaultConfidence: 0.5, conditions: pair.reversed())
             let direct = JudgedArea(definition: d, defaultConfidence: 0.5, impliedPair: first, zone: tokyo)
             XCTAssertEqual(direct.conditions.map(\.0), plain.conditions.map(\.0))

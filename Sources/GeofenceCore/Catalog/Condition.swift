@@ -22,6 +22,13 @@ public struct ConditionDefinition: Equatable, Sendable {
         self.conditionId = conditionId; self.areaId = areaId; self.timing = timing
     }
 
+    /// An area's implied default pair: IN `first`, OUT `first + 1`, nothing
+    /// else set (the SQL layer's `ImpliedConditions` reads `first` with the
+    /// area's row). `first` is below `Int64.max`.
+    public static func impliedPair(area: String, first: Int64) -> (ConditionDefinition, ConditionDefinition) {
+        (ConditionDefinition(conditionId: first, areaId: area, timing: .IN), ConditionDefinition(conditionId: first + 1, areaId: area, timing: .OUT))
+    }
+
     /// Spans longer than every storable time (years 0000 to 9999) mean
     /// nothing more, and in microseconds or as a date they would overflow.
     public static let maxDwellSeconds: Int64 = 315_537_897_600

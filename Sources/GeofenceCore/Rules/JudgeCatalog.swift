@@ -152,8 +152,7 @@ public final class JudgedArea: @unchecked Sendable {
     /// it would build to sort and order two conditions. Most catalogs'
     /// areas have only their pair, and a batch prepares every area it meets.
     public convenience init(definition: AreaDefinition, defaultConfidence: Double, impliedPair first: Int64, zone: TimeZone) {
-        let inC = ConditionDefinition(conditionId: first, areaId: definition.areaId, timing: .IN)
-        let outC = ConditionDefinition(conditionId: first + 1, areaId: definition.areaId, timing: .OUT)
+        let (inC, outC) = ConditionDefinition.impliedPair(area: definition.areaId, first: first)
         let pair = Prepared(conditions: [(inC, zone), (outC, zone)],
                             notifying: [NotifyingCondition(inC, zone: zone, definition: 0), NotifyingCondition(outC, zone: zone, definition: 1)],
                             ins: 1, outs: 1, dwell: [])

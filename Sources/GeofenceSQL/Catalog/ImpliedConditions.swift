@@ -48,7 +48,8 @@ enum ImpliedConditions {
 
     /// The pair whose IN has id `first`.
     static func pair(area: String, first: Int64) -> [ConditionDefinition] {
-        [ConditionDefinition(conditionId: first, areaId: area, timing: .IN), ConditionDefinition(conditionId: first + 1, areaId: area, timing: .OUT)]
+        let (inC, outC) = ConditionDefinition.impliedPair(area: area, first: first)
+        return [inC, outC]
     }
 
     /// Area `a` ready for judgement with its `stored` conditions and the
