@@ -226,7 +226,7 @@ def test_properties_no_rule_reads_are_not_read_by_any_door_that_judges(tmp_path)
                        ("A06", "not JSON as import writes it (line 1, column 8: duplicate member name 'a' in one object)"),
                        ("A07", "a JSON object with a member 'area_id', a field of the area itself")):
         p = gf("areas", "show", db, area, check=False)
-        assert p.returncode == 2 and f"area '{area}' has properties that are {what}, written into gf_areas by SQL: " \
+        assert p.returncode == 2 and f"area '{area}' has properties that are {what}, written into gf_areas by SQL or an older version: " \
             "set them to a JSON object in SQL, '{}' for none" in p.stderr, p.stderr
     # What the message says to do works (the column is NOT NULL: NULL would not).
     sql(db, "UPDATE gf_areas SET properties = '{}' WHERE area_id IN ('A00', 'A03', 'A05', 'A06', 'A07');")

@@ -201,7 +201,8 @@ public final class AreaStore {
     /// An area from a row of `Column`s. `polygons`: the geom column already
     /// decoded (it is then not read), as `AreaPreparation`'s scan does.
     /// An area's properties as stored: a JSON object (`{}` for none) as
-    /// `import` writes it. Any other value, written into gf_areas by SQL, is
+    /// `import` writes it. Any other value, written into gf_areas by SQL (or,
+    /// a member named twice or a NUL, by an older version's import), is
     /// the catalog's error naming the area where a command shows the
     /// properties (judgement reads none: `judgedColumns`): read as none,
     /// they would be lost by the next `export`; read as they are (a member
@@ -225,7 +226,7 @@ public final class AreaStore {
         case .integer, .real: what = "a number"
         case .blob: what = "a BLOB"
         }
-        throw CatalogError("area \(Echo.quoted(id)) has properties that are \(what), written into gf_areas by SQL: "
+        throw CatalogError("area \(Echo.quoted(id)) has properties that are \(what), written into gf_areas by SQL or an older version: "
                            + "set them to a JSON object in SQL, '{}' for none")
     }
 
