@@ -6,15 +6,15 @@ between two chunks, and an area first read after that must be judged with
 those rows, as the catalog then holds them (red team: it was judged with no
 condition at all, when gf_condition_rows had been empty at the start).
 
-Two subjects, a chunk each (`--resume --chunk-fixes 1`), 40 areas and 2 or
-3 fixes (fewer fixes than areas: on demand): subject a's IN on Z00 fires the
+Two subjects, a chunk each (`--resume --chunk-fixes 1`), 40 areas and 3
+fixes (fewer fixes than areas: on demand): subject a's IN on Z00 fires the
 trigger; subject b, in the next chunk, enters Z39 (and leaves it)."""
 import json
 import sqlite3
 
 import pytest
 
-from conftest import gf
+from conftest import gf, stored_rows
 
 # Z39's pair is conditions 79 (IN) and 80 (OUT); b's fixes: inside Z39, then 5.5 km away.
 TRIGGERS = {
@@ -34,22 +34,16 @@ def catalog(tmp_path, change):
     db = tmp_path / "c.db"
     gf("init", db)
     gf("import", db, tmp_path / "a.geojson", "--with-default-conditions")
-    if change:
-        with sqlite3.connect(db) as c:
-            c.execute(f"CREATE TRIGGER t AFTER INSERT ON gf_notification_rows BEGIN {change}; END")
-    return db
-
-
-def rows(db, sql):
     with sqlite3.connect(db) as c:
-        return c.execute(sql).fetchall()
+        c.execute(f"CREATE TRIGGER t AFTER INSERT ON gf_notification_rows BEGIN {change}; END")
+    return db
 
 
 def judged(tmp_path, db, fixes):
     f = tmp_path / "f.csv"
     f.write_text("subject_id,ts,lat,lon,accuracy_m\n" + "".join(f"{s},{t},{lat},{lon},5\n" for s, t, lat, lon in fixes))
     gf("judge", db, "--fixes", f, "--resume", "--chunk-fixes", "1", "--quiet")
-    return rows(db, "SELECT subject_id, area_id, condition_id, transition FROM gf_notifications ORDER BY id")
+    return stored_rows(db, "SELECT subject_id, area_id, condition_id, transition FROM gf_notifications ORDER BY id")
 
 
 @pytest.mark.parametrize("name", TRIGGERS)
@@ -61,5 +55,5 @@ def test_an_implied_pair_stored_by_the_runs_own_trigger_is_read_by_a_later_chunk
     got = judged(tmp_path, db, fixes)
     assert got == [("a", "Z00", 1, "IN")] + expected_b, (name, got)
     # The trigger did run, and left Z39's conditions as stored rows.
-    assert rows(db, "SELECT default_condition_id FROM gf_areas WHERE area_id = 'Z39'") == [(None,)]
-    assert rows(db, "SELECT condition_id FROM gf_condition_rows WHERE area_id = 'Z39' ORDER BY 1") == [(c,) for *_, c, _ in expected_b]
+    assert stored_rows(db, "SELECT default_condition_id FROM gf_areas WHERE area_id = 'Z39'") == [(None,)]
+    assert stored_rows(db, "SELECT condition_id FROM gf_condition_rows WHERE area_id = 'Z39' ORDER BY 1") == [(c,) for *_, c, _ in expected_b]

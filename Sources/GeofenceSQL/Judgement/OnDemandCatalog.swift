@@ -37,7 +37,7 @@ final class OnDemandCatalog: OnDemandPreparation {
     private var placed: [Int] = []
     private let readArea: Statement
     private let readConditions: Statement
-    /// Whether gf_condition_rows has any row, asked again each time areas
+    /// Asks whether gf_condition_rows has any row, again each time areas
     /// are read: a catalog whose areas have only their implied pairs
     /// (schema 12: no row), the commonest, then costs no seek per area for
     /// conditions. Asked with the rows, not once at the start: the run's
@@ -46,7 +46,7 @@ final class OnDemandCatalog: OnDemandPreparation {
     /// read after that would otherwise have neither (red team). Nothing is
     /// written while areas are read (`BatchRun.judgeChunk`), so the answer
     /// and the rows are of one state of the catalog.
-    private let anyStoredCondition: Statement
+    private let anyStoredCondition: String
     private let zones: TimeZoneCache
     private let db: Connection
     private let defaults: CatalogDefaults
@@ -63,7 +63,7 @@ final class OnDemandCatalog: OnDemandPreparation {
         defaults = catalog.defaults
         readArea = try db.prepare("SELECT \(Self.columns), \(ImpliedConditions.column) FROM \(catalog.tables.areas) WHERE id = ?1")
         readConditions = try db.prepare("SELECT \(ConditionStore.columns) FROM \(catalog.tables.conditionRows) WHERE area_id = ?1 ORDER BY condition_id")
-        anyStoredCondition = try db.prepare("SELECT EXISTS (SELECT 1 FROM \(catalog.tables.conditionRows))")
+        anyStoredCondition = "SELECT EXISTS (SELECT 1 FROM \(catalog.tables.conditionRows))"
         let indexed = try db.unmapped { try IndexedAreas(db, catalog.tables) }
         let grid = CandidateGrid(indexed.items)
         try CandidateGrid.requireDistinctIds(grid.ambiguousIds)
@@ -168,12 +168,6 @@ final class OnDemandCatalog: OnDemandPreparation {
         } catch let e as UnloadableZone { throw CatalogError(e.description) }
     }
 
-    private func storedConditionsExist() throws -> Bool {
-        try anyStoredCondition.bind([])
-        defer { anyStoredCondition.reset() }
-        return try anyStoredCondition.step() && anyStoredCondition.value(0).int64 == 1
-    }
-
     /// Reads the areas at these grid indices (their rows and conditions) on
     /// this thread, SQLite's, while other threads prepare those already
     /// read (a few batches ahead at most); this thread then helps prepare
@@ -214,7 +208,7 @@ final class OnDemandCatalog: OnDemandPreparation {
             prepare()
             for t in threads { Parallel.join(t) }
         }
-        let hasStoredConditions = try storedConditionsExist()
+        let hasStoredConditions = try db.scalar(anyStoredCondition).int64 == 1
         var batch = ReadBatch(start: 0)
         for (n, i) in wanted.enumerated() {
             try readArea.bind([.integer(rows[i])])
