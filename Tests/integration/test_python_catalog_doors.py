@@ -43,7 +43,17 @@ def judged(tmp_path):
 @pytest.fixture
 def nobody_place(judged):
     """A folder only root may write, readable by all, holding a copy of the
-    package, the library and a WAL catalog; removed after."""
+    package, the library and a WAL catalog; removed after. The user nobody
+    runs this venv's Python (pyarrow is in it): a checkout inside a folder
+    only its owner may enter (`mktemp -d` makes one) keeps nobody out of
+    the venv, and the test is skipped saying so."""
+    probe = subprocess.run(["runuser", "-u", "nobody", "--", sys.executable, "-c", "import pyarrow"],
+                           capture_output=True, text=True, timeout=120)
+    if probe.returncode != 0 and "Permission denied" not in probe.stderr:
+        pytest.fail(f"the user nobody could not run this venv's Python with pyarrow: {probe.stderr}")
+    if probe.returncode != 0:
+        pytest.skip(f"the user nobody cannot run this venv's Python with pyarrow ({sys.executable}): "
+                    f"a folder above it is closed to other users ({probe.stderr.strip()[-200:]})")
     root = Path(tempfile.mkdtemp(prefix="gf-py-ro-", dir="/tmp"))
     try:
         shutil.copytree(ROOT / "python" / "geofence", root / "pkg" / "geofence")
