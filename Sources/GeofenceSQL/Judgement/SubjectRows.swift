@@ -10,15 +10,16 @@ import GeofenceCore
 ///     try rows.save("u1", record: text)
 ///     try rows.enter("u1", areas: ["A"])        // A's INSIDE stay begins
 ///
-/// A fix that takes a subject into or out of many areas at once changes as
-/// many gf_inside rows: they go in as few statements as their count allows
-/// (`RowBatches`; a DELETE by the subject and a list of areas, each a
-/// lookup of the primary key).
+/// A fix that takes a subject into many areas at once adds as many
+/// gf_inside rows, in as few statements as their count allows
+/// (`RowBatches`). Rows go one DELETE each, a lookup of the primary key: a
+/// DELETE of a list of areas (`area_id IN (?, …)`) has SQLite build a
+/// temporary table of the list first, which cost more than the statements
+/// it saved (docs/write-path.md).
 final class SubjectRows {
     private let loadRecord, saveRecord: Statement
     private let enterAreas: RowBatches
-    /// `DELETE … WHERE subject_id = ? AND area_id IN (…)` by the list's length, longest first.
-    private let leaveAreas: [(areas: Int, statement: Statement)]
+    private let leaveArea: Statement
 
     init(_ db: Connection) throws {
         loadRecord = try db.prepare("SELECT record FROM main.gf_subject_state WHERE subject_id = ?")
@@ -26,9 +27,7 @@ final class SubjectRows {
             INSERT INTO main.gf_subject_state (subject_id, record) VALUES (?, ?) ON CONFLICT(subject_id) DO UPDATE SET record = excluded.record
             """)
         enterAreas = try RowBatches(db, "INSERT OR FAIL INTO main.gf_inside (area_id, subject_id) VALUES ", columns: 2, tail: " ON CONFLICT DO NOTHING")
-        leaveAreas = try RowBatches.sizes.map { n in
-            (n, try db.prepare("DELETE FROM main.gf_inside WHERE subject_id = ? AND area_id IN (\(Array(repeating: "?", count: n).joined(separator: ", ")))"))
-        }
+        leaveArea = try db.prepare("DELETE FROM main.gf_inside WHERE area_id = ? AND subject_id = ?")
     }
 
     /// The subject's stored record text; nil when it has none. A stored
@@ -55,11 +54,10 @@ final class SubjectRows {
 
     /// The subject's stays in `areas` are no longer INSIDE: their rows go.
     func leave(_ subject: String, areas: [String]) throws {
-        try RowBatches.split(areas.count) { tier, start in
-            let (n, s) = leaveAreas[tier]
-            try s.bind(text: subject, at: 1)
-            for k in 0..<n { try s.bind(text: areas[start + k], at: Int32(k + 2)) }
-            try s.runBound()
+        for area in areas {
+            try leaveArea.bind(text: area, at: 1)
+            try leaveArea.bind(text: subject, at: 2)
+            try leaveArea.runBound()
         }
     }
 
