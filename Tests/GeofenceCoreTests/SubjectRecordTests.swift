@@ -118,4 +118,44 @@ final class SubjectRecordTests: XCTestCase {
         refusal(#"{"v":1,\#(last),"judged":1,"days":[[1,"2024-02-30"]]}"#, "days[0][1]")
         refusal(#"{"v":1,\#(last),"judged":1,"days":[[1]]}"#, "days[0] that is not a pair")
     }
+
+    /// A record written from the one before (`SubjectRecord.encoded(_:reusing:)`)
+    /// is the same text as one written afresh, along a random walk of states
+    /// that lengthen stays, change their phase, entry and DWELLs, add and drop
+    /// stays (ids needing escapes, not ASCII, prefixes of each other) and
+    /// days; and from a record of another subject's stays, or one read back.
+    func testARecordWrittenFromThePreviousOneIsTheSameText() throws {
+        var rng = SystemRandomNumberGenerator()
+        let ids = ["A", "A1", "AB", "é\"q", "e\u{301}", "Z", "z\\", "\u{1F600}", "b\u{0}", "mid"]
+        let times = [try time("2024-05-01T07:40:00Z"), try time("2024-05-01T07:41:00.5Z"), try time("1999-12-31T23:59:59.999999Z")]
+        for _ in 0..<50 {
+            var s = try sample()
+            var last = SubjectRecord.encoded(s)
+            XCTAssertEqual(last.text, SubjectRecord.encode(s))
+            for step in 0..<60 {
+                s.judgedFixes += 1
+                for id in ids where Int.random(in: 0..<4, using: &rng) == 0 {
+                    var stay = s.stays[id] ?? StayState()
+                    switch Int.random(in: 0..<7, using: &rng) {
+                    case 0: stay.inStreak += 1; stay.outStreak = 0
+                    case 1: stay.outStreak += Int.random(in: 1...1_000_000, using: &rng); stay.inStreak = 0
+                    case 2: stay.phase = [.inside, .outside, .unknown][Int.random(in: 0..<3, using: &rng)]
+                    case 3: stay.enteredAt = Bool.random(using: &rng) ? times.randomElement(using: &rng) : nil
+                    case 4: stay.dwellSpent = Bool.random(using: &rng) ? [] : [Int64.random(in: 1...9, using: &rng), 3]
+                    case 5: s.stays[id] = nil; continue
+                    default: s.lastNotifiedDay[Int64(step % 3)] = 20_000 + step
+                    }
+                    s.stays[id] = stay
+                }
+                let next = SubjectRecord.encoded(s, reusing: last)
+                XCTAssertEqual(next.text, SubjectRecord.encode(s))
+                last = next
+            }
+            var other = try sample()
+            other.stays["A"] = StayState()
+            XCTAssertEqual(SubjectRecord.encoded(other, reusing: last).text, SubjectRecord.encode(other))
+            let readBack = EncodedRecord(readBack: last.text, state: s)
+            XCTAssertEqual(SubjectRecord.encoded(s, reusing: readBack).text, last.text)
+        }
+    }
 }

@@ -26,70 +26,8 @@ public enum SubjectRecord {
 
     /// The canonical text of `state`. A stay's `dwell` keeps its order
     /// (the order the DWELL conditions were spent in). Written byte by byte
-    /// into one buffer: gf_check writes a record at every judged fix.
-    public static func encode(_ state: SubjectState) -> String {
-        var out: [UInt8] = []
-        out.reserveCapacity(128 + 96 * state.stays.count + 20 * state.lastNotifiedDay.count)
-        JSONBytes.literal(#"{"v":"#, &out)
-        JSONBytes.integer(Int64(version), &out)
-        JSONBytes.literal(#","last":"#, &out)
-        if let f = state.lastFix {
-            JSONBytes.literal(#"{"ts":""#, &out)
-            f.ts.appendStorageText(to: &out)
-            JSONBytes.literal(#"","lat":"#, &out)
-            JSONBytes.description(f.position.lat, &out)
-            JSONBytes.literal(#","lon":"#, &out)
-            JSONBytes.description(f.position.lon, &out)
-            JSONBytes.literal(#","acc":"#, &out)
-            JSONBytes.description(f.accuracy, &out)
-            out.append(UInt8(ascii: "}"))
-        } else {
-            JSONBytes.literal("null", &out)
-        }
-        JSONBytes.literal(#","judged":"#, &out)
-        JSONBytes.integer(Int64(state.judgedFixes), &out)
-        JSONBytes.literal(#","stays":["#, &out)
-        // The map keeps its ids in byte order (`StayMap`), the canonical
-        // order; walked by index, no stay copied.
-        let stays = state.stays
-        for i in 0..<stays.count {
-            let area = stays.key(at: i), stay = stays[at: i]
-            if i > 0 { out.append(UInt8(ascii: ",")) }
-            JSONBytes.literal(#"{"area":"#, &out)
-            JSONValue.appendString(area, to: &out)
-            JSONBytes.literal(#","phase":""#, &out)
-            JSONBytes.literal(stay.phase.recordText, &out)
-            JSONBytes.literal(#"","in":"#, &out)
-            JSONBytes.integer(Int64(stay.inStreak), &out)
-            JSONBytes.literal(#","out":"#, &out)
-            JSONBytes.integer(Int64(stay.outStreak), &out)
-            if let t = stay.enteredAt {
-                JSONBytes.literal(#","entered":""#, &out)
-                t.appendStorageText(to: &out)
-                out.append(UInt8(ascii: "\""))
-            }
-            if !stay.dwellSpent.isEmpty {
-                JSONBytes.literal(#","dwell":["#, &out)
-                for (k, id) in stay.dwellSpent.enumerated() {
-                    if k > 0 { out.append(UInt8(ascii: ",")) }
-                    JSONBytes.integer(id, &out)
-                }
-                out.append(UInt8(ascii: "]"))
-            }
-            out.append(UInt8(ascii: "}"))
-        }
-        JSONBytes.literal(#"],"days":["#, &out)
-        for (i, (id, day)) in state.lastNotifiedDay.sorted(by: { $0.key < $1.key }).enumerated() {
-            if i > 0 { out.append(UInt8(ascii: ",")) }
-            out.append(UInt8(ascii: "["))
-            JSONBytes.integer(id, &out)
-            JSONBytes.literal(#",""#, &out)
-            JSONBytes.date(day, &out)
-            JSONBytes.literal(#""]"#, &out)
-        }
-        JSONBytes.literal("]}", &out)
-        return String(decoding: out, as: UTF8.self)
-    }
+    /// into one buffer (`encoded`, EncodedRecord.swift).
+    public static func encode(_ state: SubjectState) -> String { encoded(state).text }
 
     /// The state `text` holds for `subject`; throws `InputError` naming the
     /// subject and what is wrong when the text is not a record this engine
@@ -237,7 +175,7 @@ public enum SubjectRecord {
 
 extension StayState.Phase {
     /// The phase as a record writes it (its raw value), as static bytes.
-    fileprivate var recordText: StaticString {
+    var recordText: StaticString {
         switch self {
         case .unknown: "UNKNOWN"
         case .inside: "INSIDE"

@@ -25,9 +25,11 @@ final class StateStore: SubjectStateStore {
     }
 
     /// The states this store saved last, with their record text, by subject,
-    /// for `load(_:trustingLastSave:)`; at most `savedSubjects` of them. Kept
-    /// only after a trusting load: a batch never reads them back.
-    private var saved: [SubjectKey: (text: String, state: SubjectState)] = [:]
+    /// for `load(_:trustingLastSave:)`, and for the next save of the subject
+    /// to copy its unchanged stays from (`SubjectRecord.encoded(_:reusing:)`);
+    /// at most `savedSubjects` of them. Kept only after a trusting load: a
+    /// batch never reads them back.
+    private var saved: [SubjectKey: EncodedRecord] = [:]
     private var lastLoadTrusted = false
     /// The subject `load` read last and its record's text (nil: it had none),
     /// so that a save that changes nothing can still be remembered for trust.
@@ -64,20 +66,21 @@ final class StateStore: SubjectStateStore {
     /// conditions only, and its gf_inside rows for the stays that started or
     /// ended being INSIDE.
     func save(_ s: SubjectState, before: SubjectState) throws {
-        saved[SubjectKey(s.subjectId)] = nil  // set again only once every write has succeeded
+        // Set again only once every write has succeeded.
+        let previous = saved.removeValue(forKey: SubjectKey(s.subjectId))
         guard let kept = try Self.stored(s, suppressing: suppressing.contains) else { return }
-        var text: String?
+        var record: EncodedRecord?
         if kept != before {
-            let record = SubjectRecord.encode(kept)
-            try rows.save(s.subjectId, record: record)
+            let written = SubjectRecord.encoded(kept, reusing: previous)
+            try rows.save(s.subjectId, record: written.text)
             try updateInside(s, before: before)
-            text = record
-        } else if let loaded = lastLoaded, loaded.subject.hasSameUTF8(as: s.subjectId) {
-            text = loaded.text
+            record = written
+        } else if let loaded = lastLoaded, loaded.subject.hasSameUTF8(as: s.subjectId), let text = loaded.text {
+            record = previous.flatMap { $0.text.hasSameUTF8(as: text) ? $0 : nil } ?? EncodedRecord(readBack: text, state: kept)
         }
-        guard lastLoadTrusted, let text else { return }
+        guard lastLoadTrusted, let record else { return }
         if saved.count >= Self.savedSubjects { saved.removeAll(keepingCapacity: true) }
-        saved[SubjectKey(s.subjectId)] = (text, kept)
+        saved[SubjectKey(s.subjectId)] = record
     }
 
     /// What of `s` a stored record keeps: the last-notified days of the
@@ -94,8 +97,8 @@ final class StateStore: SubjectStateStore {
     }
 
     /// gf_inside's rows of this subject: one removed per stay no longer
-    /// INSIDE (or gone), one added per stay newly INSIDE, each kind in as few
-    /// statements as their count allows. Both maps are in
+    /// INSIDE (or gone), one added per stay newly INSIDE (`SubjectRows`).
+    /// Both maps are in
     /// the byte order of their area_ids (SQLite's), so they are walked side
     /// by side, by index (no stay copied, no lookup by id), comparing ids as
     /// bytes: Swift's `<` and `==` would take "é" and "e\u{301}", two areas
