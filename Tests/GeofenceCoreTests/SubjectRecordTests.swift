@@ -125,7 +125,7 @@ final class SubjectRecordTests: XCTestCase {
     /// stays (ids needing escapes, not ASCII, prefixes of each other) and
     /// days; and from a record of another subject's stays, or one read back.
     func testARecordWrittenFromThePreviousOneIsTheSameText() throws {
-        var rng = SystemRandomNumberGenerator()
+        var rng = SplitMix(seed: 44)  // seeded, so a failing walk can be replayed
         let ids = ["A", "A1", "AB", "é\"q", "e\u{301}", "Z", "z\\", "\u{1F600}", "b\u{0}", "mid"]
         let times = [try time("2024-05-01T07:40:00Z"), try time("2024-05-01T07:41:00.5Z"), try time("1999-12-31T23:59:59.999999Z")]
         for _ in 0..<50 {
