@@ -52,7 +52,7 @@ def nobody_place(judged):
     if probe.returncode != 0 and "Permission denied" not in probe.stderr:
         pytest.fail(f"the user nobody could not run this venv's Python with pyarrow: {probe.stderr}")
     if probe.returncode != 0:
-        pytest.skip(f"the user nobody cannot run this venv's Python with pyarrow ({sys.executable}): "
+        pytest.skip(f"needs a checkout other users may enter: the user nobody cannot run this venv's Python ({sys.executable}): "
                     f"a folder above it is closed to other users ({probe.stderr.strip()[-200:]})")
     root = Path(tempfile.mkdtemp(prefix="gf-py-ro-", dir="/tmp"))
     try:
