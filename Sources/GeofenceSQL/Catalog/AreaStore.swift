@@ -152,12 +152,20 @@ public final class AreaStore {
 
     public func get(_ id: String) throws -> AreaDefinition? { try getWithImplied(id)?.area }
 
+    /// The statements reading one area by id (all its columns; as judgement
+    /// reads them), prepared once and kept: a gf_check session reads an area
+    /// the first time it meets it, and writing the statement's text and
+    /// hashing it to find the statement was a sixth of that read.
+    private var byId: [Statement?] = [nil, nil]
+
     /// The area and the id of its implied IN condition (`ImpliedConditions`),
     /// read in one row; `judging`: as judgement reads it (`judgedColumns`).
     func getWithImplied(_ id: String, judging: Bool = false) throws -> (area: AreaDefinition, implied: Int64?)? {
-        let columns = judging ? Self.judgedColumns : Self.columns
-        let s = try statements.get("SELECT \(columns), \(ImpliedConditions.column) FROM \(tables.areas) WHERE area_id = ?")
-        try s.bind([.text(id)])
+        let which = judging ? 1 : 0
+        let s = try byId[which] ?? db.prepare("SELECT \(judging ? Self.judgedColumns : Self.columns), \(ImpliedConditions.column) "
+                                               + "FROM \(tables.areas) WHERE area_id = ?")
+        byId[which] = s
+        try s.bind(text: id, at: 1)
         // Reset at once: a statement left on its row holds a read lock (the statement is reused).
         defer { s.reset() }
         guard try s.step() else { return nil }
