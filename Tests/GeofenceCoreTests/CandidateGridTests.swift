@@ -66,7 +66,7 @@ final class CandidateGridTests: XCTestCase {
         }
         for walkers in [20, CandidateWindows.kept * 3] {
             var windows = CandidateWindows()
-            var pointQueries = 0
+            var pointQueries = 0, boxes = 0
             var walks = (0..<walkers).map { _ in LonLat(lon: 139.7 + rnd() * 0.1, lat: 35.6 + rnd() * 0.1) }
             let steps = 4000
             for step in 0..<steps {
@@ -76,14 +76,34 @@ final class CandidateGridTests: XCTestCase {
                 let index = ListIndex(items: items, meets: meets, holding: holding)
                 let got = try windows.candidates(at: p, in: index)
                 pointQueries += index.pointQueries.count
+                boxes += index.returned
                 XCTAssertEqual(got, holding(p), "\(p)")
             }
+            XCTAssertEqual(windows.boxesRead, boxes, "every box the index returned is counted, window or point")
             if walkers < CandidateWindows.kept {
                 XCTAssertLessThan(windows.windowsRead + pointQueries, steps / 4, "\(walkers) walks: the index is read a window at a time")
             } else {
                 XCTAssertLessThan(windows.windowsRead, steps / 4, "\(walkers) walks: misses are answered by point queries")
             }
         }
+    }
+}
+
+final class WholeIndexSwitchTests: XCTestCase {
+    /// A session reads the whole index once its windows have cost a third of
+    /// reading it, in boxes: a dense city's misses (hundreds of boxes each)
+    /// get there in fewer misses than a country's (a dozen each), and the
+    /// rule is asked only at every 64th miss.
+    func testTheWindowsCostDecidesNotTheMisses() {
+        func reads(_ misses: Int, boxesEach: Int, areas: Int) -> Bool {
+            CandidateStrategy.readsWholeIndex(misses: misses, boxesRead: misses * boxesEach, areas: { areas })
+        }
+        XCTAssertFalse(reads(448, boxesEach: 67, areas: 100_000))   // (30,016 + 896) × 3 < 100,000
+        XCTAssertTrue(reads(512, boxesEach: 67, areas: 100_000))
+        XCTAssertFalse(reads(640, boxesEach: 13, areas: 30_000))    // (8,320 + 1,280) × 3 < 30,000
+        XCTAssertTrue(reads(704, boxesEach: 13, areas: 30_000))
+        XCTAssertFalse(reads(705, boxesEach: 13, areas: 30_000), "only at a 64th miss")
+        XCTAssertFalse(reads(0, boxesEach: 0, areas: 0))
     }
 }
 
@@ -180,6 +200,17 @@ private final class ListIndex: BoxIndex {
     init(items: [(String, BoundingBox)], meets: @escaping (BoundingBox, BoundingBox) -> Bool, holding: @escaping (LonLat) -> [String]) {
         self.items = items; self.meets = meets; self.holding = holding
     }
-    func boxes(meeting w: BoundingBox) throws -> [(String, BoundingBox)] { items.filter { meets($0.1, w) }.reversed() }
-    func ids(holding p: LonLat) throws -> [String] { pointQueries.append(p); return holding(p) }
+    /// How many boxes the last query returned (a window's, or the point's).
+    var returned = 0
+    func boxes(meeting w: BoundingBox) throws -> [(String, BoundingBox)] {
+        let found = items.filter { meets($0.1, w) }.reversed() as [(String, BoundingBox)]
+        returned = found.count
+        return found
+    }
+    func ids(holding p: LonLat) throws -> [String] {
+        pointQueries.append(p)
+        let found = holding(p)
+        returned = found.count
+        return found
+    }
 }

@@ -9,7 +9,7 @@
 /// | `prepareAll` | fixes ≥ areas, areas ≤ `maxPreparedAreas` | every area at once (on its own thread while the fixes are read, if their number is known ahead), the grid and its masks; judged through a `CandidatePlan` | AreaPreparation.swift, CandidatePlan.swift |
 /// | `onDemand` | 30 × fixes ≥ areas | every box into the grid; before each chunk, the areas its fixes and its subjects' stays reach; judged through a plan | OnDemandCatalog.swift |
 /// | `rtreePerFix` | fewer fixes; a single fix (`geofence check`) | an R*Tree query per fix; each area read when first met | SQLCatalog.swift |
-/// | `windows` | one fix a call, many calls (gf_check's session) | a window of the R*Tree around recent fixes per miss (`CandidateWindows`); the whole index once the misses repay it (`readsWholeIndex`) | SQLCatalog.swift, CandidateWindows.swift |
+/// | `windows` | one fix a call, many calls (gf_check's session) | a window of the R*Tree around recent fixes per miss (`CandidateWindows`); the whole index once the windows have cost a third of reading it (`readsWholeIndex`) | SQLCatalog.swift, CandidateWindows.swift |
 ///
 /// `--explain` takes the same strategies: its reasons are worked out from
 /// the plan's areas when a verdict that did not count is replayed, and its
@@ -40,13 +40,20 @@ public enum CandidateStrategy: Equatable, Sendable {
     public static func forOneFix(inSession: Bool) -> CandidateStrategy { inSession ? .windows : .rtreePerFix }
 
     /// Whether a session's windows (`windows`) should give way to the whole
-    /// index in memory: a miss reads a window (hundreds of boxes in a dense
-    /// city), reading every box costs about as much as a few dozen misses,
-    /// so it pays once the misses reach a fiftieth of the areas. Asked every
-    /// 64th miss, so the count of areas is read rarely.
-    public static func readsWholeIndex(misses: Int, areas: () throws -> Int) rethrows -> Bool {
+    /// index in memory, given what they have cost so far: `misses` index
+    /// queries, which read `boxesRead` boxes. A box read through a window
+    /// costs about what a box of the whole index costs to read, and a query
+    /// about two boxes besides the boxes it returns (docs/write-path.md); so
+    /// the windows have cost `boxesRead + 2 × misses` boxes, and the whole
+    /// index is read once that reaches a third of the areas. A session that
+    /// goes on spends at most a third of the read again on windows first;
+    /// one that misses less never reads it. Counted in boxes, not misses,
+    /// because a miss costs what its window holds: a few boxes over a
+    /// country, hundreds in a dense city. Asked every 64th miss, so the
+    /// count of areas is read rarely.
+    public static func readsWholeIndex(misses: Int, boxesRead: Int, areas: () throws -> Int) rethrows -> Bool {
         guard misses > 0, misses % 64 == 0 else { return false }
-        return try misses * 50 >= areas()
+        return try (boxesRead + 2 * misses) * 3 >= areas()
     }
 
     /// Whether chunks are judged through a `CandidatePlan`.

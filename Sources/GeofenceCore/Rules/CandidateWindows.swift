@@ -44,6 +44,10 @@ public struct CandidateWindows {
     /// How many lookups found no window holding the point (each read a
     /// window or asked the index for the point).
     public private(set) var misses = 0
+    /// How many boxes those misses read from the index (a window's, or the
+    /// point's): with `misses`, what the windows have cost so far
+    /// (`CandidateStrategy.readsWholeIndex`).
+    public private(set) var boxesRead = 0
 
     public init() {}
 
@@ -61,13 +65,18 @@ public struct CandidateWindows {
         }
         epochMisses += 1
         misses += 1
-        if pointOnly > 0 { return try index.ids(holding: p) }
+        if pointOnly > 0 {
+            let ids = try index.ids(holding: p)
+            boxesRead += ids.count
+            return ids
+        }
         let half = Self.halfSideDegrees
         let widen = 1 / max(0.05, cos(p.lat * .pi / 180))
         let box = BoundingBox(minLon: max(-180, p.lon - half * widen), minLat: max(-90, p.lat - half),
                               maxLon: min(180, p.lon + half * widen), maxLat: min(90, p.lat + half))
         let window = Window(box: box, items: try index.boxes(meeting: box).sorted { $0.0.utf8Precedes($1.0) }, lastUsed: clock)
         windowsRead += 1
+        boxesRead += window.items.count
         if windows.count < Self.kept {
             windows.append(window)
         } else if let oldest = windows.indices.min(by: { windows[$0].lastUsed < windows[$1].lastUsed }) {

@@ -80,7 +80,7 @@ public final class SQLCatalog: AreaSource {
     /// its windows.
     private func readIndexOnceMissesRepay() throws {
         guard grid == nil, !gridRefused else { return }
-        guard try CandidateStrategy.readsWholeIndex(misses: windows.misses, areas: sessionAreaCount) else { return }
+        guard try CandidateStrategy.readsWholeIndex(misses: windows.misses, boxesRead: windows.boxesRead, areas: sessionAreaCount) else { return }
         do {
             try lock.with { try loadIndexIntoMemory() }
         } catch is InputError {
