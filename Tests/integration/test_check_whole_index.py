@@ -12,7 +12,9 @@ import random
 import shutil
 import sqlite3
 
-from conftest import EXTENSION, gf
+import pytest
+
+from conftest import EXTENSION, gf, sql, square, write_collection
 from test_judgement import heptagon, iso, notifications
 
 LON0, LAT0 = 139.60, 35.55
@@ -81,8 +83,14 @@ def test_a_session_on_the_whole_index_judges_as_a_batch(tmp_path):
         for s, t, lat, lon, acc in rows:
             w.writerow([s, iso(t), repr(lat), repr(lon), acc])
     gf("judge", batch, "--fixes", fixes)
+    want = notifications(batch)
+    assert len(want) > 300 and {n[4] for n in want} == {"IN", "OUT", "DWELL"}, "the scenario must notify every way"
+    assert session_notifications(session, rows) == (want, state_of(batch))
 
-    c = sqlite3.connect(session, isolation_level=None)
+
+def session_notifications(db, rows):
+    """The region's hops through gf_check, call by call in one transaction; then what they stored."""
+    c = sqlite3.connect(db, isolation_level=None)
     c.enable_load_extension(True)
     c.load_extension(str(EXTENSION))
     c.execute("BEGIN")
@@ -90,8 +98,26 @@ def test_a_session_on_the_whole_index_judges_as_a_batch(tmp_path):
         c.execute("SELECT gf_check(?, ?, ?, ?, ?)", (s, iso(t), lat, lon, acc)).fetchall()
     c.execute("COMMIT")
     c.close()
+    return notifications(db), state_of(db)
 
-    want = notifications(batch)
-    assert len(want) > 300 and {n[4] for n in want} == {"IN", "OUT", "DWELL"}, "the scenario must notify every way"
-    assert notifications(session) == want
-    assert state_of(session) == state_of(batch)
+
+@pytest.mark.parametrize("stored", ["CAST(x'ff41' AS TEXT)", "CAST('FAR' AS BLOB)"])
+def test_a_damaged_row_no_fix_meets_keeps_the_session_on_its_windows(tmp_path, stored):
+    """A row whose area_id is not text fails a door only where a fix meets
+    it. The whole index would have to read it: so a session whose misses
+    call for the whole index, in a catalog holding such a row far from every
+    fix, stays on its windows and judges as it would without the row; the
+    call that switched used to fail on it, and one every 64 misses after
+    (red team)."""
+    rng = random.Random(31)
+    db = region(tmp_path, rng)
+    rows = hops(rng)
+    gf("import", db, write_collection(tmp_path / "far.geojson", [square("FAR", -70.0, -30.0, 0.5)]))
+    clean, damaged = tmp_path / "clean.db", tmp_path / "damaged.db"
+    shutil.copy(db, clean)
+    shutil.copy(db, damaged)
+    sql(clean, "DELETE FROM gf_areas WHERE area_id = 'FAR';")
+    sql(damaged, f"UPDATE gf_areas SET area_id = {stored} WHERE area_id = 'FAR';")
+    want = session_notifications(clean, rows)
+    assert len(want[0]) > 300
+    assert session_notifications(damaged, rows) == want

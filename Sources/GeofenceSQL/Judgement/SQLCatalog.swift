@@ -75,15 +75,21 @@ public final class SQLCatalog: AreaSource {
     /// A session whose lookups keep missing its windows (many subjects
     /// checked in turn, moving faster than a window's width) reads the whole
     /// index into memory once, as a batch does, when
-    /// `CandidateStrategy.readsWholeIndex` says so. A catalog the in-memory
-    /// index refuses (two area_ids that differ only in normalization) keeps
-    /// its windows.
+    /// `CandidateStrategy.readsWholeIndex` says so. A catalog the whole read
+    /// refuses keeps its windows: two area_ids that differ only in
+    /// normalization (which the in-memory index cannot tell apart), or a row
+    /// whose area_id is not text (`CatalogError`), which only a fix that
+    /// meets it must fail on, as through the windows and in a batch of a
+    /// few fixes; the call that switches would fail on it instead, and so
+    /// would one every 64 misses after (its failure drops the session).
     private func readIndexOnceMissesRepay() throws {
         guard grid == nil, !gridRefused else { return }
         guard try CandidateStrategy.readsWholeIndex(misses: windows.misses, boxesRead: windows.boxesRead, areas: sessionAreaCount) else { return }
         do {
             try lock.with { try loadIndexIntoMemory() }
         } catch is InputError {
+            gridRefused = true
+        } catch is CatalogError {
             gridRefused = true
         }
     }
