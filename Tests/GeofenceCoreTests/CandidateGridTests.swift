@@ -98,11 +98,11 @@ final class WholeIndexSwitchTests: XCTestCase {
         func reads(_ misses: Int, boxesEach: Int, areas: Int) -> Bool {
             CandidateStrategy.readsWholeIndex(misses: misses, boxesRead: misses * boxesEach, areas: { areas })
         }
-        XCTAssertFalse(reads(448, boxesEach: 67, areas: 100_000))   // (30,016 + 896) × 3 < 100,000
-        XCTAssertTrue(reads(512, boxesEach: 67, areas: 100_000))
-        XCTAssertFalse(reads(640, boxesEach: 13, areas: 30_000))    // (8,320 + 1,280) × 3 < 30,000
-        XCTAssertTrue(reads(704, boxesEach: 13, areas: 30_000))
-        XCTAssertFalse(reads(705, boxesEach: 13, areas: 30_000), "only at a 64th miss")
+        XCTAssertFalse(reads(384, boxesEach: 78, areas: 100_000))   // (29,952 + 1,536) × 3 < 100,000
+        XCTAssertTrue(reads(448, boxesEach: 78, areas: 100_000))
+        XCTAssertFalse(reads(576, boxesEach: 13, areas: 30_000))    // (7,488 + 2,304) × 3 < 30,000
+        XCTAssertTrue(reads(640, boxesEach: 13, areas: 30_000))
+        XCTAssertFalse(reads(641, boxesEach: 13, areas: 30_000), "only at a 64th miss")
         XCTAssertFalse(reads(0, boxesEach: 0, areas: 0))
     }
 }

@@ -43,8 +43,8 @@ public enum CandidateStrategy: Equatable, Sendable {
     /// index in memory, given what they have cost so far: `misses` index
     /// queries, which read `boxesRead` boxes. A box read through a window
     /// costs about what a box of the whole index costs to read, and a query
-    /// about two boxes besides the boxes it returns (docs/write-path.md); so
-    /// the windows have cost `boxesRead + 2 × misses` boxes, and the whole
+    /// about four boxes besides the boxes it returns (docs/write-path.md); so
+    /// the windows have cost `boxesRead + 4 × misses` boxes, and the whole
     /// index is read once that reaches a third of the areas. A session that
     /// goes on spends at most a third of the read again on windows first;
     /// one that misses less never reads it. Counted in boxes, not misses,
@@ -53,7 +53,7 @@ public enum CandidateStrategy: Equatable, Sendable {
     /// count of areas is read rarely.
     public static func readsWholeIndex(misses: Int, boxesRead: Int, areas: () throws -> Int) rethrows -> Bool {
         guard misses > 0, misses % 64 == 0 else { return false }
-        return try (boxesRead + 2 * misses) * 3 >= areas()
+        return try (boxesRead + 4 * misses) * 3 >= areas()
     }
 
     /// Whether chunks are judged through a `CandidatePlan`.
