@@ -185,6 +185,33 @@ def test_a_version_10_state_database_is_upgraded_by_gf_state_upgrade_keeping_its
     c.close()
 
 
+def test_a_version_11_state_database_is_upgraded_by_gf_state_upgrade(tmp_path):
+    """Version 12 changed only a catalog's conditions: a state database of
+    version 11 holds exactly version 12's objects, so gf_state_upgrade takes
+    it (only its stamp moves) and its ids go on, where it was refused as too
+    old to upgrade and sent to an export that restarts the ids at 1."""
+    session, catalog = start(tmp_path / "state.db", small_catalog(tmp_path), True)
+    c = connect(session, catalog)
+    check(c, "s1", 1, 0)
+    check(c, "s1", 2)
+    c.execute("UPDATE main.gf_state_meta SET value = '11' WHERE key = 'schema_version'")
+    c.close()
+    c = connect(session, catalog)
+    with pytest.raises(sqlite3.OperationalError, match=r"state database of schema version 11, .* upgrade it in place with "
+                                                       r"SELECT gf_state_upgrade\(\)"):
+        check(c, "s1", 3, 1)
+    assert c.execute("SELECT gf_state_upgrade()").fetchall() == [(1,)]
+    assert c.execute("SELECT value FROM main.gf_state_meta WHERE key = 'schema_version'").fetchall() == [("12",)]
+    assert c.execute("SELECT gf_state_upgrade()").fetchall() == [(0,)]
+    check(c, "s1", 3, 1)
+    assert ids(session, catalog) == [1, 2, 3]
+    # One older than the upgrades reach is sent to the export, naming the versions it takes.
+    c.execute("UPDATE main.gf_state_meta SET value = '9' WHERE key = 'schema_version'")
+    with pytest.raises(sqlite3.OperationalError, match=r"schema version 9, .* \(it upgrades versions 10 to 11 only\): export"):
+        c.execute("SELECT gf_state_upgrade()").fetchall()
+    c.close()
+
+
 def test_without_the_floors_trigger_gf_check_refuses_and_the_tool_restores_it(tmp_path):
     db = small_catalog(tmp_path)
     with sqlite3.connect(db) as c:
