@@ -7,7 +7,7 @@ import GeofenceCore
 ///     SELECT gf_state_import('u1', :record);       -- 1; refused if u1 has state
 ///     SELECT gf_state_import('u1', :record, 1);    -- 1; replaces u1's state
 ///     SELECT gf_state_init();                      -- 1; main becomes a state database (`StateDatabase`)
-///     SELECT gf_state_upgrade();                   -- 1; a state database of the previous version upgraded in place
+///     SELECT gf_state_upgrade();                   -- 1; a state database of version 10 or 11 upgraded in place
 ///
 /// gf_state_import changes state, so it is direct-only as gf_check is, and
 /// one call is one transaction (`CallTransaction`): the record and its
