@@ -205,6 +205,16 @@ def test_a_version_11_state_database_is_upgraded_by_gf_state_upgrade(tmp_path):
     assert c.execute("SELECT gf_state_upgrade()").fetchall() == [(0,)]
     check(c, "s1", 3, 1)
     assert ids(session, catalog) == [1, 2, 3]
+    # One gf_check would refuse as damaged is not upgraded either: nothing changes (red team).
+    for damage, undo in (("DELETE FROM gf_notification_floor", "INSERT INTO gf_notification_floor (singleton, id) VALUES (1, 3)"),
+                         ("CREATE TABLE gf_conditions (x)", "DROP TABLE gf_conditions")):
+        c.execute(damage)
+        c.execute("UPDATE main.gf_state_meta SET value = '11' WHERE key = 'schema_version'")
+        with pytest.raises(sqlite3.OperationalError, match="main is a damaged state database"):
+            c.execute("SELECT gf_state_upgrade()").fetchall()
+        assert c.execute("SELECT value FROM main.gf_state_meta WHERE key = 'schema_version'").fetchall() == [("11",)], damage
+        c.execute(undo)
+    assert c.execute("SELECT gf_state_upgrade()").fetchall() == [(1,)]
     # One older than the upgrades reach is sent to the export, naming the versions it takes.
     c.execute("UPDATE main.gf_state_meta SET value = '9' WHERE key = 'schema_version'")
     with pytest.raises(sqlite3.OperationalError, match=r"schema version 9, .* \(it upgrades versions 10 to 11 only\): export"):

@@ -89,6 +89,19 @@ public enum StateDatabase {
     /// catalog's names in main would hide the catalog's rows), and a catalog
     /// attached so that it can be written.
     private static func requireIntact(_ db: Connection, catalog schema: String) throws {
+        try requireOwnObjects(db, catalog: schema)
+        if try !attachedReadOnly(db, schema) {
+            throw CatalogError("the catalog is attached as \(schema) so that it can be written: attach it read-only "
+                               + "(`ATTACH 'file:fences.db?mode=ro' AS catalog`), so that no call can write it")
+        }
+    }
+
+    /// Refuses a main whose objects are not those gf_state_init makes (each
+    /// by its text), whose id floor has no row, or which holds one of the
+    /// attached catalog's names (`catalog`: its schema; "main" when none is
+    /// attached, then not asked): what gf_check and gf_state_upgrade both
+    /// require, so no state database is upgraded that gf_check then refuses.
+    static func requireOwnObjects(_ db: Connection, catalog schema: String) throws {
         let stored = Dictionary(try db.query("SELECT name, sql FROM main.sqlite_master WHERE name GLOB 'gf_*'").compactMap { row in
             row[0].string.map { ($0, row[1].string ?? "") }
         }, uniquingKeysWith: { a, _ in a })
@@ -101,14 +114,11 @@ public enum StateDatabase {
             throw CatalogError("\(damage): its gf_notification_floor has no row, so the id of a notification deleted could be given again "
                                + "(export the state with gf_state_export and import it into a new state database)")
         }
+        guard schema != "main" else { return }
         let own = Set(StateObjects.all.map(\.name) + unkept.map(\.0) + ["gf_state_meta"])
         let catalogNames = Set(try db.query("SELECT name FROM \(schema).sqlite_master").compactMap { $0[0].string })
         if let shadow = stored.keys.sorted().first(where: { !own.contains($0) && catalogNames.contains($0) }) {
             throw CatalogError("\(damage): it has \(shadow), which would hide the catalog's own (a state database holds only what gf_state_init made)")
-        }
-        if try !attachedReadOnly(db, schema) {
-            throw CatalogError("the catalog is attached as \(schema) so that it can be written: attach it read-only "
-                               + "(`ATTACH 'file:fences.db?mode=ro' AS catalog`), so that no call can write it")
         }
     }
 

@@ -9,11 +9,13 @@
 /// with its counter the floor's first value (`NotificationIdFloorConversion`),
 /// then the floor's triggers; so the ids a consumer's cursor passed are not
 /// given again. From version 11, nothing but the stamp: version 12 changed
-/// only a catalog's conditions, none of a state database's objects. Every
-/// object is then required as `StateObjects` has it, and anything else (an
-/// older state database, one altered by hand) is refused with the catalog's
-/// way: export the state with the build that made it, and import it into a
-/// new state database.
+/// only a catalog's conditions, none of a state database's objects. Then
+/// main is required as gf_check requires it (`requireOwnObjects`: every
+/// object as `StateObjects` has it, the id floor's row, none of the attached
+/// catalog's names), and anything else (an older state database, one
+/// altered by hand) is refused, nothing changed, with the catalog's way:
+/// export the state with the build that made it, and import it into a new
+/// state database.
 extension StateDatabase {
     /// The versions a state database is upgraded from.
     static let upgradedFrom = 10...11
@@ -28,11 +30,8 @@ extension StateDatabase {
         guard let version, upgradedFrom.contains(version) else { throw CatalogError(Self.notUpgradable(version)) }
         if version == 10 { try addIdFloor(db) }
         try db.query("UPDATE main.gf_state_meta SET value = ? WHERE key = 'schema_version'", [.text(String(Schema.currentVersion))])
-        let stored = try db.query("SELECT name, sql FROM main.sqlite_master WHERE name GLOB 'gf_*'")
-        for object in StateObjects.all where !stored.contains(where: { $0[0].string == object.name && $0[1].string == object.sql }) {
-            throw CatalogError("main's \(object.name) is not as gf_state_init made it, so it cannot be upgraded in place: "
-                               + "export the state (gf_state_export) with the build that made it and import it into a new state database")
-        }
+        // What gf_check will require of it, so that none is upgraded that gf_check then refuses.
+        try requireOwnObjects(db, catalog: try catalogSchema(db))
         return true
     }
 
