@@ -14,9 +14,7 @@ both; read the shape, not the microseconds.
 """
 import argparse
 import json
-import sqlite3
 import sys
-import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -26,16 +24,10 @@ ROOT = Path(__file__).resolve().parents[1]
 
 
 def timed(work, which, calls, dist):
-    """(microseconds, notifications) of each call on a fresh copy of WORK/which.db."""
+    """(microseconds, notifications) of each call on a fresh copy of WORK/which.db, timed as check_targets.py times them."""
     run = ct.Calls(work, work / f"{which}.db", dist, "tuned", f"tail-{which}")
-    out = []
-    for call in calls:
-        t = time.perf_counter_ns()
-        try:
-            got = run.c.execute("SELECT gf_check(?, ?, ?, ?, ?)", call).fetchone()[0]
-        except sqlite3.OperationalError:
-            got = "[]"
-        out.append(((time.perf_counter_ns() - t) / 1000, len(json.loads(got))))
+    run.block(calls)
+    out = [(t * 1e6, len(json.loads(r))) for t, r in zip(run.times, run.results)]
     run.commit()
     ct.removed(run.db)
     return out
