@@ -108,11 +108,9 @@ final class WholeIndexSwitchTests: XCTestCase {
 }
 
 final class CandidateGridMaskTests: XCTestCase {
-    /// Skipping by the outside masks leaves out only areas that do not
-    /// contain the point, and the inside masks vouch only for areas that do:
-    /// random polygons with holes, thin slivers, circles, and points on
-    /// sub-cell borders, on edges and at vertices.
-    func testMasksNeverMisjudgeAPoint() {
+    /// 400 areas over 0.2°: circles, slivers, stars (every other with a
+    /// square hole), from a fixed seed; `rnd` goes on from where they left it.
+    static func shapes() -> (shapes: [(String, PreparedShape)], rnd: () -> Double) {
         var seed: UInt64 = 11
         func rnd() -> Double { seed = seed &* 6364136223846793005 &+ 1442695040888963407; return Double(seed >> 11) / Double(1 << 53) }
         var shapes: [(String, PreparedShape)] = []
@@ -142,6 +140,15 @@ final class CandidateGridMaskTests: XCTestCase {
             }
             shapes.append((String(format: "A%03d", i), PreparedShape(shape)))
         }
+        return (shapes, rnd)
+    }
+
+    /// Skipping by the outside masks leaves out only areas that do not
+    /// contain the point, and the inside masks vouch only for areas that do:
+    /// random polygons with holes, thin slivers, circles, and points on
+    /// sub-cell borders, on edges and at vertices.
+    func testMasksNeverMisjudgeAPoint() {
+        let (shapes, rnd) = Self.shapes()
         let grid0 = CandidateGrid(shapes.map { ($0.0, $0.1.boundingBox) })
         var outside = [UInt64](repeating: 0, count: grid0.entryCount), inside = outside
         outside.withUnsafeMutableBufferPointer { o in
@@ -188,6 +195,61 @@ final class CandidateGridMaskTests: XCTestCase {
         // And the masks do their job: most candidates the point is outside of are skipped.
         XCTAssertGreaterThan(Double(skipped), 0.4 * Double(outsideCandidates), "\(skipped) of \(outsideCandidates)")
         XCTAssertGreaterThan(Double(vouched), 0.4 * Double(insideCandidates), "\(vouched) of \(insideCandidates)")
+    }
+    /// A session's masks, filled as it meets areas (`MasksAsMet`, as
+    /// WorkerCatalog fills them: an area masked right after its first
+    /// visit), skip and vouch only as the masks made up front do: before an
+    /// area is met its candidates are those of a grid without masks, and
+    /// once every area is met they are exactly the up-front ones.
+    func testMasksFilledAsAreasAreMetAgreeWithMasksMadeUpFront() {
+        let (shapes, rnd) = Self.shapes()
+        let plain = CandidateGrid(shapes.map { ($0.0, $0.1.boundingBox) })
+        var outside = [UInt64](repeating: 0, count: plain.entryCount), inside = outside
+        outside.withUnsafeMutableBufferPointer { o in
+            inside.withUnsafeMutableBufferPointer { n in
+                for i in shapes.indices { plain.writeMasks(ofArea: i, shapes[i].1, outside: o, inside: n) }
+            }
+        }
+        let upFront = plain.withMasks(outside: outside, inside: inside)
+        let asMet = MasksAsMet(plain)
+        var met = Set<Int>(), vouched = 0
+        func upFrontVisits(at q: LonLat) -> [[Int]] {
+            var out: [[Int]] = []
+            upFront.forEachCandidate(at: q, skippingOutside: true) { out.append([$0, $1 ? 1 : 0]) }
+            return out
+        }
+        func asMetVisits(at q: LonLat) -> [[Int]] {
+            var out: [[Int]] = []
+            asMet.forEachCandidate(at: q, skippingOutside: true) { out.append([$0, $1 ? 1 : 0]) }
+            return out
+        }
+        // A walk: each step near the last, as a subject moves, and now and then a jump.
+        var p = LonLat(lon: 139.8, lat: 35.7)
+        for step in 0..<30_000 {
+            p = step % 500 == 0 ? LonLat(lon: 139.69 + rnd() * 0.23, lat: 35.59 + rnd() * 0.23)
+                : LonLat(lon: p.lon + (rnd() - 0.5) * 0.001, lat: p.lat + (rnd() - 0.5) * 0.001)
+            var all: [Int] = []
+            plain.forEachCandidate(at: p) { all.append($0) }
+            var kept: [Int] = []
+            asMet.forEachCandidate(at: p, skippingOutside: true) { i, knownInside in
+                kept.append(i)
+                if knownInside { vouched += 1; XCTAssertTrue(shapes[i].1.contains(p), "\(plain.ids[i]) vouched for at \(p)") }
+                if !met.contains(i) { XCTAssertFalse(knownInside, "\(plain.ids[i]) vouched for before it was met") }
+                if met.insert(i).inserted { asMet.add(area: i, shapes[i].1) }
+            }
+            XCTAssertTrue(Set(kept).isSubset(of: all))
+            for i in Set(all).subtracting(kept) {
+                XCTAssertTrue(met.contains(i), "\(plain.ids[i]) skipped before it was met")
+                XCTAssertFalse(shapes[i].1.contains(p), "\(plain.ids[i]) skipped at \(p)")
+            }
+        }
+        XCTAssertGreaterThan(vouched, 1_000, "the walk's inside masks vouched for candidates")
+        // Every area met: the same visits as masks made up front, at every point.
+        for i in shapes.indices where met.insert(i).inserted { asMet.add(area: i, shapes[i].1) }
+        for _ in 0..<5_000 {
+            let q = LonLat(lon: 139.69 + rnd() * 0.23, lat: 35.59 + rnd() * 0.23)
+            XCTAssertEqual(asMetVisits(at: q), upFrontVisits(at: q), "at \(q)")
+        }
     }
 }
 

@@ -48,7 +48,14 @@ public final class BatchEngine {
     /// candidates come by grid index through a cache of their own, as a
     /// judging thread's do, not by id through the shared catalog's lock and
     /// dictionary (a fix in a dense centre meets a hundred boxes).
-    private lazy var sessionCatalog = WorkerCatalog(doors.areas)
+    /// It masks each area as it first meets it (`MasksAsMet`) and leaves out
+    /// candidates the masks show outside, as a judging thread does.
+    private lazy var sessionCatalog: WorkerCatalog = {
+        let c = WorkerCatalog(doors.areas)
+        c.masksAreasAsMet = true
+        c.skippingOutside = !explain
+        return c
+    }()
 
     public init(_ doors: BatchDoors, explain: Bool = false, fixFilter: FixFilter? = nil) {
         self.doors = doors; self.explain = explain; self.fixFilter = fixFilter

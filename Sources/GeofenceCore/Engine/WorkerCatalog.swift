@@ -71,11 +71,19 @@ final class WorkerCatalog: JudgeCatalog {
         return try body(a)
     }
 
+    /// Mask each area as it is first met when the grid has no masks
+    /// (`MasksAsMet`): gf_check's session, which meets its areas one fix at
+    /// a time and meets the same ones again while its subjects stay.
+    var masksAreasAsMet = false
+    private var masksAsMet: MasksAsMet?
+
     func forEachCandidate(at p: LonLat, _ body: (_ id: String, _ area: JudgedArea?, _ hint: CandidateHint) throws -> Void) throws {
         keepWithinLimit()
         guard let grid = shared.grid else { return try forEachCandidateByLookup(at: p, body) }
         if byIndex.count != grid.ids.count { byIndex = [Seen](repeating: .unseen, count: grid.ids.count) }
-        try grid.forEachCandidate(at: p, skippingOutside: skippingOutside) { i, knownInside in
+        if masksAreasAsMet && !grid.hasMasks && masksAsMet?.grid !== grid { masksAsMet = MasksAsMet(grid) }
+        let masks = grid.hasMasks ? nil : masksAsMet
+        func visit(_ i: Int, _ knownInside: Bool) throws {
             let id = grid.ids[i]
             switch byIndex[i] {
             case .area(let a, let lengthens):
@@ -85,8 +93,15 @@ final class WorkerCatalog: JudgeCatalog {
                 let a = try shared.area(id)
                 let lengthens = a?.traits.contains(.insideOnlyLengthens) ?? false
                 if let a { held.append(a); byIndex[i] = .area(Unmanaged.passUnretained(a), lengthens: lengthens) } else { byIndex[i] = .gone }
+                // Masked after this visit's verdict: the entry's bits were read before it.
+                if let a { masks?.add(area: i, a.shape) }
                 try body(id, a, CandidateHint(inside: knownInside, insideOnlyLengthens: lengthens))
             }
+        }
+        if let masks {
+            try masks.forEachCandidate(at: p, skippingOutside: skippingOutside, visit)
+        } else {
+            try grid.forEachCandidate(at: p, skippingOutside: skippingOutside, visit)
         }
     }
 }

@@ -230,6 +230,22 @@ public final class CandidateGrid: Sendable {
     /// inside so. The arrays are read through unchecked buffers.
     @inline(__always)
     public func forEachCandidate(at p: LonLat, skippingOutside: Bool, _ body: (_ index: Int, _ knownInside: Bool) throws -> Void) rethrows {
+        try outsideMasks.withUnsafeBufferPointer { outside in
+            try insideMasks.withUnsafeBufferPointer { inside in
+                try forEachCandidate(at: p, skippingOutside: skippingOutside, outside: outside, inside: inside, body)
+            }
+        }
+    }
+
+    /// Whether the grid carries masks of its own (`withMasks`).
+    public var hasMasks: Bool { !outsideMasks.isEmpty }
+
+    /// The same, with the masks in `outsideMasks` and `insideMasks` (one per
+    /// entry; empty: none): the grid's own, or those a session fills as it
+    /// meets areas (`MasksAsMet`).
+    @inline(__always)
+    func forEachCandidate(at p: LonLat, skippingOutside: Bool, outside outsideMasks: UnsafeBufferPointer<UInt64>,
+                          inside insideMasks: UnsafeBufferPointer<UInt64>, _ body: (_ index: Int, _ knownInside: Bool) throws -> Void) rethrows {
         var range = 0..<0
         var bit: UInt64 = 0
         if let at = place(of: p) {
@@ -240,27 +256,23 @@ public final class CandidateGrid: Sendable {
         let skipping = skippingOutside && masked
         try entries.withUnsafeBufferPointer { entries in
             try boxes.withUnsafeBufferPointer { boxes in
-                try outsideMasks.withUnsafeBufferPointer { outsideMasks in
-                    try insideMasks.withUnsafeBufferPointer { insideMasks in
-                        func holds(_ i: Int32) -> Bool {
-                            let b = boxes[Int(i)]
-                            return p.lon >= b.minLon && p.lon <= b.maxLon && p.lat >= b.minLat && p.lat <= b.maxLat
-                        }
-                        // Merge the cell's list and the wide list, both ascending indices.
-                        var k = range.lowerBound, w = 0
-                        while k < range.upperBound || w < wide.count {
-                            if w == wide.count || (k < range.upperBound && entries[k] < wide[w]) {
-                                let i = entries[k]
-                                k += 1
-                                if skipping && outsideMasks[k - 1] & bit != 0 { continue }
-                                let inside = masked && insideMasks[k - 1] & bit != 0
-                                if inside || holds(i) { try body(Int(i), inside) }
-                            } else {
-                                let i = wide[w]
-                                w += 1
-                                if holds(i) { try body(Int(i), false) }
-                            }
-                        }
+                func holds(_ i: Int32) -> Bool {
+                    let b = boxes[Int(i)]
+                    return p.lon >= b.minLon && p.lon <= b.maxLon && p.lat >= b.minLat && p.lat <= b.maxLat
+                }
+                // Merge the cell's list and the wide list, both ascending indices.
+                var k = range.lowerBound, w = 0
+                while k < range.upperBound || w < wide.count {
+                    if w == wide.count || (k < range.upperBound && entries[k] < wide[w]) {
+                        let i = entries[k]
+                        k += 1
+                        if skipping && outsideMasks[k - 1] & bit != 0 { continue }
+                        let inside = masked && insideMasks[k - 1] & bit != 0
+                        if inside || holds(i) { try body(Int(i), inside) }
+                    } else {
+                        let i = wide[w]
+                        w += 1
+                        if holds(i) { try body(Int(i), false) }
                     }
                 }
             }

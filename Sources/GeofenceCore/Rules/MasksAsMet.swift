@@ -1,0 +1,47 @@
+/// The masks of a grid read without them (gf_check's session, once it
+/// reads the whole index), filled area by area as the session first meets
+/// each one, so that a subject staying among the same areas gets what a
+/// batch gets from its masks (CandidateGrid+Interior.swift): a fix in a
+/// sub-cell wholly inside an area needs no containment test (and, for an
+/// area whose inside fixes only lengthen an INSIDE stay, no look at the
+/// area), one in a sub-cell wholly outside is left out.
+///
+///     let masks = MasksAsMet(grid)
+///     masks.add(area: i, shape)                      // when area i is first met
+///     masks.forEachCandidate(at: p, skippingOutside: true) { i, knownInside in … }
+///
+/// Why as met: masking every area up front is what a batch that meets
+/// nearly all of them does, on every core; a session meets areas one fix at
+/// a time and most of a national catalog never. An entry not yet masked is
+/// zero, which claims nothing (the candidate is box-tested and judged), so
+/// the candidates and verdicts are the same whenever an area is masked.
+///
+/// One thread only: the session's connection. The masks belong to `grid`
+/// (entry positions), and go with it.
+final class MasksAsMet {
+    let grid: CandidateGrid
+    private let outside: UnsafeMutableBufferPointer<UInt64>
+    private let inside: UnsafeMutableBufferPointer<UInt64>
+
+    init(_ grid: CandidateGrid) {
+        self.grid = grid
+        outside = .allocate(capacity: grid.entryCount)
+        outside.initialize(repeating: 0)
+        inside = .allocate(capacity: grid.entryCount)
+        inside.initialize(repeating: 0)
+    }
+
+    deinit { outside.deallocate(); inside.deallocate() }
+
+    /// Masks area `i` (its index in `grid`) in every cell it is listed in.
+    func add(area i: Int, _ shape: PreparedShape) {
+        grid.writeMasks(ofArea: i, shape, outside: outside, inside: inside)
+    }
+
+    /// `grid.forEachCandidate(at:skippingOutside:_:)` with these masks.
+    @inline(__always)
+    func forEachCandidate(at p: LonLat, skippingOutside: Bool, _ body: (_ index: Int, _ knownInside: Bool) throws -> Void) rethrows {
+        try grid.forEachCandidate(at: p, skippingOutside: skippingOutside, outside: UnsafeBufferPointer(outside),
+                                  inside: UnsafeBufferPointer(inside), body)
+    }
+}
