@@ -197,10 +197,10 @@ final class CandidateGridMaskTests: XCTestCase {
         XCTAssertGreaterThan(Double(vouched), 0.4 * Double(insideCandidates), "\(vouched) of \(insideCandidates)")
     }
     /// A session's masks, filled as it meets areas (`MasksAsMet`, as
-    /// WorkerCatalog fills them: an area masked right after its first
-    /// visit), skip and vouch only as the masks made up front do: before an
-    /// area is met its candidates are those of a grid without masks, and
-    /// once every area is met they are exactly the up-front ones.
+    /// WorkerCatalog fills them: an area masked at its second visit), skip
+    /// and vouch only as the masks made up front do: before an area is
+    /// masked its candidates are those of a grid without masks, and once
+    /// every area is masked they are exactly the up-front ones.
     func testMasksFilledAsAreasAreMetAgreeWithMasksMadeUpFront() {
         let (shapes, rnd) = Self.shapes()
         let plain = CandidateGrid(shapes.map { ($0.0, $0.1.boundingBox) })
@@ -212,7 +212,7 @@ final class CandidateGridMaskTests: XCTestCase {
         }
         let upFront = plain.withMasks(outside: outside, inside: inside)
         let asMet = MasksAsMet(plain)
-        var met = Set<Int>(), vouched = 0
+        var masked = Set<Int>(), visits: [Int: Int] = [:], vouched = 0
         func upFrontVisits(at q: LonLat) -> [[Int]] {
             var out: [[Int]] = []
             upFront.forEachCandidate(at: q, skippingOutside: true) { out.append([$0, $1 ? 1 : 0]) }
@@ -233,19 +233,23 @@ final class CandidateGridMaskTests: XCTestCase {
             var kept: [Int] = []
             asMet.forEachCandidate(at: p, skippingOutside: true) { i, knownInside in
                 kept.append(i)
+                visits[i, default: 0] += 1
                 if knownInside { vouched += 1; XCTAssertTrue(shapes[i].1.contains(p), "\(plain.ids[i]) vouched for at \(p)") }
-                if !met.contains(i) { XCTAssertFalse(knownInside, "\(plain.ids[i]) vouched for before it was met") }
-                if met.insert(i).inserted { asMet.add(area: i, shapes[i].1) }
+                if !masked.contains(i) { XCTAssertFalse(knownInside, "\(plain.ids[i]) vouched for before it was masked") }
+                if asMet.meets(area: i) { XCTAssertTrue(masked.insert(i).inserted); asMet.add(area: i, shapes[i].1) }
             }
             XCTAssertTrue(Set(kept).isSubset(of: all))
             for i in Set(all).subtracting(kept) {
-                XCTAssertTrue(met.contains(i), "\(plain.ids[i]) skipped before it was met")
+                XCTAssertTrue(masked.contains(i), "\(plain.ids[i]) skipped before it was masked")
                 XCTAssertFalse(shapes[i].1.contains(p), "\(plain.ids[i]) skipped at \(p)")
             }
         }
         XCTAssertGreaterThan(vouched, 1_000, "the walk's inside masks vouched for candidates")
-        // Every area met: the same visits as masks made up front, at every point.
-        for i in shapes.indices where met.insert(i).inserted { asMet.add(area: i, shapes[i].1) }
+        // Masked at the second visit, not the first.
+        XCTAssertEqual(masked, Set(visits.filter { $0.value >= 2 }.keys))
+        XCTAssertLessThan(masked.count, visits.count, "some areas were met once only")
+        // Every area masked: the same visits as masks made up front, at every point.
+        for i in shapes.indices where masked.insert(i).inserted { asMet.add(area: i, shapes[i].1) }
         for _ in 0..<5_000 {
             let q = LonLat(lon: 139.69 + rnd() * 0.23, lat: 35.59 + rnd() * 0.23)
             XCTAssertEqual(asMetVisits(at: q), upFrontVisits(at: q), "at \(q)")

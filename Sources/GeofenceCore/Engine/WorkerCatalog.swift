@@ -87,14 +87,15 @@ final class WorkerCatalog: JudgeCatalog {
             let id = grid.ids[i]
             switch byIndex[i] {
             case .area(let a, let lengthens):
+                // This visit's mask bits were read before: masking now changes later visits only.
+                if let masks, masks.meets(area: i) { a._withUnsafeGuaranteedRef { masks.add(area: i, $0.shape) } }
                 try a._withUnsafeGuaranteedRef { try body(id, $0, CandidateHint(inside: knownInside, insideOnlyLengthens: lengthens)) }
             case .gone: try body(id, nil, .none)
             case .unseen:
                 let a = try shared.area(id)
                 let lengthens = a?.traits.contains(.insideOnlyLengthens) ?? false
                 if let a { held.append(a); byIndex[i] = .area(Unmanaged.passUnretained(a), lengthens: lengthens) } else { byIndex[i] = .gone }
-                // Masked after this visit's verdict: the entry's bits were read before it.
-                if let a { masks?.add(area: i, a.shape) }
+                _ = masks?.meets(area: i)
                 try body(id, a, CandidateHint(inside: knownInside, insideOnlyLengthens: lengthens))
             }
         }

@@ -7,14 +7,17 @@
 /// area), one in a sub-cell wholly outside is left out.
 ///
 ///     let masks = MasksAsMet(grid)
-///     masks.add(area: i, shape)                      // when area i is first met
+///     if masks.meets(area: i) { masks.add(area: i, shape) }   // at each visit of area i
 ///     masks.forEachCandidate(at: p, skippingOutside: true) { i, knownInside in … }
 ///
 /// Why as met: masking every area up front is what a batch that meets
 /// nearly all of them does, on every core; a session meets areas one fix at
-/// a time and most of a national catalog never. An entry not yet masked is
-/// zero, which claims nothing (the candidate is box-tested and judged), so
-/// the candidates and verdicts are the same whenever an area is masked.
+/// a time and most of a national catalog never. An area is masked at its
+/// second meeting, not its first: masking costs more than reading the area
+/// (benchmarks/README.md, check_instructions.py), and an area met once (a
+/// subject passing by) never repays it. An entry not yet masked is zero,
+/// which claims nothing (the candidate is box-tested and judged), so the
+/// candidates and verdicts are the same whenever an area is masked.
 ///
 /// One thread only: the session's connection. The masks belong to `grid`
 /// (entry positions), and go with it.
@@ -22,6 +25,8 @@ final class MasksAsMet {
     let grid: CandidateGrid
     private let outside: UnsafeMutableBufferPointer<UInt64>
     private let inside: UnsafeMutableBufferPointer<UInt64>
+    /// Per area (grid index): 0 never met, 1 met once, 2 masked.
+    private var meetings: [UInt8]
 
     init(_ grid: CandidateGrid) {
         self.grid = grid
@@ -29,11 +34,21 @@ final class MasksAsMet {
         outside.initialize(repeating: 0)
         inside = .allocate(capacity: grid.entryCount)
         inside.initialize(repeating: 0)
+        meetings = [UInt8](repeating: 0, count: grid.ids.count)
     }
 
     deinit { outside.deallocate(); inside.deallocate() }
 
-    /// Masks area `i` (its index in `grid`) in every cell it is listed in.
+    /// Counts a meeting of area `i` (its index in `grid`): true at its
+    /// second, when the caller is to mask it (`add`).
+    @inline(__always)
+    func meets(area i: Int) -> Bool {
+        guard meetings[i] < 2 else { return false }
+        meetings[i] += 1
+        return meetings[i] == 2
+    }
+
+    /// Masks area `i` in every cell it is listed in.
     func add(area i: Int, _ shape: PreparedShape) {
         grid.writeMasks(ofArea: i, shape, outside: outside, inside: inside)
     }
