@@ -9,7 +9,7 @@
 /// | `prepareAll` | fixes ≥ areas, areas ≤ `maxPreparedAreas` | every area at once (on its own thread while the fixes are read, if their number is known ahead), the grid and its masks; judged through a `CandidatePlan` | AreaPreparation.swift, CandidatePlan.swift |
 /// | `onDemand` | 30 × fixes ≥ areas | every box into the grid; before each chunk, the areas its fixes and its subjects' stays reach; judged through a plan | OnDemandCatalog.swift |
 /// | `rtreePerFix` | fewer fixes; a single fix (`geofence check`) | an R*Tree query per fix; each area read when first met | SQLCatalog.swift |
-/// | `windows` | one fix a call, many calls (gf_check's session) | a window of the R*Tree around recent fixes per miss (`CandidateWindows`); the whole index once the windows have cost a third of reading it (`readsWholeIndex`), each area masked when first met (`MasksAsMet`) | SQLCatalog.swift, CandidateWindows.swift |
+/// | `windows` | one fix a call, many calls (gf_check's session) | a window of the R*Tree around recent fixes per miss (`CandidateWindows`); the whole index once the windows have cost a third of reading it (`readsWholeIndex`), each area masked when met again (`MasksAsMet`) | SQLCatalog.swift, CandidateWindows.swift |
 ///
 /// `--explain` takes the same strategies: its reasons are worked out from
 /// the plan's areas when a verdict that did not count is replayed, and its
