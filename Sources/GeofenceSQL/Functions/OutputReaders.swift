@@ -71,13 +71,19 @@ final class OutputReaders {
         // What each running statement is, read in one walk that runs no code of
         // the user's: compiling one (EXPLAIN) asks the connection's authorizer,
         // which may finalize a statement, so no pointer is followed after.
+        // A statement already found not to touch the table, under the same
+        // text, program and schema, is passed in the walk (no copy of its text).
         let api = sqlite.pointee
         var running: [(stmt: OpaquePointer, sql: [CChar], reprepares: Int32)] = []
+        var busy = 0
         var s = api.next_stmt!(db.handle, nil)
         while let stmt = s {
             if api.stmt_busy!(stmt) != 0, let sql = api.sql!(stmt) {
-                let text = UnsafeBufferPointer(start: sql, count: strlen(sql) + 1)
-                running.append((stmt, Array(text), api.stmt_status!(stmt, SQLITE_STMTSTATUS_REPREPARE, 0)))
+                busy += 1
+                let reprepares = api.stmt_status!(stmt, SQLITE_STMTSTATUS_REPREPARE, 0)
+                if !isKnownClear(stmt, sql, reprepares: reprepares, schema: schema) {
+                    running.append((stmt, Array(UnsafeBufferPointer(start: sql, count: strlen(sql) + 1)), reprepares))
+                }
             }
             s = api.next_stmt!(db.handle, stmt)
         }
@@ -96,10 +102,19 @@ final class OutputReaders {
         // Verdicts of statements no longer running go (their addresses are
         // reused); those of the running ones stay, however many there are:
         // clearing them all would compile every one again at every call.
-        if seen.count > Self.keptVerdicts + running.count {
+        if seen.count > Self.keptVerdicts + busy {
             let now = db.runningStatements()
             seen = seen.filter { now.contains($0.key) }
         }
+    }
+
+    /// Whether the kept verdict of `stmt`, reached under the text `sql` (the
+    /// statement's own, read in the walk), the same program and schema, is
+    /// that it does not touch the table.
+    @inline(__always)
+    private func isKnownClear(_ stmt: OpaquePointer, _ sql: UnsafePointer<CChar>, reprepares: Int32, schema: Int64) -> Bool {
+        guard let known = seen[stmt], !known.touches, known.reprepares == reprepares, known.schema == schema else { return false }
+        return known.sql.withUnsafeBufferPointer { strcmp($0.baseAddress!, sql) == 0 }
     }
 
     /// Whether a statement at `stmt` with the text `sql` is running on the
