@@ -14,7 +14,7 @@
 /// nearly all of them does, on every core; a session meets areas one fix at
 /// a time and most of a national catalog never. An area is masked at its
 /// second meeting, not its first: masking costs more than reading the area
-/// (benchmarks/README.md, check_instructions.py), and an area met once (a
+/// (docs/write-path.md, forty-sixth session), and an area met once (a
 /// subject passing by) never repays it. An entry not yet masked is zero,
 /// which claims nothing (the candidate is box-tested and judged), so the
 /// candidates and verdicts are the same whenever an area is masked.
