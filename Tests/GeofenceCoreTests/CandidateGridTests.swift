@@ -143,20 +143,24 @@ final class CandidateGridMaskTests: XCTestCase {
         return (shapes, rnd)
     }
 
+    /// `grid` with every area's masks, made up front as a batch makes them.
+    static func masked(_ grid: CandidateGrid, _ shapes: [(String, PreparedShape)]) -> CandidateGrid {
+        var outside = [UInt64](repeating: 0, count: grid.entryCount), inside = outside
+        outside.withUnsafeMutableBufferPointer { o in
+            inside.withUnsafeMutableBufferPointer { n in
+                for i in shapes.indices { grid.writeMasks(ofArea: i, shapes[i].1, outside: o, inside: n) }
+            }
+        }
+        return grid.withMasks(outside: outside, inside: inside)
+    }
+
     /// Skipping by the outside masks leaves out only areas that do not
     /// contain the point, and the inside masks vouch only for areas that do:
     /// random polygons with holes, thin slivers, circles, and points on
     /// sub-cell borders, on edges and at vertices.
     func testMasksNeverMisjudgeAPoint() {
         let (shapes, rnd) = Self.shapes()
-        let grid0 = CandidateGrid(shapes.map { ($0.0, $0.1.boundingBox) })
-        var outside = [UInt64](repeating: 0, count: grid0.entryCount), inside = outside
-        outside.withUnsafeMutableBufferPointer { o in
-            inside.withUnsafeMutableBufferPointer { n in
-                for i in shapes.indices { grid0.writeMasks(ofArea: i, shapes[i].1, outside: o, inside: n) }
-            }
-        }
-        let grid = grid0.withMasks(outside: outside, inside: inside)
+        let grid = Self.masked(CandidateGrid(shapes.map { ($0.0, $0.1.boundingBox) }), shapes)
         var probes = (0..<20_000).map { _ in LonLat(lon: 139.69 + rnd() * 0.23, lat: 35.59 + rnd() * 0.23) }
         // Sub-cell borders, and vertices and edge midpoints of the shapes.
         let sub = grid.cell / Double(CandidateGrid.side)
@@ -204,13 +208,7 @@ final class CandidateGridMaskTests: XCTestCase {
     func testMasksFilledAsAreasAreMetAgreeWithMasksMadeUpFront() {
         let (shapes, rnd) = Self.shapes()
         let plain = CandidateGrid(shapes.map { ($0.0, $0.1.boundingBox) })
-        var outside = [UInt64](repeating: 0, count: plain.entryCount), inside = outside
-        outside.withUnsafeMutableBufferPointer { o in
-            inside.withUnsafeMutableBufferPointer { n in
-                for i in shapes.indices { plain.writeMasks(ofArea: i, shapes[i].1, outside: o, inside: n) }
-            }
-        }
-        let upFront = plain.withMasks(outside: outside, inside: inside)
+        let upFront = Self.masked(plain, shapes)
         let asMet = MasksAsMet(plain)
         var masked = Set<Int>(), visits: [Int: Int] = [:], vouched = 0
         func upFrontVisits(at q: LonLat) -> [[Int]] {
