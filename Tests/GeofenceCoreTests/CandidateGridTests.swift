@@ -253,6 +253,35 @@ final class CandidateGridMaskTests: XCTestCase {
             XCTAssertEqual(asMetVisits(at: q), upFrontVisits(at: q), "at \(q)")
         }
     }
+    /// A shape that reaches past the box the index gives it (a circle's
+    /// radius, or an R*Tree row, edited by hand) is a candidate only inside
+    /// its box, with masks as without: an inside bit stands for the box test
+    /// the walk skips.
+    func testInsideMasksStayWithinTheIndexBox() {
+        let square = PreparedShape(.polygons([Polygon([Ring([LonLat(lon: 22.07, lat: 22.07), LonLat(lon: 22.13, lat: 22.07),
+                                                             LonLat(lon: 22.13, lat: 22.13), LonLat(lon: 22.07, lat: 22.13),
+                                                             LonLat(lon: 22.07, lat: 22.07)])])]))
+        let circle = PreparedShape(.circle(Circle(center: LonLat(lon: 22.1, lat: 22.1), radiusM: 4_000)))
+        for shape in [square, circle] {
+            let narrow = BoundingBox(minLon: 22.09, minLat: 22.09, maxLon: 22.11, maxLat: 22.11)
+            let grid = Self.masked(CandidateGrid([("C", narrow), ("D", BoundingBox(minLon: 22.0, minLat: 22.0, maxLon: 22.2, maxLat: 22.2))]),
+                                   [("C", shape), ("D", square)])
+            var visits = 0
+            for x in 0...100 {
+                for y in 0...100 {
+                    let p = LonLat(lon: 22.05 + Double(x) * 0.001, lat: 22.05 + Double(y) * 0.001)
+                    grid.forEachCandidate(at: p, skippingOutside: true) { i, knownInside in
+                        guard i == 0 else { return }
+                        visits += 1
+                        XCTAssertTrue(narrow.minLon <= p.lon && p.lon <= narrow.maxLon && narrow.minLat <= p.lat && p.lat <= narrow.maxLat,
+                                      "C visited at \(p), outside its box")
+                        XCTAssertTrue(!knownInside || shape.contains(p))
+                    }
+                }
+            }
+            XCTAssertGreaterThan(visits, 0)
+        }
+    }
 }
 
 /// A list of boxes as a `BoxIndex`, counting its point queries.

@@ -66,7 +66,25 @@ extension CandidateGrid {
             Self.markEdges(of: shape, f, touched: touched)
             Self.classifyRegions(of: shape, f, touched: touched, outside: outside, inside: inside)
         }
+        Self.keepInside(within: boxes[i], f, inside: inside)
         return Self.pack(f, outside: outside, inside: inside)
+    }
+
+    /// Clears the inside flag of every sub-cell not wholly within the area's
+    /// index box (widened by 1e-9°, as edges are met). An inside bit also
+    /// stands for the box test the walk then skips, and a catalog may hold a
+    /// shape that reaches past its box (a circle's radius or an R*Tree row
+    /// edited by hand): a point there is no candidate without masks, so none
+    /// with them either. A shape within its box (every catalog the engine
+    /// writes) loses no bit: an inside sub-cell touches no edge.
+    static func keepInside(within b: BoundingBox, _ f: Subcells, inside: UnsafeMutableBufferPointer<Bool>) {
+        let eps = 1e-9
+        let columns = (0..<f.w).map { f.west + Double($0) * f.sub - eps >= b.minLon && f.west + Double($0 + 1) * f.sub + eps <= b.maxLon }
+        for row in 0..<f.h {
+            let y0 = f.south + Double(row) * f.sub - eps, y1 = f.south + Double(row + 1) * f.sub + eps
+            let rowWithin = y0 >= b.minLat && y1 <= b.maxLat
+            for col in 0..<f.w where !(rowWithin && columns[col]) { inside[row * f.w + col] = false }
+        }
     }
 
     /// The sub-cells of a range of cells: `w` × `h` of them, `sub` degrees a
