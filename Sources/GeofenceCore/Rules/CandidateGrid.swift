@@ -224,7 +224,8 @@ public final class CandidateGrid: Sendable {
     /// contain the fix, and this answers most of those from the grid, without the area.
     ///
     /// An area whose inside mask holds `p`'s sub-cell needs no box test: the
-    /// sub-cell lies in the shape, and the shape in its box. Reading the box
+    /// sub-cell lies in the shape and in its box (`keepInside(within:)`:
+    /// a hand-edited catalog's shape may reach past its box). Reading the box
     /// is a likely cache miss (boxes are in area_id order, not where they
     /// are), and in a dense centre most candidates that get that far are
     /// inside so. The arrays are read through unchecked buffers.
