@@ -48,7 +48,7 @@ public final class BatchEngine {
     /// candidates come by grid index through a cache of their own, as a
     /// judging thread's do, not by id through the shared catalog's lock and
     /// dictionary (a fix in a dense centre meets a hundred boxes).
-    /// It masks each area as it first meets it (`MasksAsMet`) and leaves out
+    /// It masks each area when it meets it again (`MasksAsMet`) and leaves out
     /// candidates the masks show outside, as a judging thread does.
     private lazy var sessionCatalog: WorkerCatalog = {
         let c = WorkerCatalog(doors.areas)

@@ -71,7 +71,7 @@ final class WorkerCatalog: JudgeCatalog {
         return try body(a)
     }
 
-    /// Mask each area as it is first met when the grid has no masks
+    /// Mask each area when it is met again, if the grid has no masks
     /// (`MasksAsMet`): gf_check's session, which meets its areas one fix at
     /// a time and meets the same ones again while its subjects stay.
     var masksAreasAsMet = false
@@ -79,7 +79,8 @@ final class WorkerCatalog: JudgeCatalog {
 
     func forEachCandidate(at p: LonLat, _ body: (_ id: String, _ area: JudgedArea?, _ hint: CandidateHint) throws -> Void) throws {
         keepWithinLimit()
-        guard let grid = shared.grid else { return try forEachCandidateByLookup(at: p, body) }
+        // Without a grid the masks of the last one go with it.
+        guard let grid = shared.grid else { masksAsMet = nil; return try forEachCandidateByLookup(at: p, body) }
         if byIndex.count != grid.ids.count { byIndex = [Seen](repeating: .unseen, count: grid.ids.count) }
         if masksAreasAsMet && !grid.hasMasks && masksAsMet?.grid !== grid { masksAsMet = MasksAsMet(grid) }
         let masks = grid.hasMasks ? nil : masksAsMet

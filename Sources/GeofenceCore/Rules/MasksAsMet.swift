@@ -1,6 +1,6 @@
 /// The masks of a grid read without them (gf_check's session, once it
-/// reads the whole index), filled area by area as the session first meets
-/// each one, so that a subject staying among the same areas gets what a
+/// reads the whole index), filled area by area as the session meets each
+/// one again, so that a subject staying among the same areas gets what a
 /// batch gets from its masks (CandidateGrid+Interior.swift): a fix in a
 /// sub-cell wholly inside an area needs no containment test (and, for an
 /// area whose inside fixes only lengthen an INSIDE stay, no look at the
