@@ -19,6 +19,7 @@ would each meet another speed.
   statement; the first tenth of the calls, while the session meets its
   ground, not counted), and the sum of every call and the COMMIT;
 - without conditions: the same calls, nothing to notify;
+- `--stream`: also gf_check_stream's calls on cond.db (nothing stored);
 - floor: SQLite alone (Python's sqlite3, `executemany`, one transaction)
   writing the rows those calls wrote: one state row per call (the
   subject's record, as long as the run left it on average) and the
@@ -34,12 +35,10 @@ Targets: p99 ≤ 250 µs with conditions; (sum with − sum without) ≤ 1.5 ×
 the floor. Medians of the rounds (the ratio: of each round's); ratios from
 this one run.
 
-With `--temp-store memory` the calls' connection has `PRAGMA temp_store =
-MEMORY`: each call is a savepoint inside the one transaction, and SQLite
-journals every page a call changes into a sub-journal that, once one call
-wrote more than 64 KiB to it, is a file for the rest of the transaction (two
-writes per page); in memory it stays memory (docs/sql.md). `tuned` adds a
-64 MiB page cache (SQLite's default is 2 MiB). The floor opens no savepoint.
+`--temp-store memory`: `PRAGMA temp_store = MEMORY` on the calls'
+connection, so the sub-journal of each call's savepoint stays in memory
+once one call wrote 64 KiB to it (docs/sql.md); `tuned` adds a 64 MiB page
+cache (SQLite's default is 2 MiB). The floor opens no savepoint.
 """
 import argparse
 import csv
@@ -59,8 +58,7 @@ from million import removed  # noqa: E402
 from write_targets import FLOOR_SCHEMA, catalogs, cli_run  # noqa: E402
 from call_floor import CallFloor  # noqa: E402
 
-# A record's size where the catalog keeps no records (the layout before
-# issue 38): the average of docs/write-path.md's measured run.
+# A record's size where the catalog keeps no records (before issue 38): docs/write-path.md's run's average.
 RECORD_BYTES = 424
 
 
@@ -104,8 +102,9 @@ def session(db, dist):
 class Calls:
     """The calls on a fresh copy of `source`, in one transaction, block by block."""
 
-    def __init__(self, work, source, dist, temp_store, name):
+    def __init__(self, work, source, dist, temp_store, name, function="gf_check"):
         self.db = work / f"check-{name}.db"
+        self.sql = f"SELECT {function}(?, ?, ?, ?, ?)"
         removed(self.db)
         shutil.copyfile(source, self.db)
         self.c = session(self.db, dist)
@@ -120,7 +119,7 @@ class Calls:
         for call in calls:
             t = time.perf_counter()
             try:
-                self.results.append(self.c.execute("SELECT gf_check(?, ?, ?, ?, ?)", call).fetchone()[0])
+                self.results.append(self.c.execute(self.sql, call).fetchone()[0])
             except sqlite3.OperationalError:
                 self.results.append("[]")   # a fix gf_check refuses (a feed's negative accuracy, say): the call writes nothing
             self.times.append(time.perf_counter() - t)
@@ -198,11 +197,14 @@ def first_pass(work, dist, calls):
 
 
 BLOCK = 1_000
+# Each kind of calls: its catalog, its function, its name in the table.
+KINDS = {"cond": ("cond.db", "gf_check", "with conditions"), "plain": ("plain.db", "gf_check", "without conditions"),
+         "stream": ("cond.db", "gf_check_stream", "with conditions, gf_check_stream (notifications not stored)")}
 
 
 def one_round(w, dist, calls, per_call, record_bytes, ways):
     """One round: every way's calls and the floor, side by side in blocks."""
-    runs = {way: Calls(w, w / f"{way[0]}.db", dist, way[1], f"{way[0]}-{way[1]}") for way in ways}
+    runs = {way: Calls(w, w / KINDS[way[0]][0], dist, way[1], f"{way[0]}-{way[1]}", KINDS[way[0]][1]) for way in ways}
     floor = Floor(w, record_bytes)
     turns = [*runs.values(), floor]
     for b, at in enumerate(range(0, len(calls), BLOCK)):
@@ -235,6 +237,7 @@ def main():
                     help="memory: PRAGMA temp_store = MEMORY on the calls' connection (docs/sql.md: each call's "
                          "savepoint journal then stays in memory); tuned: that and PRAGMA cache_size = -65536; "
                          "both: default and memory side by side; all: the three")
+    ap.add_argument("--stream", action="store_true", help="also gf_check_stream's calls on cond.db (no notification stored)")
     ap.add_argument("--time-order", action="store_true",
                     help="sort fixes.csv by time before taking the first --calls (a file grouped by subject, workload.py's)")
     args = ap.parse_args()
@@ -248,7 +251,7 @@ def main():
     per_call, record_bytes = first_pass(w, dist, calls)
     notifications = sum(len(rows) for rows in per_call)
     stores = {"both": ["default", "memory"], "all": ["default", "memory", "tuned"]}.get(args.temp_store, [args.temp_store])
-    ways = [(kind, store) for store in stores for kind in ("cond", "plain")]
+    ways = [(kind, store) for store in stores for kind in ("cond", "plain", "stream")[:3 if args.stream else 2]]
     call_floor = CallFloor(w, per_call, [c[0] for c in calls], record_bytes)
     results = {}
     for r in range(args.rounds):
@@ -280,7 +283,7 @@ def main():
     print("| calls | temp_store | p50 | p99 | all calls and COMMIT |\n|---|---|---:|---:|---:|")
     for kind, store in ways:
         m = med[f"{kind} {store}"]
-        label = "with conditions" if kind == "cond" else "without conditions"
+        label = KINDS[kind][2]
         print(f"| {label} | {store} | {m['p50_us']:.0f} µs | {m['p99_us']:.0f} µs | {m['sum_s']:.3f} s |")
     print(f"| SQLite alone writing their rows | | | | {med['floor']['sum_s']:.3f} s |")
     print(f"| the same from C, in blocks / a savepoint a call (temp_store MEMORY, 64 MiB cache) | | | | "
