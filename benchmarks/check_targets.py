@@ -19,7 +19,7 @@ would each meet another speed.
   statement; the first tenth of the calls, while the session meets its
   ground, not counted), and the sum of every call and the COMMIT;
 - without conditions: the same calls, nothing to notify;
-- `--stream`: also gf_check_stream's calls on cond.db (nothing stored);
+- `--stream`: also gf_check_stream's calls on cond.db (notifications unstored);
 - floor: SQLite alone (Python's sqlite3, `executemany`, one transaction)
   writing the rows those calls wrote: one state row per call (the
   subject's record, as long as the run left it on average) and the
