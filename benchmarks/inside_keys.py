@@ -1,7 +1,8 @@
 """What integer keys would save on gf_inside's writes, SQLite alone: the
 rows gf_check changes when stays start or end being INSIDE, stored as
-today (area_id, subject_id as text) and as integer keys (area_key,
-subject_key), both WITHOUT ROWID with that primary key.
+today (area_id, subject_id as text), as integer keys (area_key,
+subject_key), both WITHOUT ROWID with that primary key, and as one integer
+rowid, the area's key above the subject's (an area's subjects one range).
 
     python3 benchmarks/inside_keys.py [--rows 30000] [--calls 20000] [--changes 9] [--rounds 3]
 
@@ -12,7 +13,7 @@ one DELETE per row that goes (as SubjectRows.leave) and one multi-row
 INSERT for those that come (SubjectRows.enter), each call a savepoint in
 one transaction, WAL, `temp_store = MEMORY` and a 64 MiB cache (as
 check_targets.py's tuned runs). Ids as the city's: 'F0001234', 'S00042'.
-Both layouts run the same calls, alternating by round; the number to read
+The layouts run the same calls, their order reversed each round; the number to read
 is the ratio, not the microseconds.
 """
 import argparse
