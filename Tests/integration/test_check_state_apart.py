@@ -28,14 +28,20 @@ def attach(catalog):
     return f"ATTACH 'file:{catalog}?mode=ro' AS catalog;\n"
 
 
-def test_gf_check_on_a_state_database_gives_what_it_gives_on_the_catalog_and_never_writes_the_catalog(tmp_path):
+def shared_catalog(tmp_path):
+    """A catalog with five subjects' fixes (`fixes_with_ties`), copied read-only into a folder
+    of its own as a shared one: (the catalog made, its read-only copy, the fixes, the copy's digest)."""
     db, rows = fixes_with_ties(tmp_path, subjects=5, per_subject=60)
     shared = tmp_path / "shared"
     shared.mkdir()
     catalog = shared / "fences.db"
     shutil.copy(db, catalog)
     catalog.chmod(0o444)
-    before = digest(catalog)
+    return db, catalog, rows, digest(catalog)
+
+
+def test_gf_check_on_a_state_database_gives_what_it_gives_on_the_catalog_and_never_writes_the_catalog(tmp_path):
+    db, catalog, rows, before = shared_catalog(tmp_path)
     half = len(rows) // 2
     parts = [tmp_path / "first.csv", tmp_path / "second.csv"]
     write_rows(parts[0], rows[:half])

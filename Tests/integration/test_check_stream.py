@@ -13,6 +13,8 @@ import sqlite3
 import pytest
 
 from conftest import EXTENSION, sql
+from task_scenario import digest, write_rows
+from test_check_state_apart import CHECK_ALL, LISTING, attach, shared_catalog
 from test_check_whole_index import hops, region
 from test_judgement import iso
 
@@ -55,14 +57,20 @@ def scenario(tmp_path):
     return tmp_path, db, hops(rng)
 
 
-def test_stream_returns_what_gf_check_returns_and_stores_the_same_state_without_notifications(scenario):
+def side_by_side(scenario, function_of):
+    """The scenario's calls through gf_check on one copy of its catalog and through
+    `function_of(i)` on another, each call returning the same text: (the two copies, the texts)."""
     tmp_path, db, rows = scenario
-    checked, streamed = tmp_path / "checked.db", tmp_path / "streamed.db"
+    checked, other = tmp_path / "checked.db", tmp_path / "other.db"
     shutil.copy(db, checked)
-    shutil.copy(db, streamed)
+    shutil.copy(db, other)
     want = returns(checked, rows, lambda i: "gf_check")
-    got = returns(streamed, rows, lambda i: "gf_check_stream")
-    assert got == want
+    assert returns(other, rows, function_of) == want
+    return checked, other, want
+
+
+def test_stream_returns_what_gf_check_returns_and_stores_the_same_state_without_notifications(scenario):
+    checked, streamed, want = side_by_side(scenario, lambda i: "gf_check_stream")
     assert sum(text.count('"transition"') for text in want) > 300, "the scenario must notify"
     assert all(f'"transition":"{t}"' in "".join(want) for t in ("IN", "OUT", "DWELL"))
     a, b = stored(checked), stored(streamed)
@@ -75,13 +83,7 @@ def test_stream_returns_what_gf_check_returns_and_stores_the_same_state_without_
 
 def test_mixed_calls_store_exactly_the_notifications_of_gf_checks_calls(scenario):
     """Every third call streamed: the stored rows are the other calls' notifications, in their order."""
-    tmp_path, db, rows = scenario
-    checked, mixed = tmp_path / "checked.db", tmp_path / "mixed.db"
-    shutil.copy(db, checked)
-    shutil.copy(db, mixed)
-    want = returns(checked, rows, lambda i: "gf_check")
-    got = returns(mixed, rows, lambda i: "gf_check_stream" if i % 3 == 0 else "gf_check")
-    assert got == want
+    checked, mixed, want = side_by_side(scenario, lambda i: "gf_check_stream" if i % 3 == 0 else "gf_check")
     fields = ("subject_id", "area_id", "condition_id", "transition", "lat", "lon", "accuracy_m")
     expected = [tuple(n[f] for f in fields) for i, text in enumerate(want) if i % 3 for n in json.loads(text)]
     c = sqlite3.connect(mixed)
@@ -123,15 +125,7 @@ def test_stream_with_the_state_apart_stores_gf_checks_state_and_no_notification(
     """With a state database as main and the catalog attached read-only
     (docs/state.md), gf_check_stream stores what gf_check stores there but
     the notifications, and the catalog's bytes stay as they were."""
-    from task_scenario import digest, fixes_with_ties, write_rows
-    from test_check_state_apart import CHECK_ALL, LISTING, attach
-    db, rows = fixes_with_ties(tmp_path, subjects=5, per_subject=60)
-    shared = tmp_path / "shared"
-    shared.mkdir()
-    catalog = shared / "fences.db"
-    shutil.copy(db, catalog)
-    catalog.chmod(0o444)
-    before = digest(catalog)
+    _, catalog, rows, before = shared_catalog(tmp_path)
     fixes = tmp_path / "fixes.csv"
     write_rows(fixes, rows)
     outputs = {}
