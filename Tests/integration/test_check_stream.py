@@ -139,3 +139,34 @@ def test_stream_with_the_state_apart_stores_gf_checks_state_and_no_notification(
     assert listed.count("\nN|") > 20 and "\nN|" not in "\n" + streamed_listing
     assert [line for line in listed.splitlines() if not line.startswith("N|")] == streamed_listing.splitlines()
     assert digest(catalog) == before
+
+
+def test_the_transactions_and_the_sessions_refusals_name_the_function_called(catalog):
+    """gf_check and gf_check_stream share the connection's session and its
+    call transaction: each refusal of theirs names the function the caller
+    called, and a call refused inside the other's names both (red team)."""
+    c = connect(catalog)
+    call = "SELECT {}('u', '2026-11-20T09:00:00Z', 35.7098, 139.7740, 10)"
+    c.execute("CREATE TEMP TABLE t (x)")
+    c.execute("BEGIN")
+    with pytest.raises(sqlite3.OperationalError, match=r"^gf_check_stream: cannot run inside a statement that writes .* "
+                                                       r"select gf_check_stream\(…\) on its own"):
+        c.execute("INSERT INTO t " + call.format("gf_check_stream"))
+    c.execute("ROLLBACK")
+    for inner, outer in (("gf_check_stream", "gf_check"), ("gf_check", "gf_check_stream")):
+        c.execute(f"CREATE TEMP TRIGGER inner AFTER INSERT ON gf_inside BEGIN SELECT {inner}('v', '2026-11-20T09:00:00Z', 35.7, 139.7, 5); END")
+        with pytest.raises(sqlite3.OperationalError, match=rf"^{inner}: cannot be called from a trigger on a table {outer} writes .* "
+                                                           rf"runs inside a {outer} call"):
+            c.execute(call.format(outer).replace("'u'", f"'{outer}'"))
+        c.execute("DROP TRIGGER inner")
+    with pytest.raises(sqlite3.OperationalError, match=r"^gf_check_stream: .*epoch milliseconds\? gf_check_stream takes seconds"):
+        c.execute("SELECT gf_check_stream('u', 1795133100000, 35.7, 139.7, 10)")
+    c.execute("DROP TRIGGER gf_notification_rows_floor")
+    with pytest.raises(sqlite3.OperationalError, match=r"^gf_check_stream: .*gf_notification_rows_floor"):
+        c.execute(call.format("gf_check_stream"))
+    c.close()
+    c = connect(catalog)
+    c.execute("PRAGMA journal_mode = OFF")
+    with pytest.raises(sqlite3.OperationalError, match=r"^gf_check_stream: the database's journal_mode is OFF"):
+        c.execute(call.format("gf_check_stream"))
+

@@ -76,6 +76,8 @@ final class CallTransaction {
     /// Whether a call is running on this connection, and whether a call made
     /// inside it (from a trigger) was refused.
     private var running = false
+    /// The running call's function (`run(as:)`): whose call a refused inner one was made in.
+    private var runningFunction = ""
     /// Whether a call is running on this connection (a call made now comes from inside it).
     var isRunning: Bool { running }
     private var refusedInner = false
@@ -85,23 +87,29 @@ final class CallTransaction {
     /// Finalizes the statements, so the connection can close.
     func close() { begin = nil; commit = nil; savepoint = nil; release = nil; journalMode = nil; writeLock = nil }
 
-    /// Runs `body` as one call: all of what it writes, or none. A call made
-    /// while another runs on the connection (from the user's TEMP trigger on a
-    /// table the outer call writes) is refused; the outer call then fails with
-    /// that refusal's own message.
-    func run<T>(_ body: () throws -> T) throws -> T {
+    /// Runs `body` as one call of `name` (default: the function this
+    /// transaction was made for; functions sharing one, as gf_check and
+    /// gf_check_stream share the session's, name themselves), all of what it
+    /// writes or none; every refusal names `name`. A call made while another
+    /// runs on the connection (from the user's TEMP trigger on a table the
+    /// outer call writes) is refused; the outer call then fails with that
+    /// refusal's own message.
+    func run<T>(as name: String? = nil, _ body: () throws -> T) throws -> T {
+        let function = name ?? self.function
         if running {
             refusedInner = true
-            throw FunctionError("\(function): cannot be called from a trigger on a table \(function) writes (a TEMP trigger of yours "
-                                + "on gf_notification_rows, say), which runs inside another \(function) call and its transaction, where "
+            let outer = runningFunction == function ? "another \(function)" : "a \(runningFunction)"
+            throw FunctionError("\(function): cannot be called from a trigger on a table \(runningFunction) writes (a TEMP trigger of yours "
+                                + "on gf_notification_rows, say), which runs inside \(outer) call and its transaction, where "
                                 + "nothing could undo half of this one: have the trigger store what it needs in a table of yours, "
                                 + "and call \(function) on those rows in a statement of its own")
         }
         running = true
+        runningFunction = function
         refusedInner = false
         defer { running = false }
         do {
-            return try runAlone(body)
+            return try runAlone(function, body)
         } catch let e as SQLiteError where refusedInner {
             // The inner refusal, come back as the error of the outer call's write (with
             // the names of the user's triggers that ran): already prefixed with the function's name.
@@ -109,7 +117,7 @@ final class CallTransaction {
         }
     }
 
-    private func runAlone<T>(_ body: () throws -> T) throws -> T {
+    private func runAlone<T>(_ function: String, _ body: () throws -> T) throws -> T {
         // Walked once (every statement of the connection): nothing below starts or ends a writing statement of the caller's.
         let insideWritingStatement = db.hasWriteStatementRunning
         start = insideWritingStatement ? .insideWritingStatement
@@ -121,7 +129,7 @@ final class CallTransaction {
         }
         if try journalIsOff() {
             throw FunctionError("\(function): the database's journal_mode is OFF, in which SQLite cannot undo a call that fails "
-                                + "half way (its notifications could be lost): use PRAGMA journal_mode = WAL (or DELETE)")
+                                + "half way (half its writes could be kept): use PRAGMA journal_mode = WAL (or DELETE)")
         }
         if insideWritingStatement {
             if db.isAutocommit { return try body() }

@@ -7,12 +7,12 @@ enum JudgementFunctions {
     /// What a refused time most likely is, told by the time itself: gf_check
     /// has no option for a feed's time unit or zone, which `geofence judge`
     /// offers (`--time-unit ms`, the catalog's default_timezone).
-    static func timeHint(_ ts: String) -> String? {
+    static func timeHint(_ ts: String, _ way: CheckWay) -> String? {
         if Timestamp.looksLikeEpochMilliseconds(ts) {
-            return "; 13 digits read as Unix seconds: epoch milliseconds? gf_check takes seconds (divide by 1000.0)"
+            return "; 13 digits read as Unix seconds: epoch milliseconds? \(way.name) takes seconds (divide by 1000.0)"
         }
         if Timestamp.lacksOnlyOffset(ts) {
-            return "; gf_check reads no time in a zone (not even the catalog's default_timezone, which `geofence judge` applies "
+            return "; \(way.name) reads no time in a zone (not even the catalog's default_timezone, which `geofence judge` applies "
                 + "to such times): write its offset, or convert it first"
         }
         return nil
@@ -56,7 +56,7 @@ enum JudgementFunctions {
             // invalid fixes (iOS's accuracy -1) would each have it read every area again.
             // Not a call from inside a call (a trigger of the user's): the running
             // call's transaction refuses that one, saying why, whatever its fix.
-            let valid = Session.isCalling(conn) ? row : Judgement.Row(try Self.validFix(row, a))
+            let valid = Session.isCalling(conn) ? row : Judgement.Row(try Self.validFix(row, a, way))
             // The connection's session keeps the statements, prepared areas, the state
             // it saved last and the dictionary keys it used between calls, as long as
             // nothing else wrote.
@@ -64,8 +64,8 @@ enum JudgementFunctions {
             do {
                 // One call, one transaction: the subject's state and its notifications together.
                 // (`run` refuses a call inside a call, from a trigger, in its own words.)
-                let notifications = try session.transaction.run {
-                    let judgement = try session.currentJudgement()
+                let notifications = try session.transaction.run(as: way.name) {
+                    let judgement = try session.currentJudgement(for: way.name)
                     judgement.storesNotifications = way == .stored
                     // Before anything is written: a statement reading or writing gf_notifications
                     // would meet the rows its calls write, without end. The schema versions are the
@@ -87,11 +87,11 @@ enum JudgementFunctions {
             // Only an area's row is read with its id here (`AreaStore.area`): the call's arguments have none.
             throw FunctionError("\(way.name): area \(Echo.quoted(e.id ?? ""))\(e.field.map { ", \($0)" } ?? ""): \(e.message)")
         } catch let e as InputError {
-            throw FunctionError("\(way.name): \(e.message)\(row.ts.flatMap(timeHint) ?? "")")
+            throw FunctionError("\(way.name): \(e.message)\(row.ts.flatMap { Self.timeHint($0, way) } ?? "")")
         } catch let e as SQLiteError where e.code & 0xFF == SQLITE_READONLY {
             // A catalog opened or attached read-only (a shared one): say where state can go instead.
             throw FunctionError("\(way.name): \(e.message): this catalog is read-only here, and \(way.name) writes the subject's "
-                                + "state\(way == .stored ? " and notifications" : ""); keep them in a state database with the catalog attached read-only "
+                                + "state\(way == .stored ? " and notifications" : ""); keep what it writes in a state database with the catalog attached read-only "
                                 + "(`SELECT gf_state_init()`, docs/state.md), or judge a copy you can write")
         } catch let e as SQLiteError where e.isPlainError {
             // Told by the schema, not the message: a missing catalog table, else the error as it is.
@@ -108,13 +108,13 @@ enum JudgementFunctions {
     /// function names a wrong argument (`gf_check: argument 5 (accuracy_m)
     /// makes the fix invalid: negative accuracy -1.0 …`); a fault of no one
     /// argument as `gf_check: invalid fix: …`.
-    static func validFix(_ row: Judgement.Row, _ a: Arguments) throws -> Fix {
+    static func validFix(_ row: Judgement.Row, _ a: Arguments, _ way: CheckWay) throws -> Fix {
         switch row.validated {
         case .success(let fix): return fix
         case .failure(let why):
             guard let field = why.field else { throw InputError("invalid fix: \(why.reason)") }
             // A refused time says what it most likely is (`timeHint`), as every refusal of it does.
-            let hint = field == .ts ? row.ts.flatMap(timeHint) ?? "" : ""
+            let hint = field == .ts ? row.ts.flatMap { timeHint($0, way) } ?? "" : ""
             throw a.fail(field.rawValue, "makes the fix invalid: \(why.detail)\(hint)")
         }
     }

@@ -86,8 +86,9 @@ final class Session {
 
     init(_ db: Connection) { self.db = db }
 
-    /// The judgement to use now: the cached one if the database is as this session left it.
-    func currentJudgement() throws -> Judgement {
+    /// The judgement to use now: the cached one if the database is as this
+    /// session left it. A refusal names `function`, the one calling.
+    func currentJudgement(for function: String = "gf_check") throws -> Judgement {
         let now: Stamp
         do {
             now = try currentStamp()
@@ -104,7 +105,7 @@ final class Session {
         if catalog != stampSchema { catalogStamp = nil }   // another catalog (attached again, or another first): its stamp
         catalogVersions = catalog == "main" ? nil
             : (try db.prepare("PRAGMA \(catalog).data_version"), try db.prepare("PRAGMA \(catalog).schema_version"))
-        if let refusal = try CatalogStamp.refusal(db) { throw FunctionError("gf_check: " + refusal) }
+        if let refusal = try CatalogStamp.refusal(db) { throw FunctionError("\(function): " + refusal) }
         let tables = Self.writtenTables.map { "'\($0)'" }.joined(separator: ", ")
         // An own trigger counts as the user's unless its name and its text are the engine's.
         let own = Self.ownTriggers.indices.map { "(name = ?\(2 * $0 + 1) AND sql = ?\(2 * $0 + 2))" }.joined(separator: " OR ")
