@@ -100,7 +100,7 @@ final class CallTransaction {
             refusedInner = true
             let outer = runningFunction == function ? "another \(function)" : "a \(runningFunction)"
             throw FunctionError("\(function): cannot be called from a trigger on a table \(runningFunction) writes (a TEMP trigger of yours "
-                                + "on gf_notification_rows, say), which runs inside \(outer) call and its transaction, where "
+                                + "on gf_subject_state, say), which runs inside \(outer) call and its transaction, where "
                                 + "nothing could undo half of this one: have the trigger store what it needs in a table of yours, "
                                 + "and call \(function) on those rows in a statement of its own")
         }
